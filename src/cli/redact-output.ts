@@ -1,0 +1,18 @@
+/**
+ * Masks credentials in anything printed or logged (the CLI contract's format, which keeps a short
+ * prefix so a user can tell which key is meant). Stored and uploaded text is masked separately by
+ * src/memory/redact.ts with rule-named placeholders.
+ */
+const EVERME_TOKEN = /\b(evt|emk)_([A-Za-z0-9]{4})[A-Za-z0-9_-]*/g;
+const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi;
+const AWS_KEY_ID = /\b(AKIA|ASIA)[A-Z0-9]{16}\b/g;
+const S3_SIGNING = /\b(X-Amz-(?:Signature|Credential|Security-Token))=[^&\s"']+/gi;
+
+export function redactOutput(text: string): string {
+  if (!/evt_|emk_|bearer|AKIA|ASIA|X-Amz-/i.test(text)) return text;
+  return text
+    .replace(EVERME_TOKEN, (_m, kind: string, head: string) => `${kind}_${head}_REDACTED`)
+    .replace(BEARER, (_m, word: string) => `${word} [REDACTED]`)
+    .replace(AWS_KEY_ID, (m) => `${m.slice(0, 4)}_REDACTED`)
+    .replace(S3_SIGNING, (_m, name: string) => `${name}=REDACTED`);
+}

@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+
+/** Parses the dotenv-style `<data>/everme.env`: KEY=VALUE lines, `#` comments, optional quotes. */
+export function parseEnvText(text: string): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const rawLine of text.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (!line || line.startsWith('#')) continue;
+    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!match) continue;
+    let value = match[2];
+    const quoted = /^(['"])(.*)\1$/.exec(value);
+    if (quoted) value = quoted[2];
+    values.set(match[1], value);
+  }
+  return values;
+}
+
+export function readEnvFile(file: string): Map<string, string> {
+  try {
+    return parseEnvText(readFileSync(file, 'utf8'));
+  } catch {
+    return new Map();
+  }
+}

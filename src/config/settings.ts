@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { readEnvFile } from './env-file.js';
+
+export const DEFAULT_API_BASE = 'https://api.everme.evermind.ai';
+export const DEFAULT_SYNC_INTERVAL_MS = 60_000;
+
+export type SinkName = 'local' | 'everme';
+
+export interface Settings {
+  dataDir: string;
+  apiKey?: string;
+  apiBase: string;
+  stateDir: string;
+  syncIntervalMs: number;
+}
+
+export interface SettingsFlags {
+  apiKey?: string;
+  apiBase?: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+export function envFilePath(dataDir: string): string {
+  return path.join(dataDir, 'everme.env');
+}
+
+/** Precedence everywhere: flags, then the process environment, then `<data>/everme.env`, then defaults. */
+export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: Env = process.env): Settings {
+  const file = readEnvFile(envFilePath(dataDir));
+  const pick = (key: string): string | undefined => {
+    const fromEnv = env[key]?.trim();
+    if (fromEnv) return fromEnv;
+    const fromFile = file.get(key)?.trim();
+    return fromFile ? fromFile : undefined;
+  };
+  const interval = Number(pick('EVERME_MINIMAX_SYNC_INTERVAL_MS'));
+  const stateDir = pick('EVERME_STATE_DIR');
+  return {
+    dataDir,
+    apiKey: flags.apiKey?.trim() || pick('EVERME_API_KEY'),
+    apiBase: (flags.apiBase?.trim() || pick('EVERME_API_BASE') || DEFAULT_API_BASE).replace(/\/+$/, ''),
+    stateDir: stateDir ? path.resolve(stateDir) : path.join(dataDir, 'everme'),
+    syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
+  };
+}
+
+export function defaultSink(settings: Settings): SinkName {
+  return settings.apiKey ? 'everme' : 'local';
+}
