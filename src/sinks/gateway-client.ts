@@ -1,0 +1,411 @@
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { EvermeError, type ErrorType } from '../cli/errors.js';
+import { redactOutput } from '../cli/redact-output.js';
+import type { AgentMessage } from '../memory/agent-message.js';
+import {
+  agentMemoryResultSchema,
+  contextResultSchema,
+  envelopeSchema,
+  searchResultSchema,
+  type AgentMemoryResult,
+  type GatewayContextResult,
+  type GatewayEnvelope,
+  type GatewaySearchResult,
+} from './gateway-schemas.js';
+
+export type { AgentMemoryResult, GatewayContextResult, GatewaySearchResult } from './gateway-schemas.js';
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+export const MAX_RETRY_AFTER_MS = 300_000;
+export const MAX_QUERY_CHARS = 1024;
+export const MAX_TOP_K = 50;
+/** Pauses before resending a request whose connection was refused; the server never saw it. */
+export const REFUSED_RETRY_DELAYS_MS = [100, 300] as const;
+/** Used when a 429 carries no usable Retry-After. */
+const DEFAULT_RETRY_AFTER_MS = 1_000;
+const DEFAULT_RATE_LIMIT_RETRIES = 3;
+
+/** Failures that prove the request never left this machine, so resending cannot double anything. */
+const NEVER_REACHED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export interface GatewayClientOptions {
+  apiBase: string;
+  apiKey: string;
+  timeoutMs?: number;
+  userAgent: string;
+  maxRateLimitRetries?: number;
+  sleep?: Sleep;
+}
+
+export interface AgentMemoryBody {
+  conversationId: string;
+  flush: boolean;
+  messages: AgentMessage[];
+}
+
+const HINTS: Partial<Record<ErrorType, string>> = {
+  auth: 'Check the EverMe API key (EVERME_API_KEY): it may be mistyped, expired or revoked.',
+  network: 'Check the network connection and EVERME_API_BASE.',
+  rate_limit: 'The EverMe gateway is rate limiting; the next sync resends from the last acknowledged message.',
+  upstream: 'The EverMe gateway failed; the next sync resends from the last acknowledged message.',
+};
+
+/** One attempt's failure; turned into an EvermeError once retries are exhausted. */
+class AttemptFailure {
+  constructor(
+    readonly type: ErrorType,
+    readonly code: string,
+    readonly message: string,
+    readonly detail: Record<string, unknown> & { reachedServer: boolean },
+    readonly cause?: unknown,
+  ) {}
+}
+
+export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Retry-After is either delta-seconds or an HTTP date; the result is clamped to 0–300 s. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number {
+  if (value === null || value.trim() === '') return DEFAULT_RETRY_AFTER_MS;
+  const trimmed = value.trim();
+  let ms: number;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) {
+    ms = Number(trimmed) * 1000;
+  } else {
+    const at = Date.parse(trimmed);
+    if (Number.isNaN(at)) return DEFAULT_RETRY_AFTER_MS;
+    ms = at - now;
+  }
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, Math.round(ms)));
+}
+
+function errorCodeOf(err: unknown): string | undefined {
+  // fetch wraps socket errors: TypeError('fetch failed', { cause: Error{code} }), and a refused
+  // dual-stack connect may arrive as an AggregateError whose members carry the code.
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      const inner = (errors[0] as { code?: unknown } | null)?.code;
+      if (typeof inner === 'string') return inner;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+class ResponseTooLarge extends Error {}
+
+async function readCapped(response: Response, cap: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > cap) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new ResponseTooLarge();
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > cap) {
+      await reader.cancel().catch(() => undefined);
+      throw new ResponseTooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseEnvelope(text: string): GatewayEnvelope | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = envelopeSchema.safeParse(json);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** The gateway's error name is shown to users; keep it to an identifier so no payload leaks through. */
+function serverErrorName(envelope: GatewayEnvelope | undefined): string | undefined {
+  const name = envelope?.error;
+  return name && /^[\w.:-]{1,80}$/.test(name) ? name : undefined;
+}
+
+/** Speaks the EverMe gateway's wire contract; one instance per API key. */
+export class GatewayClient {
+  private readonly base: string;
+  private readonly apiKey: string;
+  private readonly timeoutMs: number;
+  private readonly userAgent: string;
+  private readonly maxRateLimitRetries: number;
+  private readonly sleep: Sleep;
+
+  constructor(opts: GatewayClientOptions) {
+    let url: URL;
+    try {
+      url = new URL(opts.apiBase);
+    } catch {
+      throw new EvermeError('invalid_args', 'EVERME_API_BASE is not a valid URL', { code: 'invalid_api_base' });
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new EvermeError('invalid_args', 'EVERME_API_BASE must be an http(s) URL', { code: 'invalid_api_base' });
+    }
+    if (!opts.apiKey) {
+      throw new EvermeError('not_logged_in', 'No EverMe API key is configured', {
+        hint: 'Set EVERME_API_KEY, or use the embedded store.',
+      });
+    }
+    this.base = `${opts.apiBase.replace(/\/+$/, '')}/api/v1`;
+    this.apiKey = opts.apiKey;
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.userAgent = opts.userAgent;
+    this.maxRateLimitRetries = opts.maxRateLimitRetries ?? DEFAULT_RATE_LIMIT_RETRIES;
+    this.sleep = opts.sleep ?? defaultSleep;
+  }
+
+  postAgentMemory(body: AgentMemoryBody, signal?: AbortSignal): Promise<AgentMemoryResult> {
+    // Key order matches the batcher's byte accounting of the same body.
+    const payload = { conversationId: body.conversationId, flush: body.flush, messages: body.messages };
+    return this.call('/mem/agent-memory', payload, agentMemoryResultSchema, signal);
+  }
+
+  async search(query: string, topK = 5, signal?: AbortSignal): Promise<GatewaySearchResult> {
+    const trimmed = query.trim();
+    if (trimmed === '') throw new EvermeError('invalid_args', 'The search query is empty', { code: 'empty_query' });
+    const chars = Array.from(trimmed);
+    const bounded = chars.length > MAX_QUERY_CHARS ? chars.slice(0, MAX_QUERY_CHARS).join('') : trimmed;
+    const k = Math.min(MAX_TOP_K, Math.max(1, Math.floor(Number.isFinite(topK) ? topK : 5)));
+    return this.call('/mem/search', { query: bounded, topK: k }, searchResultSchema, signal);
+  }
+
+  context(opts: { forceRefresh?: boolean } = {}, signal?: AbortSignal): Promise<GatewayContextResult> {
+    return this.call('/mem/context', opts.forceRefresh ? { forceRefresh: true } : {}, contextResultSchema, signal);
+  }
+
+  private async call<T>(path: string, body: unknown, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
+    const payload = JSON.stringify(body);
+    let attempts = 0;
+    let refusedRetries = 0;
+    let rateLimitRetries = 0;
+    for (;;) {
+      attempts++;
+      const outcome = await this.attempt(path, payload, schema, signal);
+      if (!(outcome instanceof AttemptFailure)) return outcome.value;
+      let delay: number | undefined;
+      if (outcome.type === 'network' && !outcome.detail.reachedServer && refusedRetries < REFUSED_RETRY_DELAYS_MS.length) {
+        delay = REFUSED_RETRY_DELAYS_MS[refusedRetries++];
+      } else if (outcome.code === 'http_429' && rateLimitRetries < this.maxRateLimitRetries) {
+        rateLimitRetries++;
+        delay = outcome.detail.retryAfterMs as number;
+      }
+      if (delay === undefined) throw this.toError(outcome, attempts);
+      try {
+        await this.sleep(delay, signal);
+      } catch (err) {
+        throw this.toError(this.cancelled(path, outcome.detail.reachedServer, err), attempts);
+      }
+      if (signal?.aborted) throw this.toError(this.cancelled(path, outcome.detail.reachedServer), attempts);
+    }
+  }
+
+  private toError(failure: AttemptFailure, attempts: number): EvermeError {
+    const detail: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries({ ...failure.detail, attempts })) {
+      detail[k] = typeof v === 'string' ? this.scrub(v) : v;
+    }
+    return new EvermeError(failure.type, this.scrub(failure.message), {
+      code: failure.code,
+      hint: HINTS[failure.type],
+      detail,
+      cause: failure.cause,
+    });
+  }
+
+  /** Belt and braces: nothing the server or the runtime says may carry the key out. */
+  private scrub(text: string): string {
+    return redactOutput(text.split(this.apiKey).join('[REDACTED]'));
+  }
+
+  private cancelled(path: string, reachedServer: boolean, cause?: unknown): AttemptFailure {
+    return new AttemptFailure('cancelled', 'cancelled', 'The request to the EverMe gateway was cancelled', { path, reachedServer }, cause);
+  }
+
+  private async attempt<T>(
+    path: string,
+    payload: string,
+    schema: z.ZodType<T>,
+    signal?: AbortSignal,
+  ): Promise<{ value: T } | AttemptFailure> {
+    if (signal?.aborted) return this.cancelled(path, false, signal.reason);
+    const requestId = randomUUID();
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const base = { path, requestId };
+
+    let response: Response;
+    try {
+      response = await fetch(`${this.base}${path}`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${this.apiKey}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+          'User-Agent': this.userAgent,
+          requestId,
+        },
+        body: payload,
+        signal: combined,
+        // A redirect would carry the bearer token somewhere the user did not configure.
+        redirect: 'manual',
+      });
+    } catch (err) {
+      return this.transportFailure(err, base, signal, timeout, 'connect');
+    }
+
+    let text: string;
+    try {
+      text = await readCapped(response, MAX_RESPONSE_BYTES);
+    } catch (err) {
+      if (err instanceof ResponseTooLarge) {
+        return new AttemptFailure('upstream', 'response_too_large', `The EverMe gateway sent more than ${MAX_RESPONSE_BYTES} bytes`, {
+          ...base,
+          reachedServer: true,
+          httpStatus: response.status,
+        });
+      }
+      return this.transportFailure(err, base, signal, timeout, 'body');
+    }
+    return this.classify(response, text, schema, base);
+  }
+
+  private transportFailure(
+    err: unknown,
+    base: { path: string; requestId: string },
+    signal: AbortSignal | undefined,
+    timeout: AbortSignal,
+    phase: 'connect' | 'body',
+  ): AttemptFailure {
+    // Whether an aborted request reached the server is unknown, and unknown counts as reached.
+    if (signal?.aborted) return this.cancelled(base.path, true, err);
+    if (timeout.aborted) {
+      return new AttemptFailure('network', 'timeout', `The EverMe gateway did not answer within ${this.timeoutMs} ms`, {
+        ...base,
+        reachedServer: true,
+        timeoutMs: this.timeoutMs,
+      }, err);
+    }
+    const sysCode = errorCodeOf(err);
+    const neverReached = phase === 'connect' && sysCode !== undefined && NEVER_REACHED_CODES.has(sysCode);
+    let code = 'connection_failed';
+    let message = 'The connection to the EverMe gateway failed';
+    if (sysCode === 'ECONNREFUSED') {
+      code = 'connection_refused';
+      message = 'The EverMe gateway refused the connection';
+    } else if (sysCode === 'ENOTFOUND' || sysCode === 'EAI_AGAIN') {
+      code = 'dns';
+      message = 'The EverMe gateway host name could not be resolved';
+    } else if (sysCode === 'ECONNRESET' || sysCode === 'UND_ERR_SOCKET' || sysCode === 'EPIPE') {
+      code = 'connection_reset';
+      message = 'The connection to the EverMe gateway was lost before it answered';
+    }
+    return new AttemptFailure('network', code, message, { ...base, reachedServer: !neverReached, ...(sysCode ? { sysCode } : {}) }, err);
+  }
+
+  private classify<T>(
+    response: Response,
+    text: string,
+    schema: z.ZodType<T>,
+    base: { path: string; requestId: string },
+  ): { value: T } | AttemptFailure {
+    const httpStatus = response.status;
+    const envelope = parseEnvelope(text);
+    const serverError = serverErrorName(envelope);
+    const detail = {
+      ...base,
+      reachedServer: true,
+      httpStatus,
+      ...(envelope?.requestId ? { serverRequestId: envelope.requestId } : {}),
+      ...(envelope && envelope.status !== 0 ? { errno: envelope.status } : {}),
+      ...(serverError ? { serverError } : {}),
+    };
+    const named = serverError ? `: ${serverError}` : '';
+
+    if (httpStatus === 429) {
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      return new AttemptFailure('rate_limit', 'http_429', 'The EverMe gateway is rate limiting requests (HTTP 429)', {
+        ...detail,
+        retryAfterMs,
+      });
+    }
+    if (httpStatus === 401 || httpStatus === 403) {
+      return new AttemptFailure('auth', httpStatus === 401 ? 'unauthorized' : 'forbidden', `The EverMe gateway rejected the API key (HTTP ${httpStatus}${named})`, detail);
+    }
+    if (httpStatus >= 300 && httpStatus < 400) {
+      return new AttemptFailure('upstream', 'redirect', `The EverMe gateway answered with a redirect (HTTP ${httpStatus}); check EVERME_API_BASE`, detail);
+    }
+    if (!envelope) {
+      return new AttemptFailure('upstream', 'non_json', `The EverMe gateway sent an unreadable response (HTTP ${httpStatus})`, detail);
+    }
+    if (httpStatus >= 500) {
+      return new AttemptFailure('upstream', `http_${httpStatus}`, `The EverMe gateway failed (HTTP ${httpStatus}${named})`, detail);
+    }
+    if (envelope.status !== 0) return this.errnoFailure(envelope.status, response, named, detail);
+    if (httpStatus < 200 || httpStatus >= 300) {
+      return new AttemptFailure('upstream', `http_${httpStatus}`, `The EverMe gateway answered HTTP ${httpStatus}`, detail);
+    }
+    const parsed = schema.safeParse(envelope.result ?? {});
+    if (!parsed.success) {
+      return new AttemptFailure('upstream', 'invalid_response', `The EverMe gateway's answer does not match the expected shape (${base.path})`, detail);
+    }
+    return { value: parsed.data };
+  }
+
+  private errnoFailure(
+    errno: number,
+    response: Response,
+    named: string,
+    detail: Record<string, unknown> & { reachedServer: boolean },
+  ): AttemptFailure {
+    const suffix = `(errno ${errno}${named})`;
+    if (errno === 30104) {
+      const header = response.headers.get('retry-after');
+      return new AttemptFailure('rate_limit', 'rate_limited', `The EverMe gateway is rate limiting requests ${suffix}`, {
+        ...detail,
+        ...(header !== null ? { retryAfterMs: parseRetryAfter(header) } : {}),
+      });
+    }
+    if (errno === 30005) {
+      return new AttemptFailure('upstream', 'upstream_error', `The EverMe gateway's upstream failed ${suffix}`, detail);
+    }
+    if (errno >= 30000 && errno <= 30399) {
+      return new AttemptFailure('auth', 'auth_error', `The EverMe gateway refused the credentials ${suffix}`, detail);
+    }
+    return new AttemptFailure('upstream', 'gateway_error', `The EverMe gateway reported an error ${suffix}`, detail);
+  }
+}

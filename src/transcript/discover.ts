@@ -1,0 +1,116 @@
+import type { Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { EvermeError } from '../cli/errors.js';
+import { readManifest, sessionRefOf } from './manifest.js';
+import type { SessionRef } from './types.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export function sessionsRoot(dataDir: string): string {
+  return path.join(dataDir, 'v2', 'sessions');
+}
+
+const YEAR = /^\d{4}$/;
+const MONTH = /^(0[1-9]|1[0-2])$/;
+const DAY = /^(0[1-9]|[12]\d|3[01])$/;
+const SESSION_DIR = /^.+-session_.+$/;
+
+/**
+ * Ledger-era directories are named in local time, so a directory's date may be a day behind the
+ * session's UTC date. A directory is certainly older than `sinceMs` only when the UTC midnight one
+ * day past its end is not after `sinceMs`; `endExclusiveMs` is the UTC start of the next period.
+ */
+function mayHoldSince(endExclusiveMs: number, sinceMs: number | undefined): boolean {
+  return sinceMs === undefined || endExclusiveMs + DAY_MS > sinceMs;
+}
+
+export interface DayDir {
+  dir: string;
+  year: number;
+  month: number;
+  day: number;
+}
+
+async function subdirs(dir: string, pattern: RegExp, isRoot = false): Promise<string[]> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // No sessions yet is not an error; a vanished or unreadable date directory costs its sessions,
+    // never the run. Only an unreadable root means nothing can be found at all.
+    if (code === 'ENOENT' || (!isRoot && code !== undefined)) return [];
+    const type = code === 'EACCES' || code === 'EPERM' ? 'permission' : 'io';
+    throw new EvermeError(type, `Cannot read the sessions directory ${dir}`, {
+      code: 'sessions_dir_unreadable',
+      detail: { path: dir },
+      cause: err,
+    });
+  }
+  // Dirent.isDirectory() is false for symlinks, so linked trees are never followed.
+  return entries
+    .filter((e) => e.isDirectory() && pattern.test(e.name))
+    .map((e) => e.name)
+    .sort();
+}
+
+export interface DayDirOptions {
+  sinceMs?: number;
+  newestFirst?: boolean;
+}
+
+/** Every `YYYY/MM/DD` directory that may hold sessions created at or after `sinceMs`. */
+export async function* dayDirs(dataDir: string, opts: DayDirOptions = {}): AsyncGenerator<DayDir> {
+  const order = (names: string[]): string[] => (opts.newestFirst ? names.reverse() : names);
+  const root = sessionsRoot(dataDir);
+  for (const y of order(await subdirs(root, YEAR, true))) {
+    const year = Number(y);
+    if (!mayHoldSince(Date.UTC(year + 1, 0, 1), opts.sinceMs)) continue;
+    const yearDir = path.join(root, y);
+    for (const m of order(await subdirs(yearDir, MONTH))) {
+      const month = Number(m);
+      if (!mayHoldSince(Date.UTC(year, month, 1), opts.sinceMs)) continue;
+      const monthDir = path.join(yearDir, m);
+      for (const d of order(await subdirs(monthDir, DAY))) {
+        const day = Number(d);
+        if (!mayHoldSince(Date.UTC(year, month - 1, day + 1), opts.sinceMs)) continue;
+        yield { dir: path.join(monthDir, d), year, month, day };
+      }
+    }
+  }
+}
+
+/** Names of the `*-session_*` directories in a day directory, sorted (their names start with the time). */
+export async function sessionDirNames(dayDir: string): Promise<string[]> {
+  return subdirs(dayDir, SESSION_DIR);
+}
+
+export interface DiscoverOptions {
+  /** Epoch ms of a UTC midnight; sessions whose manifest `createdAtMs` is earlier are left out. */
+  sinceMs?: number;
+  /** A directory whose manifest.json is unreadable or invalid; the walk goes on. */
+  onInvalidManifest: (dir: string, reason: string) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Sessions under `<data>/v2/sessions/YYYY/MM/DD/*-session_*`, in date-directory then name order,
+ * identified by their manifest. Date directories that certainly predate `sinceMs` are not opened.
+ */
+export async function* discoverSessions(dataDir: string, opts: DiscoverOptions): AsyncGenerator<SessionRef> {
+  for await (const day of dayDirs(dataDir, { sinceMs: opts.sinceMs })) {
+    for (const name of await sessionDirNames(day.dir)) {
+      opts.signal?.throwIfAborted();
+      const dir = path.join(day.dir, name);
+      const result = await readManifest(dir);
+      if (!result.ok) {
+        // A directory without any manifest is not a session (or is still being created).
+        if (!result.missing) opts.onInvalidManifest(dir, result.reason);
+        continue;
+      }
+      if (opts.sinceMs !== undefined && result.manifest.createdAtMs < opts.sinceMs) continue;
+      yield sessionRefOf(dir, result.manifest);
+    }
+  }
+}

@@ -1,0 +1,214 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { WarningCollector } from '../core/warnings.js';
+import { readLines, type ReadLinesOptions, type ReadLinesResult } from './line-reader.js';
+import type { HistoryItem } from './types.js';
+
+export const LEDGER_FILE = 'ledger.jsonl';
+
+const jsonObject = z.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  'expected an object',
+);
+
+/** The runtime's own acceptance rule for a ledger line; anything else is skipped. */
+export const ledgerEventSchema = z.looseObject({
+  schemaVersion: z.literal(1),
+  eventId: z.string(),
+  sessionId: z.string(),
+  kind: z.string(),
+  seq: z.int(),
+  createdAtMs: z.number(),
+});
+
+const messagesPayload = z.looseObject({ messages: z.array(jsonObject) });
+const retractedPayload = z.looseObject({
+  messages: z.array(jsonObject),
+  removedDisplayMsgIds: z.array(z.string()).optional(),
+});
+const metadataPayload = z.looseObject({ record: z.looseObject({ workspaceDir: z.string().min(1).optional() }) });
+const displayPayload = z.looseObject({ message: z.looseObject({ msg_id: z.string() }) });
+
+type Effect =
+  | { type: 'append'; messages: Record<string, unknown>[] }
+  | { type: 'replace'; messages: Record<string, unknown>[]; removedDisplayMsgIds: string[] }
+  | { type: 'clear'; sessionDeleted: boolean }
+  | { type: 'workspace'; workspaceDir: string }
+  | { type: 'display'; msgId: string }
+  | { type: 'none' };
+
+/** A validated event reduced to what it does; `lineNo` locates the messages it carries. */
+export interface LedgerEvent {
+  seq: number;
+  eventId: string;
+  lineNo: number;
+  effect: Effect;
+}
+
+/** Event kinds that never touch the history or metadata; their lines are not even parsed. */
+const INERT_LINE = /^\{"kind":"(session\.snapshot_created|media\.file_api_uploaded)"/;
+
+/** `undefined` when the event's payload does not fit its kind: the event is then dropped whole. */
+function effectOf(kind: string, event: Record<string, unknown>): Effect | undefined {
+  switch (kind) {
+    case 'message.pi_history_appended': {
+      const p = messagesPayload.safeParse(event);
+      return p.success ? { type: 'append', messages: p.data.messages } : undefined;
+    }
+    case 'message.pi_history_replaced': {
+      const p = messagesPayload.safeParse(event);
+      return p.success ? { type: 'replace', messages: p.data.messages, removedDisplayMsgIds: [] } : undefined;
+    }
+    case 'message.turn_retracted': {
+      const p = retractedPayload.safeParse(event);
+      if (!p.success) return undefined;
+      return { type: 'replace', messages: p.data.messages, removedDisplayMsgIds: p.data.removedDisplayMsgIds ?? [] };
+    }
+    case 'message.state_deleted':
+      return { type: 'clear', sessionDeleted: false };
+    case 'session.deleted':
+      return { type: 'clear', sessionDeleted: true };
+    case 'session.created':
+    case 'session.metadata_updated': {
+      // Metadata never changes the history, so an odd record is not worth a warning.
+      const p = metadataPayload.safeParse(event);
+      const dir = p.success ? p.data.record.workspaceDir : undefined;
+      return dir === undefined ? { type: 'none' } : { type: 'workspace', workspaceDir: dir };
+    }
+    case 'message.display_upserted': {
+      const p = displayPayload.safeParse(event);
+      return p.success ? { type: 'display', msgId: p.data.message.msg_id } : { type: 'none' };
+    }
+    default:
+      return { type: 'none' };
+  }
+}
+
+export interface LedgerEntry {
+  message: Record<string, unknown>;
+  /** Line of the event that last put this message into the history. */
+  lineNo: number;
+}
+
+export interface LedgerReplay {
+  history: LedgerEntry[];
+  /** A `session.deleted` event was replayed: the session has no history any more. */
+  deleted: boolean;
+  /** The project directory, from the latest `session.created` / `session.metadata_updated`. */
+  workspaceDir?: string;
+  /** Display rows still present (upserted and not retracted), in first-upsert order. */
+  displayMsgIds: string[];
+}
+
+function compareEvents(a: LedgerEvent, b: LedgerEvent): number {
+  if (a.seq !== b.seq) return a.seq - b.seq;
+  if (a.eventId === b.eventId) return 0;
+  return a.eventId < b.eventId ? -1 : 1;
+}
+
+/** Replays events (already filtered to one session) in `seq`, then `eventId`, order. */
+export function replayLedgerEvents(events: readonly LedgerEvent[]): LedgerReplay {
+  let history: LedgerEntry[] = [];
+  const display = new Set<string>();
+  let deleted = false;
+  let workspaceDir: string | undefined;
+  for (const event of [...events].sort(compareEvents)) {
+    const effect = event.effect;
+    // A deleted session has no history; nothing replayed after its deletion brings one back.
+    if (deleted && effect.type !== 'workspace') continue;
+    switch (effect.type) {
+      case 'append':
+        for (const message of effect.messages) history.push({ message, lineNo: event.lineNo });
+        break;
+      case 'replace':
+        history = effect.messages.map((message) => ({ message, lineNo: event.lineNo }));
+        for (const id of effect.removedDisplayMsgIds) display.delete(id);
+        break;
+      case 'clear':
+        history = [];
+        display.clear();
+        deleted = effect.sessionDeleted;
+        break;
+      case 'workspace':
+        workspaceDir = effect.workspaceDir;
+        break;
+      case 'display':
+        display.add(effect.msgId);
+        break;
+      case 'none':
+        break;
+    }
+  }
+  const replay: LedgerReplay = { history, deleted, displayMsgIds: [...display] };
+  if (workspaceDir !== undefined) replay.workspaceDir = workspaceDir;
+  return replay;
+}
+
+/**
+ * Reads a whole ledger (it has to be sorted by `seq`, and ledger-era files are small), validating
+ * every line, and replays the events of `sessionId`. Bad lines cost one warning each.
+ */
+export async function readLedger(
+  file: string,
+  relFile: string,
+  sessionId: string,
+  warnings: WarningCollector,
+  opts: ReadLinesOptions = {},
+): Promise<LedgerReplay> {
+  const events: LedgerEvent[] = [];
+  const onEnd = (result: ReadLinesResult): void => {
+    if (result.incompleteTail) warnings.add('incomplete_tail', { file: relFile, line: result.tailLineNo });
+  };
+  for await (const { line, lineNo } of readLines(file, { ...opts, onEnd })) {
+    if (INERT_LINE.test(line)) continue;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      warnings.add('invalid_json', { file: relFile, line: lineNo });
+      continue;
+    }
+    const parsed = ledgerEventSchema.safeParse(json);
+    if (!parsed.success) {
+      warnings.add('invalid_record', { file: relFile, line: lineNo });
+      continue;
+    }
+    const event = parsed.data;
+    if (event.sessionId !== sessionId) continue;
+    const effect = effectOf(event.kind, event);
+    if (!effect) {
+      warnings.add('invalid_record', { file: relFile, line: lineNo });
+      continue;
+    }
+    events.push({ seq: event.seq, eventId: event.eventId, lineNo, effect });
+  }
+  return replayLedgerEvents(events);
+}
+
+/** JSON with object keys sorted at every level, so equal messages hash equally whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>;
+    const body = Object.keys(record)
+      .sort()
+      .filter((key) => record[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+    return `{${body.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * Ledger messages have no ids, so each key is a hash chain over the effective history:
+ * key_i = sha256(key_{i-1} + '\n' + canonical(message_i)), seeded with the session id. An unchanged
+ * prefix keeps its keys after a replacement; a changed message and everything after it get new keys.
+ */
+export function keyLedgerHistory(sessionId: string, history: readonly LedgerEntry[], relFile: string): HistoryItem[] {
+  let previous = sessionId;
+  return history.map(({ message, lineNo }) => {
+    const key = createHash('sha256').update(`${previous}\n${canonicalJson(message)}`).digest('hex').slice(0, 32);
+    previous = key;
+    return { key, message, location: { file: relFile, line: lineNo } };
+  });
+}

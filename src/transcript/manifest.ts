@@ -1,0 +1,63 @@
+import { lstat, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { SessionRef } from './types.js';
+
+export const MANIFEST_FILE = 'manifest.json';
+
+/** A manifest is a few hundred bytes; anything this large is not one, and is never slurped. */
+const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+/**
+ * Only what identifies and dates a session is required. Declared paths are absolute and may name
+ * another machine, so they are accepted but never used to find files.
+ */
+export const manifestSchema = z.looseObject({
+  schemaVersion: z.number().optional(),
+  sessionId: z.string().min(1),
+  createdAtMs: z.number().finite(),
+  updatedAtMs: z.number().finite().optional(),
+  source: z.string().optional(),
+  layout: z.string().optional(),
+  paths: z.looseObject({}).optional(),
+});
+
+export type Manifest = z.infer<typeof manifestSchema>;
+
+export type ManifestResult =
+  | { ok: true; manifest: Manifest }
+  /** `missing`: no manifest.json at all, so the directory is not (yet) a session. */
+  | { ok: false; missing: boolean; reason: string };
+
+export async function readManifest(sessionDir: string): Promise<ManifestResult> {
+  const file = path.join(sessionDir, MANIFEST_FILE);
+  let text: string;
+  try {
+    const stat = await lstat(file);
+    if (!stat.isFile()) return { ok: false, missing: false, reason: 'manifest.json is not a regular file' };
+    if (stat.size > MAX_MANIFEST_BYTES) return { ok: false, missing: false, reason: 'manifest.json is too large' };
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { ok: false, missing: true, reason: 'no manifest.json' };
+    return { ok: false, missing: false, reason: `unreadable (${code ?? 'error'})` };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, missing: false, reason: 'not JSON' };
+  }
+  const parsed = manifestSchema.safeParse(json);
+  if (!parsed.success) {
+    const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || '(root)'))];
+    return { ok: false, missing: false, reason: `invalid field(s): ${fields.join(', ')}` };
+  }
+  return { ok: true, manifest: parsed.data };
+}
+
+export function sessionRefOf(sessionDir: string, manifest: Manifest): SessionRef {
+  const ref: SessionRef = { sessionId: manifest.sessionId, dir: sessionDir, createdAtMs: manifest.createdAtMs };
+  if (manifest.updatedAtMs !== undefined) ref.updatedAtMs = manifest.updatedAtMs;
+  return ref;
+}

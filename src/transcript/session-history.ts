@@ -1,0 +1,104 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import type { WarningCollector } from '../core/warnings.js';
+import { keyLedgerHistory, LEDGER_FILE, readLedger } from './ledger-replay.js';
+import type { ReadLinesOptions } from './line-reader.js';
+import { MESSAGES_FILE, readMessagesHistory } from './messages-history.js';
+import type { HistoryItem, HistorySource, SessionRef } from './types.js';
+
+export interface HistoryFileStat {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  dev: number;
+}
+
+export interface HistoryFileChoice {
+  source: HistorySource;
+  /** Absolute path of the chosen file; absent for `none`. */
+  file?: string;
+  /** The chosen file relative to the session directory, as warnings name it. */
+  relFile?: string;
+  /** The file as it was when chosen, so a caller can tell growth from replacement. */
+  stat?: HistoryFileStat;
+}
+
+function nonEmptyFile(file: string): HistoryFileStat | undefined {
+  try {
+    const s = statSync(file);
+    return s.isFile() && s.size > 0 ? { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino, dev: s.dev } : undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+/** Two stats; synchronous so that opening a history needs no await. */
+export function chooseHistoryFileSync(sessionDir: string): HistoryFileChoice {
+  for (const [source, relFile] of [
+    ['messages', MESSAGES_FILE],
+    ['ledger', LEDGER_FILE],
+  ] as const) {
+    const file = path.join(sessionDir, relFile);
+    const fileStat = nonEmptyFile(file);
+    if (fileStat) return { source, file, relFile, stat: fileStat };
+  }
+  return { source: 'none' };
+}
+
+/**
+ * messages.jsonl when it has bytes (the runtime creates it empty), else ledger.jsonl, else nothing yet.
+ * Decided by the files in the directory, never by the manifest's declared (absolute) paths or its era.
+ */
+export async function chooseHistoryFile(sessionDir: string): Promise<HistoryFileChoice> {
+  return chooseHistoryFileSync(sessionDir);
+}
+
+export interface SessionHistory extends HistoryFileChoice {
+  /**
+   * The effective history, oldest first. Each call reads the file again. Warnings go to the
+   * collector given to `openSessionHistory`.
+   */
+  items(): AsyncIterable<HistoryItem>;
+  /** The project directory (ledger sessions only); known once `items()` has been read to the end. */
+  workspaceDir(): string | undefined;
+  /** A ledger `session.deleted` was replayed; known once `items()` has been read to the end. */
+  deleted(): boolean;
+}
+
+/** Chooses the file now (see `chooseHistoryFile`); reading starts when `items()` is iterated. */
+export function openSessionHistory(
+  session: SessionRef,
+  warnings: WarningCollector,
+  opts: ReadLinesOptions = {},
+): SessionHistory {
+  const choice = chooseHistoryFileSync(session.dir);
+  let workspaceDir: string | undefined;
+  let deleted = false;
+
+  async function* items(): AsyncGenerator<HistoryItem> {
+    if (choice.source === 'messages') {
+      yield* readMessagesHistory(session.dir, warnings, opts);
+    } else if (choice.source === 'ledger' && choice.file && choice.relFile) {
+      let replay;
+      try {
+        replay = await readLedger(choice.file, choice.relFile, session.sessionId, warnings, opts);
+      } catch (err) {
+        // The session was deleted since its file was chosen: it simply has nothing to read.
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw err;
+      }
+      workspaceDir = replay.workspaceDir;
+      deleted = replay.deleted;
+      yield* keyLedgerHistory(session.sessionId, replay.history, choice.relFile);
+    }
+  }
+
+  return {
+    ...choice,
+    items,
+    workspaceDir: () => workspaceDir,
+    deleted: () => deleted,
+  };
+}

@@ -1,0 +1,86 @@
+import path from 'node:path';
+import { dayDirs, sessionDirNames, sessionsRoot } from './discover.js';
+import { readManifest, sessionRefOf } from './manifest.js';
+import type { SessionRef } from './types.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The end of a session directory's name: `-session_` + base64url (no padding) of the UTF-8 id. */
+export function sessionDirSuffix(sessionId: string): string {
+  return `-session_${Buffer.from(sessionId, 'utf8').toString('base64url')}`;
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+/**
+ * Today's and yesterday's date directories in UTC (current runtime) and in local time (ledger era),
+ * where a session that is being written right now almost certainly lives.
+ */
+export function recentDayDirs(dataDir: string, nowMs: number): string[] {
+  const dirs = new Set<string>();
+  for (const t of [nowMs, nowMs - DAY_MS]) {
+    const d = new Date(t);
+    for (const [y, m, day] of [
+      [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate()],
+      [d.getFullYear(), d.getMonth() + 1, d.getDate()],
+    ] as const) {
+      dirs.add(path.join(sessionsRoot(dataDir), pad(y, 4), pad(m, 2), pad(day, 2)));
+    }
+  }
+  return [...dirs];
+}
+
+export interface LocateOptions {
+  /** A directory remembered from an earlier run; used when its manifest still names this session. */
+  remembered?: string;
+  /** Clock for choosing the recent directories; tests pin it. */
+  nowMs?: number;
+  /** A directory whose name matches but whose manifest cannot be read or validated. */
+  onInvalidManifest?: (dir: string, reason: string) => void;
+}
+
+async function confirmIn(dayDir: string, sessionId: string, opts: LocateOptions): Promise<SessionRef | undefined> {
+  const suffix = sessionDirSuffix(sessionId);
+  for (const name of await sessionDirNames(dayDir)) {
+    if (!name.endsWith(suffix)) continue;
+    const dir = path.join(dayDir, name);
+    const result = await readManifest(dir);
+    if (!result.ok) {
+      if (!result.missing) opts.onInvalidManifest?.(dir, result.reason);
+      continue;
+    }
+    // The name only suggests; the manifest decides.
+    if (result.manifest.sessionId === sessionId) return sessionRefOf(dir, result.manifest);
+  }
+  return undefined;
+}
+
+/**
+ * Finds one session cheaply (the hook worker runs on every tool call): first in a remembered
+ * directory, then in the recent date directories, then in the whole date tree, newest first, matching directory names before opening
+ * any manifest.
+ */
+export async function locateSession(
+  dataDir: string,
+  sessionId: string,
+  opts: LocateOptions = {},
+): Promise<SessionRef | undefined> {
+  if (opts.remembered) {
+    const result = await readManifest(opts.remembered);
+    if (result.ok && result.manifest.sessionId === sessionId) return sessionRefOf(path.resolve(opts.remembered), result.manifest);
+  }
+  const recent = recentDayDirs(dataDir, opts.nowMs ?? Date.now());
+  for (const dayDir of recent) {
+    const found = await confirmIn(dayDir, sessionId, opts);
+    if (found) return found;
+  }
+  const checked = new Set(recent);
+  for await (const day of dayDirs(dataDir, { newestFirst: true })) {
+    if (checked.has(day.dir)) continue;
+    const found = await confirmIn(day.dir, sessionId, opts);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -1,0 +1,181 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { WarningCollector } from '../src/core/warnings.js';
+import { discoverSessions } from '../src/transcript/discover.js';
+import { canonicalJson, readLedger } from '../src/transcript/ledger-replay.js';
+import { openSessionHistory } from '../src/transcript/session-history.js';
+import type { SessionRef } from '../src/transcript/types.js';
+import { collect, jsonl, makeSession, minimaxFixtures, tempDir } from './transcript-helpers.js';
+
+const SID = 'mvs_00000000000000000000000000000001';
+
+interface ExpectedReplay {
+  sessionId: string;
+  deleted: boolean;
+  piHistory: unknown[];
+  displayMsgIds?: string[];
+}
+
+async function fixtureSession(sessionId: string): Promise<SessionRef> {
+  const all = await collect(
+    discoverSessions(path.join(minimaxFixtures, 'ledger-session'), { onInvalidManifest: () => undefined }),
+  );
+  return all.find((s) => s.sessionId === sessionId)!;
+}
+
+function expected(name: string): ExpectedReplay {
+  return JSON.parse(fs.readFileSync(path.join(minimaxFixtures, 'ledger-session', name), 'utf8')) as ExpectedReplay;
+}
+
+let seqCounter = 0;
+function event(kind: string, payload: Record<string, unknown> = {}, over: Record<string, unknown> = {}) {
+  seqCounter += 1;
+  return { kind, sessionId: SID, schemaVersion: 1, eventId: `evt_${seqCounter}`, seq: seqCounter, createdAtMs: 1, ...payload, ...over };
+}
+const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }], timestamp: 1 });
+const append = (...texts: string[]) => event('message.pi_history_appended', { messages: texts.map(user) });
+const replace = (...texts: string[]) => event('message.pi_history_replaced', { messages: texts.map(user) });
+
+async function replayLines(lines: unknown[]) {
+  const dir = makeSession(tempDir(), '2026/07/21', SID, { files: { 'ledger.jsonl': jsonl(lines) } });
+  const warnings = new WarningCollector();
+  const history = openSessionHistory({ sessionId: SID, dir, createdAtMs: 1 }, warnings);
+  const items = await collect(history.items());
+  const texts = items.map((i) => ((i.message.content as { text: string }[])[0]!).text);
+  return { history, items, texts, warnings: warnings.entries(), dir };
+}
+
+describe('ledger replay', () => {
+  it('reproduces expected-replay.json from the fixture ledger', async () => {
+    const want = expected('expected-replay.json');
+    const session = await fixtureSession(want.sessionId);
+    const warnings = new WarningCollector();
+    const history = openSessionHistory(session, warnings);
+    expect(history.source).toBe('ledger');
+    const items = await collect(history.items());
+    expect(items.map((i) => i.message)).toEqual(want.piHistory);
+    expect(history.deleted()).toBe(want.deleted);
+    expect(history.workspaceDir()).toBe('/home/demo/projects/widget');
+    expect(warnings.entries()).toEqual([]);
+    // The summary came from seq 6's replacement, the rest from seq 10's retraction that restored them.
+    expect(items.map((i) => i.location)).toEqual([1, 2, 3, 4, 5].map(() => ({ file: 'ledger.jsonl', line: 10 })));
+
+    const replay = await readLedger(path.join(session.dir, 'ledger.jsonl'), 'ledger.jsonl', session.sessionId, new WarningCollector());
+    expect(replay.displayMsgIds).toEqual(want.displayMsgIds);
+  });
+
+  it('reproduces expected-replay-state-deleted.json: a state deletion clears what came before', async () => {
+    const want = expected('expected-replay-state-deleted.json');
+    const history = openSessionHistory(await fixtureSession(want.sessionId), new WarningCollector());
+    expect((await collect(history.items())).map((i) => i.message)).toEqual(want.piHistory);
+    expect(history.deleted()).toBe(want.deleted);
+  });
+
+  it('appends, replaces and retracts to the effective history only', async () => {
+    const { texts } = await replayLines([
+      append('a', 'b'),
+      append('c'),
+      replace('summary'),
+      append('d'),
+      append('rejected'),
+      event('message.turn_retracted', { turnId: 't', removedDisplayMsgIds: [], messages: [user('summary'), user('d')] }),
+      append('e'),
+    ]);
+    expect(texts).toEqual(['summary', 'd', 'e']);
+  });
+
+  it('replays by seq, then eventId, whatever the line order', async () => {
+    const lines = [
+      event('message.pi_history_appended', { messages: [user('third')] }, { seq: 3 }),
+      event('message.pi_history_appended', { messages: [user('second-b')] }, { seq: 2, eventId: 'evt_b' }),
+      event('message.pi_history_appended', { messages: [user('first')] }, { seq: 1 }),
+      event('message.pi_history_appended', { messages: [user('second-a')] }, { seq: 2, eventId: 'evt_a' }),
+    ];
+    expect((await replayLines(lines)).texts).toEqual(['first', 'second-a', 'second-b', 'third']);
+  });
+
+  it('ignores events of another session', async () => {
+    const { texts, warnings } = await replayLines([
+      append('mine'),
+      event('message.pi_history_replaced', { messages: [user('theirs')] }, { sessionId: 'mvs_other' }),
+      event('message.state_deleted', {}, { sessionId: 'mvs_other' }),
+    ]);
+    expect(texts).toEqual(['mine']);
+    expect(warnings).toEqual([]);
+  });
+
+  it('treats session.deleted as the end: no history, deleted, later appends ignored', async () => {
+    const { texts, history } = await replayLines([append('a'), event('session.deleted'), append('after')]);
+    expect(texts).toEqual([]);
+    expect(history.deleted()).toBe(true);
+  });
+
+  it('takes the workspace dir from the latest session metadata', async () => {
+    const { history } = await replayLines([
+      event('session.created', { record: { sessionId: SID, workspaceDir: '/p/one', status: 'idle' } }),
+      event('session.metadata_updated', { record: { sessionId: SID, workspaceDir: '/p/two', title: 'x' } }),
+      event('session.metadata_updated', { record: { sessionId: SID, title: 'renamed' } }),
+    ]);
+    expect(history.workspaceDir()).toBe('/p/two');
+  });
+
+  it('drops unparseable lines and events the runtime would reject, one warning each, and replays the rest', async () => {
+    const { texts, warnings } = await replayLines([
+      append('ok-1'),
+      '{"kind": not json',
+      event('message.pi_history_appended', { messages: [user('v2')] }, { schemaVersion: 2 }),
+      event('message.pi_history_appended', { messages: [user('fraction')] }, { seq: 2.5 }),
+      event('message.pi_history_appended', { messages: [user('no-created')] }, { createdAtMs: '1' }),
+      event('message.pi_history_replaced', { messages: 'not an array' }),
+      '',
+      append('ok-2'),
+    ]);
+    expect(texts).toEqual(['ok-1', 'ok-2']);
+    expect(warnings).toEqual([
+      { code: 'invalid_json', count: 1, samples: [{ file: 'ledger.jsonl', line: 2 }] },
+      {
+        code: 'invalid_record',
+        count: 4,
+        samples: [3, 4, 5, 6].map((line) => ({ file: 'ledger.jsonl', line })),
+      },
+    ]);
+  });
+
+  it('holds back an unfinished last event and reports it as incomplete_tail', async () => {
+    const dir = makeSession(tempDir(), '2026/07/21', SID, {
+      files: { 'ledger.jsonl': jsonl([append('a')]) + JSON.stringify(append('b')).slice(0, 30) },
+    });
+    const warnings = new WarningCollector();
+    const history = openSessionHistory({ sessionId: SID, dir, createdAtMs: 1 }, warnings);
+    expect(await collect(history.items())).toHaveLength(1);
+    expect(warnings.entries()).toEqual([{ code: 'incomplete_tail', count: 1, samples: [{ file: 'ledger.jsonl', line: 2 }] }]);
+  });
+
+  it('keys an unchanged prefix identically after a replacement and gives changed messages new keys', async () => {
+    seqCounter = 0;
+    const before = await replayLines([append('a', 'b', 'c')]);
+    seqCounter = 0;
+    const after = await replayLines([append('a', 'b', 'c'), replace('a', 'b', 'C', 'd')]);
+    const k0 = before.items.map((i) => i.key);
+    const k1 = after.items.map((i) => i.key);
+    expect(k1.slice(0, 2)).toEqual(k0.slice(0, 2));
+    expect(k1[2]).not.toBe(k0[2]);
+    expect(new Set([...k0, ...k1]).size).toBe(5);
+    for (const key of k1) expect(key).toMatch(/^[0-9a-f]{32}$/);
+
+    // A retraction back to the earlier history restores the earlier keys exactly.
+    seqCounter = 0;
+    const retracted = await replayLines([
+      append('a', 'b', 'c'),
+      append('x'),
+      event('message.turn_retracted', { turnId: 't', messages: ['a', 'b', 'c'].map(user) }),
+    ]);
+    expect(retracted.items.map((i) => i.key)).toEqual(k0);
+  });
+
+  it('keys the same message the same however its JSON keys are ordered', () => {
+    expect(canonicalJson({ b: 1, a: [{ d: 2, c: 'é' }] })).toBe(canonicalJson({ a: [{ c: 'é', d: 2 }], b: 1 }));
+    expect(canonicalJson({ b: 1, a: null })).toBe('{"a":null,"b":1}');
+  });
+});
