@@ -1,0 +1,209 @@
+import { z } from 'zod';
+
+import type { WarningCode, WarningCollector } from '../core/warnings.js';
+import type { HistoryItem } from '../transcript/types.js';
+import type { AgentAssistantMessage, AgentToolCall, KeyedMessage } from './agent-message.js';
+import { redactJsonValue, redactText } from './redact.js';
+import { cleanText, stripSystemReminders, trimBlankEdges } from './text-clean.js';
+
+/*
+ * MiniMax (Pi) message shapes. Objects are loose: unknown keys are ignored. Only what the conversion
+ * reads is checked; tool-call and tool-result ids are checked by hand because each failure has its own
+ * warning code.
+ */
+const Timestamp = z.number().int().nonnegative();
+const TextBlock = z.object({ type: z.literal('text'), text: z.string() });
+/**
+ * Images, thinking (redacted or not) and block types newer builds may add: never remembered, so their
+ * content is dropped right at parsing.
+ */
+const IgnoredBlock = z
+  .object({ type: z.string().refine((t) => t !== 'text' && t !== 'toolCall') })
+  .transform(() => ({ type: 'ignored' as const }));
+const ToolCallBlock = z.object({
+  type: z.literal('toolCall'),
+  id: z.unknown().optional(),
+  name: z.unknown().optional(),
+  arguments: z.unknown().optional(),
+});
+
+/** A text string, or blocks of which only the text ones are read. */
+const Content = z.union([z.string(), z.array(z.union([TextBlock, ToolCallBlock, IgnoredBlock]))]);
+
+const UserMessage = z.object({
+  role: z.literal('user'),
+  content: Content,
+  timestamp: Timestamp,
+});
+
+const AssistantMessage = z.object({
+  role: z.literal('assistant'),
+  content: Content,
+  stopReason: z.string().optional(),
+  timestamp: Timestamp,
+});
+
+const ToolResultMessage = z.object({
+  role: z.literal('toolResult'),
+  toolCallId: z.unknown().optional(),
+  content: Content,
+  timestamp: Timestamp,
+});
+
+/** Runtime records that are not conversation; the reader filters them, this is only a safety net. */
+const NOT_CONVERSATION = new Set(['compactionSummary', 'custom']);
+
+/** Text blocks joined with `\n`; everything else (images, thinking, tool calls) left out. */
+function joinText(content: z.infer<typeof Content>): string {
+  if (typeof content === 'string') return content;
+  const texts: string[] = [];
+  for (const block of content) if (block.type === 'text') texts.push(block.text);
+  return texts.join('\n');
+}
+
+function isNonEmptyString(v: unknown): v is string {
+  return typeof v === 'string' && v.trim() !== '';
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** How many calls of the session so far carried an id, split by whether they were kept. */
+interface CallsSeen {
+  valid: number;
+  rejected: number;
+}
+
+/**
+ * Converts one session's effective history, item by item, into EverMe's agent-memory shape.
+ * Stateful: a tool result is judged against the tool calls seen earlier in the same session
+ * (MiniMax writes results right after their calls), so use one Converter per session, in order.
+ *
+ * Warnings (sample = the item's location, never content):
+ * - `invalid_record`: unknown role or a message failing its schema; nothing is returned.
+ * - `tool_call_missing_id` / `tool_call_missing_name` / `tool_call_invalid_arguments`: one per
+ *   dropped call, checked in that order. A dropped call's id is remembered as rejected.
+ * - `duplicate_tool_call_id`: once per call whose id an earlier call already used, and once per
+ *   kept result whose id was used by several calls (at least one valid).
+ * - `tool_result_missing_id`: result without a non-empty string id; dropped.
+ * - `tool_result_of_rejected_call`: every call that used the result's id was rejected; dropped.
+ * - `unmatched_tool_result`: no call used the id; kept as it is.
+ */
+export class Converter {
+  private readonly calls = new Map<string, CallsSeen>();
+
+  constructor(private readonly warnings: WarningCollector) {}
+
+  convert(item: HistoryItem): KeyedMessage | undefined {
+    const role = item.message['role'];
+    switch (role) {
+      case 'user':
+        return this.user(item);
+      case 'assistant':
+        return this.assistant(item);
+      case 'toolResult':
+        return this.toolResult(item);
+      default:
+        if (typeof role === 'string' && NOT_CONVERSATION.has(role)) return undefined;
+        this.warn('invalid_record', item);
+        return undefined;
+    }
+  }
+
+  private user(item: HistoryItem): KeyedMessage | undefined {
+    const parsed = UserMessage.safeParse(item.message);
+    if (!parsed.success) return this.invalid(item);
+    const { content, timestamp } = parsed.data;
+    const text = redactText(trimBlankEdges(cleanText(stripSystemReminders(joinText(content)))));
+    // Image-only or reminder-only: nothing the user said, so nothing to remember (and nothing wrong).
+    if (text === '') return undefined;
+    return { key: item.key, message: { role: 'user', timestamp, content: text } };
+  }
+
+  private assistant(item: HistoryItem): KeyedMessage | undefined {
+    const parsed = AssistantMessage.safeParse(item.message);
+    if (!parsed.success) return this.invalid(item);
+    const { content, stopReason, timestamp } = parsed.data;
+
+    const text = redactText(trimBlankEdges(cleanText(joinText(content))));
+    const toolCalls: AgentToolCall[] = [];
+    if (typeof content !== 'string') {
+      for (const block of content) {
+        if (block.type !== 'toolCall') continue;
+        const call = this.toolCall(block, item);
+        if (call) toolCalls.push(call);
+      }
+    }
+
+    // Thinking-only, empty, or every call rejected: nothing said, nothing done, no turn ended.
+    if (text === '' && toolCalls.length === 0) return undefined;
+
+    const message: AgentAssistantMessage = {
+      role: 'assistant',
+      timestamp,
+      turnComplete: stopReason === 'stop' && text !== '' && toolCalls.length === 0,
+    };
+    if (text !== '') message.content = text;
+    if (toolCalls.length > 0) message.toolCalls = toolCalls;
+    return { key: item.key, message };
+  }
+
+  private toolCall(block: z.infer<typeof ToolCallBlock>, item: HistoryItem): AgentToolCall | undefined {
+    const { id, name, arguments: args } = block;
+    if (!isNonEmptyString(id)) {
+      this.warn('tool_call_missing_id', item);
+      return undefined;
+    }
+    const seen = this.calls.get(id) ?? { valid: 0, rejected: 0 };
+    if (seen.valid + seen.rejected > 0) this.warn('duplicate_tool_call_id', item);
+    this.calls.set(id, seen);
+
+    if (!isNonEmptyString(name)) return this.reject(seen, 'tool_call_missing_name', item);
+    if (!isPlainObject(args)) return this.reject(seen, 'tool_call_invalid_arguments', item);
+    seen.valid++;
+    return { id, type: 'function', name, arguments: JSON.stringify(redactJsonValue(args)) };
+  }
+
+  private reject(seen: CallsSeen, code: WarningCode, item: HistoryItem): undefined {
+    seen.rejected++;
+    this.warn(code, item);
+    return undefined;
+  }
+
+  private toolResult(item: HistoryItem): KeyedMessage | undefined {
+    const parsed = ToolResultMessage.safeParse(item.message);
+    if (!parsed.success) return this.invalid(item);
+    const { toolCallId, content, timestamp } = parsed.data;
+    if (!isNonEmptyString(toolCallId)) {
+      this.warn('tool_result_missing_id', item);
+      return undefined;
+    }
+
+    const seen = this.calls.get(toolCallId);
+    if (!seen) {
+      this.warn('unmatched_tool_result', item);
+    } else if (seen.valid === 0) {
+      // Every call with this id was dropped, so this result answers a call memory never saw.
+      this.warn('tool_result_of_rejected_call', item);
+      return undefined;
+    } else if (seen.valid + seen.rejected > 1) {
+      this.warn('duplicate_tool_call_id', item);
+    }
+
+    // Tool output is kept as written (no edge trimming); an empty output stays "".
+    const text = redactText(cleanText(joinText(content)));
+    return { key: item.key, message: { role: 'tool', timestamp, toolCallId, content: text } };
+  }
+
+  private invalid(item: HistoryItem): undefined {
+    this.warn('invalid_record', item);
+    return undefined;
+  }
+
+  private warn(code: WarningCode, item: HistoryItem): void {
+    this.warnings.add(code, item.location);
+  }
+}

@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+
+import { REDACTION_RULES, redactJsonValue, redactText } from '../src/memory/redact.js';
+
+const PEM = [
+  '-----BEGIN RSA PRIVATE KEY-----',
+  'MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB',
+  'aFDrBz9vFqU4yMW7Q2mOxq7nWzeM0kq4gXbUq3o9Q1Tq8f1mZ0Yw==',
+  '-----END RSA PRIVATE KEY-----',
+].join('\n');
+
+/** One readable example per rule: input and the exact masked output. */
+const EXAMPLES: Array<[input: string, masked: string]> = [
+  ['id AKIAIOSFODNN7EXAMPLE end', 'id [REDACTED:aws-access-key] end'],
+  ['id ASIAIOSFODNN7EXAMPLE end', 'id [REDACTED:aws-access-key] end'],
+  [
+    'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    'aws_secret_access_key = [REDACTED:aws-secret-key]',
+  ],
+  ['"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"', '"SecretAccessKey": "[REDACTED:aws-secret-key]"'],
+  ['OPENAI_API_KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv', 'OPENAI_API_KEY=[REDACTED:openai-key]'],
+  ['key sk-Ab3dEf6hIj9kLm2nOp5qRs8tUvWx done', 'key [REDACTED:openai-key] done'],
+  ['use sk-ant-api03-Xy7zAb3dEf6hIj9kLm2nOp5qRs8tUv-AA now', 'use [REDACTED:anthropic-key] now'],
+  ['sk_live_4eC39HqLyjWDarjtT1zdp7dc and sk_test_4eC39HqLyjWDarjtT1zdp7dc', '[REDACTED:stripe-key] and [REDACTED:stripe-key]'],
+  ['restricted rk_live_51HcR2a4eC39HqLyjWD', 'restricted [REDACTED:stripe-key]'],
+  [
+    'ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8 gho_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8',
+    '[REDACTED:github-token] [REDACTED:github-token]',
+  ],
+  [
+    'ghs_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8 ghu_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8',
+    '[REDACTED:github-token] [REDACTED:github-token]',
+  ],
+  ['pat github_pat_11ABCDEFG0a1B2c3D4e5F6_g7H8i9J0k1L2m3N4o5P6q7R8', 'pat [REDACTED:github-token]'],
+  ['slack xoxb-1234567890-0987654321-AbCdEfGhIjKl ok', 'slack [REDACTED:slack-token] ok'],
+  ['xoxp-1234567890-0987654321', '[REDACTED:slack-token]'],
+  ['maps AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY key', 'maps [REDACTED:google-api-key] key'],
+  [
+    'jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U end',
+    'jwt [REDACTED:jwt] end',
+  ],
+  ['Authorization: Bearer 0a1b2c3d4e5f6a7b8c9d', 'Authorization: Bearer [REDACTED:bearer-token]'],
+  ['EVERME agent evt_a1b2c3d4e5f6a7b8c9d0 account emk_Z9y8X7w6V5u4', 'EVERME agent [REDACTED:everme-token] account [REDACTED:everme-token]'],
+  [`key:\n${PEM}\nafter`, 'key:\n[REDACTED:private-key]\nafter'],
+  [
+    'DATABASE_URL=postgres://admin:s3cr3t-P4ss@db.internal:5432/app',
+    'DATABASE_URL=postgres://admin:[REDACTED:url-password]@db.internal:5432/app',
+  ],
+  ['curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA==" x', 'curl -H "Authorization: Basic [REDACTED:basic-auth]" x'],
+  ['password=hunter2', 'password=[REDACTED:password]'],
+  ['api_key: abc123', 'api_key: [REDACTED:secret]'],
+];
+
+describe('redactText', () => {
+  it.each(EXAMPLES)('masks %j', (input, masked) => {
+    expect(redactText(input)).toBe(masked);
+  });
+
+  it('has an example for every documented rule name', () => {
+    const named = new Set(EXAMPLES.flatMap(([, masked]) => [...masked.matchAll(/\[REDACTED:([a-z-]+)\]/g)].map((m) => m[1])));
+    expect([...named].sort()).toEqual([...REDACTION_RULES].sort());
+  });
+
+  it('is idempotent: masking masked text changes nothing', () => {
+    for (const [input] of EXAMPLES) {
+      const once = redactText(input);
+      expect(redactText(once)).toBe(once);
+    }
+  });
+
+  it.each<[string, string]>([
+    ['passwd: hunter2', 'passwd: [REDACTED:password]'],
+    ['"password": "hunter 2"', '"password": "[REDACTED:password]"'],
+    ['PASSWORD="hunter2"', 'PASSWORD="[REDACTED:password]"'],
+    ["DB_Password='hunter2'", "DB_Password='[REDACTED:password]'"],
+    ['password := "gopw"', 'password := "[REDACTED:password]"'],
+    ["'password' => 'phpw'", "'password' => '[REDACTED:password]'"],
+    ['secret=abc', 'secret=[REDACTED:secret]'],
+    ['client_secret: abc', 'client_secret: [REDACTED:secret]'],
+    ['apikey=abc API-KEY: def', 'apikey=[REDACTED:secret] API-KEY: [REDACTED:secret]'],
+    ['GET /cb?access_token=abc&state=1', 'GET /cb?access_token=[REDACTED:secret]&state=1'],
+    ['Token = abc', 'Token = [REDACTED:secret]'],
+    ['{\\"token\\":\\"abc\\"}', '{\\"token\\":\\"[REDACTED:secret]\\"}'],
+  ])('masks only the value of the assignment %j', (input, masked) => {
+    expect(redactText(input)).toBe(masked);
+  });
+
+  it.each([
+    'password: string;',
+    'PASSWORD=${DB_PASSWORD}',
+    'if password == "x":',
+    'let t = Token::new();',
+    'max_tokens=100 total_tokens: 5',
+    'the password is hunter2',
+    'password_hash: abc',
+    '"password": ""',
+  ])('leaves %j alone (no credential value)', (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
+  it('keeps git SHAs, UUIDs, hex and ordinary words and URLs', () => {
+    const text = [
+      'commit 3f9c2a7d41e84b0c9d5a6e1f7b2c8d40aa11bb22',
+      'session 550e8400-e29b-41d4-a716-446655440000',
+      'addr 0xdeadbeefcafebabe sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+      'a bare 40-char value wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY has no aws context',
+      'pip install sk-learn; evt_handler_registry; bearer authentication; a token; secrets',
+      'see https://example.com:8080/docs or mail user@example.com',
+    ].join('\n');
+    expect(redactText(text)).toBe(text);
+  });
+
+  it('masks a private key without END from BEGIN to the end of its base64 body', () => {
+    const truncated = 'cat id_rsa\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACB\n\nthe file was cut here';
+    expect(redactText(truncated)).toBe('cat id_rsa\n[REDACTED:private-key]\n\nthe file was cut here');
+  });
+
+  it('keeps scheme, user and host of a URL with a password', () => {
+    expect(redactText('redis://:pw123@cache:6379 and https://bob:pa:ss@git.example.com/r.git')).toBe(
+      'redis://:[REDACTED:url-password]@cache:6379 and https://bob:[REDACTED:url-password]@git.example.com/r.git',
+    );
+  });
+
+  it('stays fast on 1 MB hostile inputs and 10 MB of clean text', () => {
+    const hostile = [
+      'a'.repeat(1e6),
+      'sk-'.repeat(3e5),
+      '-----BEGIN PRIVATE KEY-----'.repeat(4e4),
+      '-----BEGIN PRIVATE KEY-----\n' + 'A'.repeat(1e6),
+      'password='.repeat(1.1e5),
+      'password: "'.repeat(9e4),
+      'eyJ-'.repeat(2.5e5),
+      'a://'.repeat(2.5e5),
+      'x://' + 'a:'.repeat(5e5),
+      'Bearer '.repeat(1.4e5),
+      'evt_'.repeat(2.5e5),
+      'aws_secret_access_key='.repeat(4.5e4),
+      '\\"token\\":\\"'.repeat(7e4),
+    ];
+    const clean = 'The quick brown fox jumps over the lazy dog, commit 3f9c2a7d, see the docs.\n'.repeat(135_000);
+    expect(clean.length).toBeGreaterThan(1e7);
+    for (const input of [...hostile, clean]) {
+      const start = performance.now();
+      redactText(input);
+      expect(performance.now() - start, input.slice(0, 30)).toBeLessThan(500);
+    }
+    expect(redactText('-----BEGIN PRIVATE KEY-----\n' + 'A'.repeat(1e6))).toBe('[REDACTED:private-key]');
+    expect(redactText('password='.repeat(1.1e5))).toBe('password=[REDACTED:password]');
+  });
+});
+
+describe('redactJsonValue', () => {
+  it('masks strings anywhere in objects and arrays and leaves other values and the input alone', () => {
+    const input = {
+      command: 'export OPENAI_API_KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv && run',
+      env: [{ name: 'GH', value: 'ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8' }],
+      timeout: 30,
+      dryRun: true,
+      cwd: null,
+    };
+    const before = structuredClone(input);
+    expect(redactJsonValue(input)).toStrictEqual({
+      command: 'export OPENAI_API_KEY=[REDACTED:openai-key] && run',
+      env: [{ name: 'GH', value: '[REDACTED:github-token]' }],
+      timeout: 30,
+      dryRun: true,
+      cwd: null,
+    });
+    expect(input).toStrictEqual(before);
+  });
+
+  it('masks a whole string stored under a credential-named key', () => {
+    expect(
+      redactJsonValue({
+        password: 'hunter2',
+        db: { apiKey: 'plain', max_tokens: 'many', token: 'string' },
+        headers: { Authorization: 'Basic dXNlcjpwYXNz', 'proxy-authorization': 'Bearer abc' },
+        aws: { SecretAccessKey: 'short' },
+      }),
+    ).toStrictEqual({
+      password: '[REDACTED:password]',
+      db: { apiKey: '[REDACTED:secret]', max_tokens: 'many', token: 'string' },
+      headers: { Authorization: 'Basic [REDACTED:basic-auth]', 'proxy-authorization': 'Bearer [REDACTED:bearer-token]' },
+      aws: { SecretAccessKey: '[REDACTED:aws-secret-key]' },
+    });
+  });
+
+  it('keeps its JSON encoding valid when a multi-line key is masked', () => {
+    const masked = JSON.stringify(redactJsonValue({ content: `write this:\n${PEM}\n`, path: '/k' }));
+    expect(JSON.parse(masked)).toStrictEqual({ content: 'write this:\n[REDACTED:private-key]\n', path: '/k' });
+  });
+
+  it('keeps a __proto__ key as an ordinary key', () => {
+    const parsed: unknown = JSON.parse('{"__proto__":{"token":"abc"},"x":1}');
+    expect(JSON.stringify(redactJsonValue(parsed))).toBe('{"__proto__":{"token":"[REDACTED:secret]"},"x":1}');
+  });
+});
