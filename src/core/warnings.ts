@@ -73,8 +73,14 @@ export class WarningCollector {
   }
 }
 
+/** Sums by code, keyed in the contract's code order so printed summaries are stable. */
 export function totalsByCode(entries: Iterable<WarningEntry>): Partial<Record<WarningCode, number>> {
+  const sums = new Map<WarningCode, number>();
+  for (const entry of entries) sums.set(entry.code, (sums.get(entry.code) ?? 0) + entry.count);
   const totals: Partial<Record<WarningCode, number>> = {};
-  for (const entry of entries) totals[entry.code] = (totals[entry.code] ?? 0) + entry.count;
+  for (const code of WARNING_CODES) {
+    const sum = sums.get(code);
+    if (sum !== undefined) totals[code] = sum;
+  }
   return totals;
 }

@@ -1,0 +1,42 @@
+import { Flags } from '@oclif/core';
+import { EvermeCommand } from '../src/cli/base-command.js';
+import { parseSinceDate } from '../src/cli/dates.js';
+import { EvermeError } from '../src/cli/errors.js';
+import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
+import { loadSettings } from '../src/config/settings.js';
+import { WARNING_CODES, type WarningCode } from '../src/core/warnings.js';
+import { buildReport, renderReport } from '../src/engine/warning-report.js';
+
+export default class Report extends EvermeCommand {
+  static override summary = 'Show what the latest import, sync or hook runs skipped, and why';
+  static override description =
+    'Warnings recorded per conversation by the latest read of each session: codes, counts and file:line samples (never content).';
+  static override examples = [
+    '<%= config.bin %> report',
+    '<%= config.bin %> report --code invalid_json --json',
+    '<%= config.bin %> report --conversation mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40',
+  ];
+  static override flags = {
+    conversation: Flags.string({ description: 'one conversation (minimaxcode-mvs_… or the session id mvs_…)' }),
+    code: Flags.string({ description: `one warning code (${WARNING_CODES.join(', ')})` }),
+    since: Flags.string({ description: 'only sessions created on or after this day (YYYY-MM-DD, UTC)' }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Report);
+    if (flags.code !== undefined && !(WARNING_CODES as readonly string[]).includes(flags.code)) {
+      throw new EvermeError('invalid_args', `Unknown warning code "${flags.code}"`, {
+        hint: `Known codes: ${WARNING_CODES.join(', ')}`,
+      });
+    }
+    const sinceMs = flags.since === undefined ? undefined : parseSinceDate(flags.since);
+    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
+    const settings = loadSettings(dataDir);
+    const report = buildReport(settings, {
+      conversation: flags.conversation,
+      code: flags.code as WarningCode | undefined,
+      sinceMs,
+    });
+    this.emit(report, () => renderReport(report));
+  }
+}
