@@ -1,0 +1,29 @@
+import { Flags } from '@oclif/core';
+import { EvermeCommand } from '../src/cli/base-command.js';
+import { writeStderr, writeStdout } from '../src/cli/output.js';
+import { resolveDataDir } from '../src/config/data-dir.js';
+import { renderUninstall, renderWarnings } from '../src/install/render.js';
+import { runUninstall, uninstallOutcomeError } from '../src/install/uninstall-plan.js';
+
+export default class Uninstall extends EvermeCommand {
+  static override summary = 'Remove what `everme install` added to MiniMax Code';
+  static override description =
+    'Removes the two everme hook files, the "everme-memory" MCP server entry (restoring mcp.json as it was) and the ' +
+    'staged runtime, and nothing else. The memory store and everme.env stay unless --purge is given.';
+  static override examples = ['<%= config.bin %> uninstall', '<%= config.bin %> uninstall --purge --json'];
+  static override flags = {
+    purge: Flags.boolean({ description: 'also delete the memory store (<data>/everme) and everme.env', default: false }),
+    'dry-run': Flags.boolean({ description: 'list what would be removed without removing it', default: false }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Uninstall);
+    const result = runUninstall({ dataDir: resolveDataDir(flags['data-dir']), purge: flags.purge, dryRun: flags['dry-run'] });
+    const failure = uninstallOutcomeError(result);
+    if (failure && this.jsonMode) throw failure;
+    if (failure) writeStdout(renderUninstall(result));
+    else this.emit(result, () => renderUninstall(result));
+    if (!this.jsonMode) for (const line of renderWarnings(result.warnings)) writeStderr(line);
+    if (failure) throw failure;
+  }
+}

@@ -1,0 +1,177 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { EvermeError } from '../cli/errors.js';
+import { requireDataDir } from '../config/data-dir.js';
+import { readEnvFile } from '../config/env-file.js';
+import { envFilePath } from '../config/settings.js';
+import { validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
+import { readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
+import { HOOK_EVENTS, hookCommand, hooksDir, writeHookFile, type HookEvent } from './markdown-hooks.js';
+import { MCP_SERVER_NAME, mcpConfigPath, upsertMcpServer, type McpServerEntry } from './mcp-config.js';
+import { detectOfficialPlugin, type DetectOptions, type OfficialPluginDetection } from './official-plugin.js';
+import { findPackageRoot, stageRuntime, type StepStatus } from './staging.js';
+
+export type InstallStepName = 'runtime' | 'env' | 'hook' | 'mcp';
+
+export interface InstallStep {
+  step: InstallStepName;
+  path: string;
+  status: StepStatus | 'skipped';
+  /** Extra facts for the human reader: never a secret. */
+  note?: string;
+}
+
+export type InstallWarningCode = 'mcp_config_invalid' | 'official_plugin_enabled' | 'official_plugin_installed';
+
+export interface InstallWarning {
+  code: InstallWarningCode;
+  message: string;
+  path?: string;
+}
+
+export interface InstallResult {
+  dataDir: string;
+  dryRun: boolean;
+  version: string;
+  node: string;
+  hookCommand: string;
+  steps: InstallStep[];
+  warnings: InstallWarning[];
+  officialPlugin: OfficialPluginDetection;
+  /** Whether an API key is configured after install; the key itself never enters a result. */
+  apiKey: 'set' | 'kept' | 'none';
+  next: string[];
+}
+
+export interface InstallOptions {
+  dataDir: string;
+  apiKey?: string;
+  apiBase?: string;
+  dryRun?: boolean;
+  /** The package to stage; defaults to the one this code runs from. */
+  sourceRoot?: string;
+  /** Absolute node binary the hook and MCP server run with; defaults to this process's. */
+  node?: string;
+  detect?: DetectOptions;
+  now?: Date;
+}
+
+const HOOK_STEP_NOTE: Record<HookEvent, string> = {
+  PreToolUse: 'PreToolUse hook',
+  PostToolUse: 'PostToolUse hook',
+};
+
+/** Enough of a key to tell which one is configured (the CLI contract's masked form), never the key. */
+export function maskKey(key: string): string {
+  const match = /^(evt|emk)_([A-Za-z0-9]{4})/.exec(key);
+  return match ? `${match[1]}_${match[2]}_REDACTED` : 'hidden';
+}
+
+export function importSinceDate(now: Date): string {
+  return new Date(now.getTime() - 30 * 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
+}
+
+export function mcpEntry(dataDir: string, node: string): McpServerEntry {
+  return { command: node, args: [path.join(runtimeDir(dataDir), 'bin', 'run.js'), 'mcp'], env: { MINIMAX_DATA_DIR: dataDir } };
+}
+
+function officialPluginWarning(detection: OfficialPluginDetection): InstallWarning | undefined {
+  const why =
+    'MiniMax Code runs its own EverMe plugin (everme@official) beside this one: every conversation would be ' +
+    'stored twice, under two identities. Keep one: disable the official plugin in MiniMax Code, or run `everme uninstall`.';
+  if (detection.status === 'enabled') return { code: 'official_plugin_enabled', message: `everme@official is enabled. ${why}` };
+  if (detection.status === 'installed') {
+    return { code: 'official_plugin_installed', message: `everme@official appears to be installed (enabled state unknown). If it is enabled: ${why}` };
+  }
+  return undefined;
+}
+
+/**
+ * Wires everme into MiniMax Code: staged runtime, env file, two markdown hooks, the MCP server
+ * entry; then warns about a competing official plugin. Every step is idempotent; an mcp.json that
+ * cannot be edited safely is skipped with a warning while the other steps still run.
+ */
+export async function runInstall(options: InstallOptions): Promise<InstallResult> {
+  if (options.apiKey !== undefined) validateEnvValue('api-key', options.apiKey);
+  if (options.apiBase !== undefined) validateApiBase(options.apiBase);
+  const dataDir = requireDataDir(path.resolve(options.dataDir));
+  const node = options.node ?? process.execPath;
+  if (!path.isAbsolute(node)) throw new EvermeError('internal', `node path is not absolute: ${node}`);
+  const dryRun = options.dryRun ?? false;
+  const sourceRoot = options.sourceRoot ?? findPackageRoot();
+
+  const existedBefore = new Map(TRACKED_PATHS.map((p) => [p, existsSync(path.join(dataDir, p))]));
+  const steps: InstallStep[] = [];
+  const warnings: InstallWarning[] = [];
+
+  const runtime = runtimeDir(dataDir);
+  const staged = stageRuntime({ sourceRoot, runtimeDir: runtime, node, dataDir, dryRun });
+  steps.push({ step: 'runtime', path: runtime, status: staged.status, note: `everme ${staged.version}, ${staged.files} files, node ${node}` });
+
+  const updates: EnvUpdates = {};
+  if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey.trim();
+  if (options.apiBase !== undefined) updates.EVERME_API_BASE = options.apiBase.trim();
+  const envFile = envFilePath(dataDir);
+  const env = writeEnvFile(envFile, updates, dryRun);
+  const envNotes = [
+    ...env.keysSet.map((key) => (key === 'EVERME_API_KEY' ? `${key} set (${maskKey(updates.EVERME_API_KEY ?? '')})` : `${key} set`)),
+    ...(env.tightened ? ['permissions set to 600'] : []),
+  ];
+  steps.push({ step: 'env', path: envFile, status: env.status, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) });
+
+  const command = hookCommand(node, path.join(runtime, 'bin', 'run.js'));
+  if (!dryRun) mkdirSync(hooksDir(dataDir), { recursive: true });
+  for (const event of HOOK_EVENTS) {
+    const hook = writeHookFile(dataDir, event, command, dryRun);
+    steps.push({ step: 'hook', path: hook.path, status: hook.status, note: HOOK_STEP_NOTE[event] });
+  }
+
+  const mcpFile = mcpConfigPath(dataDir);
+  const mcp = upsertMcpServer(mcpFile, mcpEntry(dataDir, node), dryRun);
+  if (mcp.status === 'skipped') {
+    steps.push({ step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason });
+    warnings.push({
+      code: 'mcp_config_invalid',
+      path: mcpFile,
+      message: `${mcpFile} was left untouched: ${mcp.reason}. Fix it, then run \`everme install\` again to register the "${MCP_SERVER_NAME}" MCP server.`,
+    });
+  } else {
+    const note = 'backup' in mcp && mcp.backup ? `server "${MCP_SERVER_NAME}", previous file saved as ${path.basename(mcp.backup)}` : `server "${MCP_SERVER_NAME}"`;
+    steps.push({ step: 'mcp', path: mcpFile, status: mcp.status, note });
+  }
+
+  const officialPlugin = await detectOfficialPlugin(dataDir, options.detect);
+  const officialWarning = officialPluginWarning(officialPlugin);
+  if (officialWarning) warnings.push(officialWarning);
+
+  if (!dryRun) {
+    const previous = readInstallRecord(dataDir)?.created ?? [];
+    const createdNow = TRACKED_PATHS.filter((p) => !existedBefore.get(p) && existsSync(path.join(dataDir, p)));
+    writeInstallRecord(dataDir, [...previous, ...createdNow]);
+  }
+
+  const keyConfigured = options.apiKey !== undefined ? 'set' : readEnvFile(envFile).get('EVERME_API_KEY')?.trim() ? 'kept' : 'none';
+  return {
+    dataDir,
+    dryRun,
+    version: staged.version,
+    node,
+    hookCommand: command,
+    steps,
+    warnings,
+    officialPlugin,
+    apiKey: keyConfigured,
+    next: [`everme import --since ${importSinceDate(options.now ?? new Date())}`],
+  };
+}
+
+/** The failure install ends with after finishing the other steps, if one was skipped. */
+export function installOutcomeError(result: InstallResult): EvermeError | undefined {
+  const invalid = result.warnings.find((w) => w.code === 'mcp_config_invalid');
+  if (!invalid) return undefined;
+  return new EvermeError('conflict', `installed, except the MCP server: ${invalid.message}`, {
+    code: 'mcp_config_invalid',
+    hint: 'The hooks and runtime are in place; only mcp.json needs fixing.',
+    detail: { path: invalid.path, result },
+  });
+}

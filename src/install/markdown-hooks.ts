@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { writeFileAtomic } from './atomic-write.js';
+import type { StepStatus } from './staging.js';
+
+export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse'] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+export const HOOK_TIMEOUT_SECONDS = 5;
+
+const FILE_NAMES: Record<HookEvent, string> = {
+  PreToolUse: 'everme-pre-tool-use',
+  PostToolUse: 'everme-post-tool-use',
+};
+
+export function hooksDir(dataDir: string): string {
+  return path.join(dataDir, 'hooks');
+}
+
+export function hookFilePath(dataDir: string, event: HookEvent): string {
+  return path.join(hooksDir(dataDir), `${FILE_NAMES[event]}.md`);
+}
+
+/** POSIX single quoting: safe for any path, including spaces, `$` and quotes. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The command a hook runs: the recorded node on the staged entry point, nothing resolved through PATH. */
+export function hookCommand(node: string, runJs: string): string {
+  return `${shellQuote(node)} ${shellQuote(runJs)} hook`;
+}
+
+const DESCRIPTIONS: Record<HookEvent, string> = {
+  PreToolUse: 'Capture this conversation into long-term memory before each tool call (everme)',
+  PostToolUse: 'Capture this conversation into long-term memory after each tool call (everme)',
+};
+
+/**
+ * A user-level MiniMax Code hook: YAML front matter in the plugin hooks.json shape, then a body for
+ * the human who finds the file. Strings are JSON-quoted, which YAML reads as double-quoted scalars.
+ */
+export function renderHookFile(event: HookEvent, command: string): string {
+  return [
+    '---',
+    `name: ${FILE_NAMES[event]}`,
+    `description: ${JSON.stringify(DESCRIPTIONS[event])}`,
+    'hooks:',
+    `  ${event}:`,
+    '    - matcher: "*"',
+    '      hooks:',
+    '        - type: command',
+    `          command: ${JSON.stringify(command)}`,
+    `          timeout: ${HOOK_TIMEOUT_SECONDS}`,
+    '---',
+    '',
+    `# everme ${event} hook`,
+    '',
+    'Installed by `everme install`. On every tool call MiniMax Code runs `everme hook`, which hands the',
+    'current session to a background worker that copies new messages into long-term memory (the EverMe',
+    'gateway when an API key is set in everme.env, otherwise a local SQLite store). It prints nothing,',
+    'never blocks the tool call and always exits 0.',
+    '',
+    'To remove it, run `everme uninstall` (it removes both everme hook files and the `everme-memory`',
+    'MCP server entry, and leaves everything else alone).',
+    '',
+  ].join('\n');
+}
+
+export interface HookFileResult {
+  event: HookEvent;
+  path: string;
+  status: StepStatus;
+}
+
+export function writeHookFile(dataDir: string, event: HookEvent, command: string, dryRun: boolean): HookFileResult {
+  const file = hookFilePath(dataDir, event);
+  const next = renderHookFile(event, command);
+  let existing: string | undefined;
+  try {
+    existing = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if (existing === next) return { event, path: file, status: 'unchanged' };
+  if (!dryRun) writeFileAtomic(file, next, { mode: 0o644 });
+  return { event, path: file, status: existing === undefined ? 'created' : 'updated' };
+}
+
+/** The command of a hook file we wrote, read back from its front matter (for tests and diagnostics). */
+export function readHookCommand(text: string): string | undefined {
+  const match = /^ {10}command: (".*")$/m.exec(text);
+  if (!match) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(match[1]);
+    return typeof parsed === 'string' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}

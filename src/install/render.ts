@@ -1,0 +1,47 @@
+import type { InstallResult } from './install-plan.js';
+import type { UninstallResult } from './uninstall-plan.js';
+
+const WOULD: Record<string, string> = {
+  created: 'would create',
+  updated: 'would update',
+  removed: 'would remove',
+  restored: 'would restore',
+};
+
+function statusWord(status: string, dryRun: boolean): string {
+  return dryRun ? (WOULD[status] ?? status) : status;
+}
+
+function table(rows: Array<{ status: string; step: string; path: string; note?: string }>, dryRun: boolean): string[] {
+  const words = rows.map((r) => statusWord(r.status, dryRun));
+  const width = Math.max(...words.map((w) => w.length));
+  const stepWidth = Math.max(...rows.map((r) => r.step.length));
+  return rows.map((r, i) => `  ${words[i].padEnd(width)}  ${r.step.padEnd(stepWidth)}  ${r.path}${r.note ? `  (${r.note})` : ''}`);
+}
+
+/** The human rendering of an install: one line per step, then the next thing to run. Warnings go to stderr separately. */
+export function renderInstall(result: InstallResult): string {
+  const lines = [
+    `${result.dryRun ? 'everme install --dry-run (nothing written)' : 'everme install'}: ${result.dataDir}`,
+    ...table(result.steps, result.dryRun),
+    '',
+    result.apiKey === 'none'
+      ? 'No API key configured: memories go to the local store. Set EVERME_API_KEY in everme.env (or run `everme install --api-key …`) to use the EverMe gateway.'
+      : 'API key configured in everme.env: memories go to the EverMe gateway.',
+  ];
+  if (!result.dryRun) {
+    lines.push('', 'Next, import your recent history:', ...result.next.map((cmd) => `  ${cmd}`));
+  }
+  return lines.join('\n');
+}
+
+export function renderUninstall(result: UninstallResult): string {
+  return [
+    `${result.dryRun ? 'everme uninstall --dry-run (nothing removed)' : 'everme uninstall'}${result.purge ? ' --purge' : ''}: ${result.dataDir}`,
+    ...table(result.steps, result.dryRun),
+  ].join('\n');
+}
+
+export function renderWarnings(warnings: Array<{ message: string }>): string[] {
+  return warnings.map((w) => `warning: ${w.message}`);
+}

@@ -1,0 +1,209 @@
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readHookCommand } from '../src/install/markdown-hooks.js';
+import { filesContaining, hashTree, tempDir } from './install-helpers.js';
+
+/**
+ * End to end through the real CLI, from a throwaway "npx cache" copy of the built package that is
+ * deleted after install: what MiniMax Code runs must live entirely in the data dir.
+ * Needs the built package (`dist/`); it is built once here when missing. EVERME_TEST_PACKAGE_ROOT
+ * points at another built copy (bin/, dist/, package.json, node_modules/) when set.
+ */
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const builtRoot = process.env.EVERME_TEST_PACKAGE_ROOT ?? repoRoot;
+const KEY = 'evt_a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
+const HOOK_STDIN = path.join(repoRoot, 'fixtures', 'minimax', 'hooks', 'posttooluse-stdin.native.json');
+const FIXTURE_MCP = path.join(repoRoot, 'fixtures', 'minimax', 'mcp.json');
+
+let work: string;
+let sourceRoot: string;
+let home: string;
+let data: string;
+let beforeInstall: Map<string, string>;
+/** The CLI entry used: the source install at first, the staged runtime once the source is deleted. */
+let entry: string;
+const outputs: string[] = [];
+
+/** The reduced environment MiniMax gives hooks: no MINIMAX_DATA_DIR, no key in the environment. */
+function hostEnv(): NodeJS.ProcessEnv {
+  return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' };
+}
+
+function cli(args: string[], dataDir = data): SpawnSyncReturns<string> {
+  const run = spawnSync(process.execPath, [entry, ...args, '--data-dir', dataDir], {
+    encoding: 'utf8',
+    env: hostEnv(),
+    timeout: 60_000,
+  });
+  outputs.push(run.stdout, run.stderr);
+  return run;
+}
+
+/** npx layout: the package under node_modules/@everme/, its dependencies hoisted beside it. */
+function makeSourceInstall(): string {
+  const modules = path.join(work, '_npx', 'node_modules');
+  const pkg = path.join(modules, '@everme', 'minimaxcode');
+  mkdirSync(pkg, { recursive: true });
+  for (const entry of ['bin', 'dist', 'package.json', 'oclif.manifest.json']) {
+    if (existsSync(path.join(builtRoot, entry))) cpSync(path.join(builtRoot, entry), path.join(pkg, entry), { recursive: true });
+  }
+  const deps = realpathSync(path.join(builtRoot, 'node_modules'));
+  // Hard links keep this fast; the staged runtime copies bytes, so deleting these links later is a real test.
+  const linked = spawnSync('cp', ['-al', `${deps}/.`, modules]);
+  if (linked.status !== 0) cpSync(deps, modules, { recursive: true, verbatimSymlinks: true });
+  return pkg;
+}
+
+beforeAll(() => {
+  if (!existsSync(path.join(builtRoot, 'dist', 'commands', 'install.js')) && builtRoot === repoRoot) {
+    spawnSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore', timeout: 240_000 });
+  }
+  if (!existsSync(path.join(builtRoot, 'dist', 'commands', 'install.js'))) {
+    throw new Error(`the package is not built (${path.join(builtRoot, 'dist')} has no commands/install.js): run npm run build`);
+  }
+  work = tempDir('everme-e2e-');
+  sourceRoot = makeSourceInstall();
+  entry = path.join(sourceRoot, 'bin', 'run.js');
+  home = path.join(work, 'home');
+  data = path.join(home, '.minimax');
+  mkdirSync(path.join(data, 'v2', 'sessions'), { recursive: true });
+  cpSync(FIXTURE_MCP, path.join(data, 'mcp.json'));
+  beforeInstall = hashTree(data);
+}, 300_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('everme install / uninstall, end to end', () => {
+  it('--dry-run through the CLI writes nothing', () => {
+    const run = cli(['install', '--dry-run', '--json', '--api-key', KEY]);
+    expect(run.status).toBe(0);
+    const envelope = JSON.parse(run.stdout);
+    expect(envelope.ok).toBe(true);
+    expect(envelope.data.steps.map((s: { status: string }) => s.status)).toEqual(['created', 'created', 'created', 'created', 'updated']);
+    expect(hashTree(data)).toEqual(beforeInstall);
+  });
+
+  it('installs, then a second install is byte-for-byte a no-op', () => {
+    const first = cli(['install', '--api-key', KEY]);
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/created\s+runtime/);
+    expect(first.stdout).toContain('EVERME_API_KEY set (evt_a1b2_REDACTED)');
+    expect(first.stdout).toMatch(/everme import --since \d{4}-\d{2}-\d{2}/);
+    expect(statSync(path.join(data, 'everme.env')).mode & 0o777).toBe(0o600);
+    const installed = hashTree(data);
+    const second = cli(['install', '--api-key', KEY, '--json']);
+    expect(second.status, second.stderr).toBe(0);
+    const envelope = JSON.parse(second.stdout);
+    expect(envelope.data.steps.every((s: { status: string }) => s.status === 'unchanged')).toBe(true);
+    expect(hashTree(data)).toEqual(installed);
+  });
+
+  it('an invalid mcp.json is left alone, the rest installed, and the run ends in a conflict', () => {
+    const other = path.join(work, 'other-data');
+    mkdirSync(other);
+    const broken = '{"mcpServers": {"x": {"command": "y"},}}\n';
+    writeFileSync(path.join(other, 'mcp.json'), broken);
+    const json = cli(['install', '--json'], other);
+    expect(json.status).toBe(1);
+    const envelope = JSON.parse(json.stdout);
+    expect(envelope.ok).toBe(false);
+    expect(envelope.error).toMatchObject({ type: 'conflict', code: 'mcp_config_invalid' });
+    expect(readFileSync(path.join(other, 'mcp.json'), 'utf8')).toBe(broken);
+    expect(existsSync(path.join(other, 'hooks', 'everme-pre-tool-use.md'))).toBe(true);
+    const text = cli(['install'], other);
+    expect(text.status).toBe(1);
+    expect(text.stdout).toMatch(/skipped\s+mcp/);
+    expect(text.stderr).toMatch(/warning: .*mcp\.json was left untouched/);
+  });
+
+  it('staged only the production dependencies', () => {
+    const modules = path.join(data, 'everme', 'runtime', 'node_modules');
+    expect(existsSync(path.join(modules, '@oclif', 'core', 'package.json'))).toBe(true);
+    expect(existsSync(path.join(modules, 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'))).toBe(true);
+    for (const dev of ['vitest', 'typescript', 'oclif', '@types']) expect(existsSync(path.join(modules, dev)), dev).toBe(false);
+  });
+
+  it('runs each hook command from the staged runtime after the source install is gone', () => {
+    rmSync(path.join(work, '_npx'), { recursive: true, force: true });
+    entry = path.join(data, 'everme', 'runtime', 'bin', 'run.js');
+    for (const name of ['everme-pre-tool-use.md', 'everme-post-tool-use.md']) {
+      const command = readHookCommand(readFileSync(path.join(data, 'hooks', name), 'utf8'));
+      expect(command).toBeDefined();
+      const run = spawnSync('sh', ['-c', command!], { input: readFileSync(HOOK_STDIN), env: hostEnv(), encoding: 'utf8', timeout: 15_000 });
+      expect(run.stderr).not.toMatch(/Cannot find|ERR_MODULE_NOT_FOUND/);
+      expect(run.status).toBe(0);
+      expect(run.stdout).toBe('');
+    }
+  });
+
+  it('install run from the staged runtime itself finds nothing to change', () => {
+    const before = hashTree(data);
+    const run = cli(['install', '--json']);
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).data.steps.map((s: { status: string }) => s.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(hashTree(data)).toEqual(before);
+  });
+
+  it('the registered MCP server answers initialize', async () => {
+    const config = JSON.parse(readFileSync(path.join(data, 'mcp.json'), 'utf8'));
+    const server = config.mcpServers['everme-memory'] as { command: string; args: string[]; env: Record<string, string> };
+    const child = spawn(server.command, server.args, { env: { ...hostEnv(), ...server.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    try {
+      const reply = await new Promise<{ id: number; result?: { serverInfo?: unknown } }>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no initialize reply within 15 s')), 15_000);
+        let buffered = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          buffered += chunk.toString('utf8');
+          for (const line of buffered.split('\n').slice(0, -1)) {
+            try {
+              const message = JSON.parse(line);
+              if (message.id === 1) {
+                clearTimeout(timer);
+                resolve(message);
+              }
+            } catch {
+              // not a frame
+            }
+          }
+          buffered = buffered.slice(buffered.lastIndexOf('\n') + 1);
+        });
+        child.on('exit', (code) => reject(new Error(`MCP server exited (${code}) before answering`)));
+        child.stdin.write(
+          `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'everme-test', version: '0' } } })}\n`,
+        );
+      });
+      expect(reply.result?.serverInfo).toBeDefined();
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('an invalid key is refused without echoing it', () => {
+    const run = cli(['install', '--json', '--api-key', `${KEY}\nEVERME_API_BASE=http://evil`]);
+    expect(run.status).toBe(2);
+    expect(JSON.parse(run.stdout).error.type).toBe('invalid_args');
+  });
+
+  it('never shows the key: not in any output, not in any file but everme.env', () => {
+    expect(filesContaining(data, KEY)).toEqual(['everme.env']);
+    expect(outputs.length).toBeGreaterThan(8);
+    for (const output of outputs) expect(output).not.toContain(KEY);
+  });
+
+  it('uninstall, run from the staged runtime itself, leaves every byte it did not add', () => {
+    const run = cli(['uninstall']);
+    expect(run.status, run.stderr).toBe(0);
+    expect(readFileSync(path.join(data, 'mcp.json')).equals(readFileSync(FIXTURE_MCP))).toBe(true);
+    expect(existsSync(path.join(data, 'everme', 'runtime'))).toBe(false);
+    // What stays is what the user keeps without --purge: the env file (it holds the key) and the
+    // store the hook wrote into.
+    const after = [...hashTree(data).entries()].filter(([rel]) => rel !== 'everme.env' && !rel.startsWith('everme/'));
+    expect(new Map(after)).toEqual(beforeInstall);
+    expect(run.stdout).not.toContain(KEY);
+  });
+});

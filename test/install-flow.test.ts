@@ -1,0 +1,186 @@
+import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { repoRoot } from './support/cli.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { EvermeError } from '../src/cli/errors.js';
+import { installOutcomeError, runInstall, type InstallOptions } from '../src/install/install-plan.js';
+import { readHookCommand } from '../src/install/markdown-hooks.js';
+import { MCP_SERVER_NAME } from '../src/install/mcp-config.js';
+import { runUninstall } from '../src/install/uninstall-plan.js';
+import { filesContaining, hashTree, makeFakePackage, tempDir } from './install-helpers.js';
+
+const FIXTURE_MCP = path.join(repoRoot, 'fixtures', 'minimax', 'mcp.json');
+const KEY = 'evt_a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
+const noMcode = { pathEnv: '' };
+
+let source: string;
+beforeAll(() => {
+  source = tempDir();
+  makeFakePackage(source);
+});
+
+/** A data dir as MiniMax leaves it: sessions and settings that install must not touch. */
+function dataDir(): string {
+  const data = tempDir('everme-data-');
+  mkdirSync(path.join(data, 'v2', 'sessions', '2026', '09', '14'), { recursive: true });
+  writeFileSync(path.join(data, 'v2', 'sessions', '2026', '09', '14', 'note.txt'), 'session stand-in\n');
+  writeFileSync(path.join(data, 'settings.json'), '{"theme":"dark"}\n');
+  return data;
+}
+
+function install(data: string, extra: Partial<InstallOptions> = {}) {
+  return runInstall({ dataDir: data, sourceRoot: source, node: '/usr/bin/node', detect: noMcode, now: new Date('2026-10-01T12:00:00Z'), ...extra });
+}
+
+describe('everme install', () => {
+  it('stages the runtime, writes env, hooks and the MCP entry, and names the next step', async () => {
+    const data = dataDir();
+    const result = await install(data);
+    expect(result.steps.map((s) => [s.step, s.status])).toEqual([
+      ['runtime', 'created'],
+      ['env', 'created'],
+      ['hook', 'created'],
+      ['hook', 'created'],
+      ['mcp', 'created'],
+    ]);
+    const runJs = path.join(data, 'everme', 'runtime', 'bin', 'run.js');
+    expect(existsSync(runJs)).toBe(true);
+    const pre = readFileSync(path.join(data, 'hooks', 'everme-pre-tool-use.md'), 'utf8');
+    expect(pre).toContain('  PreToolUse:\n');
+    expect(readHookCommand(pre)).toBe(`'/usr/bin/node' '${runJs}' hook`);
+    expect(readFileSync(path.join(data, 'hooks', 'everme-post-tool-use.md'), 'utf8')).toContain('  PostToolUse:\n');
+    expect(JSON.parse(readFileSync(path.join(data, 'mcp.json'), 'utf8')).mcpServers[MCP_SERVER_NAME]).toEqual({
+      command: '/usr/bin/node',
+      args: [runJs, 'mcp'],
+      env: { MINIMAX_DATA_DIR: data },
+    });
+    // No key given: the env file still exists, holding only the header that says where a key goes.
+    expect(readFileSync(path.join(data, 'everme.env'), 'utf8')).toMatch(/^# everme configuration.*\n(#.*\n)+$/);
+    expect(statSync(path.join(data, 'everme.env')).mode & 0o777).toBe(0o600);
+    expect(result.apiKey).toBe('none');
+    expect(result.next).toEqual(['everme import --since 2026-09-01']);
+    expect(JSON.parse(readFileSync(path.join(data, 'everme', 'install.json'), 'utf8')).created).toEqual([
+      'everme',
+      'everme.env',
+      'hooks',
+      'mcp.json',
+    ]);
+  });
+
+  it('is idempotent: a second run reports unchanged and leaves every byte of the data dir as it was', async () => {
+    const data = dataDir();
+    cpSync(FIXTURE_MCP, path.join(data, 'mcp.json'));
+    await install(data, { apiKey: KEY, apiBase: 'https://gw.example' });
+    const before = hashTree(data);
+    const again = await install(data, { apiKey: KEY, apiBase: 'https://gw.example' });
+    expect(again.steps.every((s) => s.status === 'unchanged')).toBe(true);
+    expect(hashTree(data)).toEqual(before);
+  });
+
+  it('--dry-run lists the planned changes and writes nothing', async () => {
+    const data = dataDir();
+    cpSync(FIXTURE_MCP, path.join(data, 'mcp.json'));
+    const before = hashTree(data);
+    const planned = await install(data, { apiKey: KEY, dryRun: true });
+    expect(planned.dryRun).toBe(true);
+    expect(planned.steps.map((s) => s.status)).toEqual(['created', 'created', 'created', 'created', 'updated']);
+    expect(hashTree(data)).toEqual(before);
+
+    await install(data);
+    const installed = hashTree(data);
+    const replanned = await install(data, { apiKey: KEY, dryRun: true });
+    expect(replanned.steps.find((s) => s.step === 'env')?.status).toBe('updated');
+    expect(hashTree(data)).toEqual(installed);
+  });
+
+  it('keeps the key in everme.env and nowhere else: not in other files, not in the result', async () => {
+    const data = dataDir();
+    const result = await install(data, { apiKey: KEY });
+    expect(filesContaining(data, KEY)).toEqual(['everme.env']);
+    expect(JSON.stringify(result)).not.toContain(KEY);
+    expect(result.apiKey).toBe('set');
+    expect(result.steps.find((s) => s.step === 'env')?.note).toBe('EVERME_API_KEY set (evt_a1b2_REDACTED)');
+  });
+
+  it('leaves an invalid mcp.json untouched, finishes the other steps and ends in a conflict', async () => {
+    const data = dataDir();
+    const broken = '{ "mcpServers": { "mine": { "command": "x" }, } }\n';
+    writeFileSync(path.join(data, 'mcp.json'), broken);
+    const result = await install(data);
+    expect(readFileSync(path.join(data, 'mcp.json'), 'utf8')).toBe(broken);
+    expect(existsSync(path.join(data, 'mcp.json.everme-backup'))).toBe(false);
+    expect(result.steps.find((s) => s.step === 'mcp')?.status).toBe('skipped');
+    expect(existsSync(path.join(data, 'hooks', 'everme-post-tool-use.md'))).toBe(true);
+    expect(result.warnings.map((w) => w.code)).toEqual(['mcp_config_invalid']);
+    const failure = installOutcomeError(result);
+    expect(failure).toBeInstanceOf(EvermeError);
+    expect(failure?.type).toBe('conflict');
+  });
+
+  it('warns about an enabled official everme plugin and leaves it alone', async () => {
+    const data = dataDir();
+    const cached = path.join(data, 'v2', 'plugin-cache', 'official', 'everme');
+    mkdirSync(cached, { recursive: true });
+    const result = await install(data);
+    expect(result.warnings.map((w) => w.code)).toEqual(['official_plugin_installed']);
+    expect(result.warnings[0].message).toMatch(/stored twice/);
+    expect(existsSync(cached)).toBe(true);
+    expect(installOutcomeError(result)).toBeUndefined();
+  });
+
+  it('refuses a key with a line break before writing anything', async () => {
+    const data = dataDir();
+    const before = hashTree(data);
+    await expect(install(data, { apiKey: `${KEY}\nEVERME_API_BASE=http://evil` })).rejects.toMatchObject({ type: 'invalid_args' });
+    expect(hashTree(data)).toEqual(before);
+  });
+});
+
+describe('everme uninstall', () => {
+  it('restores a data dir without mcp.json or hooks to exactly its state before install', async () => {
+    const data = dataDir();
+    const before = hashTree(data);
+    await install(data);
+    const result = runUninstall({ dataDir: data });
+    expect(result.steps.find((s) => s.step === 'mcp')?.status).toBe('removed');
+    expect(hashTree(data)).toEqual(before);
+  });
+
+  it('restores the user\'s mcp.json byte for byte and keeps their own hooks', async () => {
+    const data = dataDir();
+    cpSync(FIXTURE_MCP, path.join(data, 'mcp.json'));
+    mkdirSync(path.join(data, 'hooks'));
+    writeFileSync(path.join(data, 'hooks', 'mine.md'), '---\nname: mine\n---\n');
+    const before = hashTree(data);
+    await install(data);
+    await install(data); // a re-install must not make the backup forget the original
+    const result = runUninstall({ dataDir: data });
+    expect(result.steps.find((s) => s.step === 'mcp')?.status).toBe('restored');
+    expect(hashTree(data)).toEqual(before);
+  });
+
+  it('keeps the env file holding a key and the store unless --purge, which removes both', async () => {
+    const data = dataDir();
+    const before = hashTree(data);
+    await install(data, { apiKey: KEY });
+    mkdirSync(path.join(data, 'everme', 'store'));
+    writeFileSync(path.join(data, 'everme', 'store', 'memory.sqlite'), 'db');
+    const kept = runUninstall({ dataDir: data });
+    expect(kept.steps.filter((s) => s.status === 'kept').map((s) => s.step)).toEqual(['env', 'store']);
+    expect(existsSync(path.join(data, 'everme.env'))).toBe(true);
+    expect(existsSync(path.join(data, 'everme', 'runtime'))).toBe(false);
+    expect(existsSync(path.join(data, 'everme', 'store', 'memory.sqlite'))).toBe(true);
+
+    runUninstall({ dataDir: data, purge: true });
+    expect(hashTree(data)).toEqual(before);
+  });
+
+  it('--dry-run removes nothing', async () => {
+    const data = dataDir();
+    await install(data);
+    const installed = hashTree(data);
+    const planned = runUninstall({ dataDir: data, dryRun: true });
+    expect(planned.steps.filter((s) => s.status === 'removed').length).toBeGreaterThan(0);
+    expect(hashTree(data)).toEqual(installed);
+  });
+});

@@ -1,0 +1,319 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { repoRoot } from './support/cli.js';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EvermeError } from '../src/cli/errors.js';
+import { parseEnvText } from '../src/config/env-file.js';
+import { ENV_HEADER_MARKER, renderEnvFile, validateEnvValue, writeEnvFile } from '../src/install/env-file-writer.js';
+import { hookCommand, readHookCommand, renderHookFile, shellQuote } from '../src/install/markdown-hooks.js';
+import { MCP_SERVER_NAME, mcpBackupPath, removeMcpServer, upsertMcpServer } from '../src/install/mcp-config.js';
+import { detectOfficialPlugin } from '../src/install/official-plugin.js';
+import { productionClosure, runtimeFiles, stageRuntime } from '../src/install/staging.js';
+import { makeFakePackage, tempDir } from './install-helpers.js';
+
+const FIXTURE_MCP = path.join(repoRoot, 'fixtures', 'minimax', 'mcp.json');
+const entry = { command: '/usr/bin/node', args: ['/data/everme/runtime/bin/run.js', 'mcp'], env: { MINIMAX_DATA_DIR: '/data' } };
+
+describe('production closure', () => {
+  it('takes dependencies, installed optional and peer dependencies, nested versions; never devDependencies', () => {
+    const root = tempDir();
+    makeFakePackage(root);
+    const dests = productionClosure(root).map((p) => p.dest);
+    expect(dests).toEqual(['', 'node_modules/@scope/native', 'node_modules/alpha', 'node_modules/alpha/node_modules/gamma', 'node_modules/beta', 'node_modules/gamma']);
+  });
+
+  it('finds packages hoisted above the package root, as npx and global installs lay them out', () => {
+    const base = tempDir();
+    const flat = path.join(base, 'flat');
+    makeFakePackage(flat);
+    const cacheModules = path.join(base, '_npx', 'node_modules');
+    mkdirSync(path.join(cacheModules, '@everme'), { recursive: true });
+    renameSync(path.join(flat, 'node_modules'), cacheModules + '-tmp');
+    for (const name of readdirSync(cacheModules + '-tmp')) renameSync(path.join(cacheModules + '-tmp', name), path.join(cacheModules, name));
+    const root = path.join(cacheModules, '@everme', 'minimaxcode');
+    renameSync(flat, root);
+    const closure = productionClosure(root);
+    expect(closure.map((p) => p.dest)).toEqual(['', 'node_modules/@scope/native', 'node_modules/alpha', 'node_modules/alpha/node_modules/gamma', 'node_modules/beta', 'node_modules/gamma']);
+    expect(closure.find((p) => p.dest === 'node_modules/beta')?.sourceDir).toBe(path.join(cacheModules, 'beta'));
+  });
+
+  it('refuses a source whose regular dependency is not installed', () => {
+    const root = tempDir();
+    makeFakePackage(root);
+    const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+    manifest.dependencies.vanished = '1';
+    writeFileSync(path.join(root, 'package.json'), JSON.stringify(manifest));
+    expect(() => productionClosure(root)).toThrow(/vanished/);
+  });
+
+  it('copies the built package and dependency files, not sources, typings, maps, .bin links or native build leftovers', () => {
+    const root = tempDir();
+    makeFakePackage(root);
+    const files = [...runtimeFiles(root, productionClosure(root)).keys()];
+    expect(files).toContain('bin/run.js');
+    expect(files).toContain('dist/src/main.js');
+    expect(files).toContain('oclif.manifest.json');
+    expect(files).toContain('node_modules/@scope/native/build/Release/addon.node');
+    expect(files).toContain('node_modules/alpha/node_modules/gamma/package.json');
+    expect(files).toContain('node_modules/alpha/index.js');
+    expect(files.filter((f) => /^src\/|tsconfig|devonly|\.bin|obj\.target|Makefile|\/deps\/|\.d\.ts$|\.map$/.test(f))).toEqual([]);
+  });
+});
+
+describe('stageRuntime', () => {
+  it('stages once, then reports unchanged and leaves the bytes alone; a new node path restages', () => {
+    const root = tempDir();
+    makeFakePackage(root);
+    const data = tempDir();
+    const runtime = path.join(data, 'everme', 'runtime');
+    const first = stageRuntime({ sourceRoot: root, runtimeDir: runtime, node: '/usr/bin/node', dataDir: data, dryRun: false });
+    expect(first.status).toBe('created');
+    expect(statSync(path.join(runtime, 'bin', 'run.js')).mode & 0o777).toBe(0o755);
+    expect(JSON.parse(readFileSync(path.join(runtime, 'runtime.json'), 'utf8'))).toEqual({ version: '9.9.9', node: '/usr/bin/node', dataDir: data });
+    const inode = statSync(path.join(runtime, 'package.json')).ino;
+    expect(stageRuntime({ sourceRoot: root, runtimeDir: runtime, node: '/usr/bin/node', dataDir: data, dryRun: false }).status).toBe('unchanged');
+    expect(statSync(path.join(runtime, 'package.json')).ino).toBe(inode);
+    expect(stageRuntime({ sourceRoot: root, runtimeDir: runtime, node: '/opt/node/bin/node', dataDir: data, dryRun: true }).status).toBe('updated');
+    expect(JSON.parse(readFileSync(path.join(runtime, 'runtime.json'), 'utf8')).node).toBe('/usr/bin/node');
+    expect(stageRuntime({ sourceRoot: root, runtimeDir: runtime, node: '/opt/node/bin/node', dataDir: data, dryRun: false }).status).toBe('updated');
+    expect(JSON.parse(readFileSync(path.join(runtime, 'runtime.json'), 'utf8')).node).toBe('/opt/node/bin/node');
+    expect(readdirSync(path.join(data, 'everme'))).toEqual(['runtime']);
+  });
+
+  it('restages over a runtime someone damaged', () => {
+    const root = tempDir();
+    makeFakePackage(root);
+    const data = tempDir();
+    const runtime = path.join(data, 'everme', 'runtime');
+    stageRuntime({ sourceRoot: root, runtimeDir: runtime, node: '/usr/bin/node', dataDir: data, dryRun: false });
+    writeFileSync(path.join(runtime, 'dist', 'src', 'main.js'), 'broken');
+    expect(stageRuntime({ sourceRoot: root, runtimeDir: runtime, node: '/usr/bin/node', dataDir: data, dryRun: false }).status).toBe('updated');
+    expect(readFileSync(path.join(runtime, 'dist', 'src', 'main.js'), 'utf8')).toBe('export {};\n');
+  });
+});
+
+describe('everme.env', () => {
+  let savedUmask: number | undefined;
+  afterEach(() => {
+    if (savedUmask !== undefined) process.umask(savedUmask);
+    savedUmask = undefined;
+  });
+
+  it('keeps the user\'s keys and comments, updates keys where they stand and appends new ones', () => {
+    const existing = '# my notes\nEVERME_STATE_DIR=/srv/everme\nEVERME_API_BASE=https://old.example\n\n# trailing comment\n';
+    const next = renderEnvFile(existing, { EVERME_API_KEY: 'evt_abcd1234', EVERME_API_BASE: 'https://new.example' });
+    const lines = next.split('\n');
+    expect(lines[0]).toBe(ENV_HEADER_MARKER);
+    expect(next).toContain('# my notes\nEVERME_STATE_DIR=/srv/everme\nEVERME_API_BASE=https://new.example\n\n# trailing comment\nEVERME_API_KEY=evt_abcd1234\n');
+    expect(Object.fromEntries(parseEnvText(next))).toEqual({
+      EVERME_STATE_DIR: '/srv/everme',
+      EVERME_API_BASE: 'https://new.example',
+      EVERME_API_KEY: 'evt_abcd1234',
+    });
+    expect(renderEnvFile(next, { EVERME_API_KEY: 'evt_abcd1234' })).toBe(next);
+  });
+
+  it('is created 0600 even with a umask of 000, and a wider existing file is narrowed', () => {
+    savedUmask = process.umask(0);
+    const dir = tempDir();
+    const file = path.join(dir, 'everme.env');
+    expect(writeEnvFile(file, { EVERME_API_KEY: 'evt_abcd1234' }, false).status).toBe('created');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    chmodSync(file, 0o644);
+    const again = writeEnvFile(file, { EVERME_API_KEY: 'evt_abcd1234' }, false);
+    expect(again).toMatchObject({ status: 'updated', tightened: true });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(writeEnvFile(file, { EVERME_API_KEY: 'evt_abcd1234' }, false).status).toBe('unchanged');
+    expect(readdirSync(dir)).toEqual(['everme.env']);
+  });
+
+  it('refuses values with control characters as invalid arguments', () => {
+    for (const bad of ['evt_abcd\nEVIL=1', 'evt_\u0000x', 'evt_\u001b[31m']) {
+      let caught: unknown;
+      try {
+        validateEnvValue('api-key', bad);
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(EvermeError);
+      expect((caught as EvermeError).type).toBe('invalid_args');
+      expect((caught as EvermeError).message).not.toContain('evt_abcd');
+    }
+  });
+});
+
+describe('markdown hooks', () => {
+  it('names the event, matcher "*", the quoted absolute command and a 5 s timeout in front matter', () => {
+    const command = hookCommand('/opt/node 20/bin/node', "/home/o'brien/.minimax/everme/runtime/bin/run.js");
+    const text = renderHookFile('PostToolUse', command);
+    expect(text.startsWith('---\nname: everme-post-tool-use\n')).toBe(true);
+    expect(text).toContain('hooks:\n  PostToolUse:\n    - matcher: "*"\n      hooks:\n        - type: command\n');
+    expect(text).toContain('          timeout: 5\n---\n');
+    expect(text).toContain('everme uninstall');
+    expect(readHookCommand(text)).toBe(command);
+  });
+
+  it('quotes paths so the shell passes them through unchanged', () => {
+    const odd = "/tmp/a b/it's $HOME `x`";
+    const run = spawnSync('sh', ['-c', `printf '%s' ${shellQuote(odd)}`], { encoding: 'utf8' });
+    expect(run.stdout).toBe(odd);
+  });
+});
+
+describe('mcp.json', () => {
+  function fixtureCopy(): string {
+    const dir = tempDir();
+    const file = path.join(dir, 'mcp.json');
+    cpSync(FIXTURE_MCP, file);
+    return file;
+  }
+
+  it('adds our server after the user\'s, keeping their servers, keys and order, and backs the old file up', () => {
+    const file = fixtureCopy();
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc.theme = 'dark';
+    writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+    const original = readFileSync(file);
+    expect(upsertMcpServer(file, entry, false)).toMatchObject({ status: 'updated', backup: mcpBackupPath(file) });
+    const next = JSON.parse(readFileSync(file, 'utf8'));
+    expect(Object.keys(next)).toEqual(['mcpServers', 'theme']);
+    expect(Object.keys(next.mcpServers)).toEqual(['repo-notes', 'docs-search', 'disabled-one', MCP_SERVER_NAME]);
+    expect(next.mcpServers['docs-search']).toEqual(doc.mcpServers['docs-search']);
+    expect(next.mcpServers[MCP_SERVER_NAME]).toEqual(entry);
+    expect(readFileSync(mcpBackupPath(file)).equals(original)).toBe(true);
+    const backupInode = statSync(mcpBackupPath(file)).ino;
+    expect(upsertMcpServer(file, entry, false).status).toBe('unchanged');
+    expect(statSync(mcpBackupPath(file)).ino).toBe(backupInode);
+  });
+
+  it('keeps the pre-everme backup when a later install changes our entry, so uninstall still restores it exactly', () => {
+    const file = fixtureCopy();
+    const original = readFileSync(file);
+    upsertMcpServer(file, entry, false);
+    expect(upsertMcpServer(file, { ...entry, command: '/opt/node/bin/node' }, false).status).toBe('updated');
+    expect(readFileSync(mcpBackupPath(file)).equals(original)).toBe(true);
+    expect(removeMcpServer(file, { fileCreatedByInstall: false, backupCreatedByInstall: true, dryRun: false })).toMatchObject({ restoredFromBackup: true });
+    expect(readFileSync(file).equals(original)).toBe(true);
+  });
+
+  it('keeps what the user added to our entry (a timeout, enabled) when it updates it', () => {
+    const file = fixtureCopy();
+    upsertMcpServer(file, entry, false);
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc.mcpServers[MCP_SERVER_NAME].timeout = 90000;
+    writeFileSync(file, JSON.stringify(doc, null, 2));
+    upsertMcpServer(file, { ...entry, command: '/opt/node' }, false);
+    expect(JSON.parse(readFileSync(file, 'utf8')).mcpServers[MCP_SERVER_NAME]).toEqual({ ...entry, command: '/opt/node', timeout: 90000 });
+  });
+
+  it('leaves a file that is not valid JSON, or whose mcpServers is not an object, untouched', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'mcp.json');
+    for (const bad of ['{ "mcpServers": { "a": 1, } }', '{"mcpServers": []}', '[1,2]', '']) {
+      writeFileSync(file, bad);
+      expect(upsertMcpServer(file, entry, false).status).toBe('skipped');
+      expect(readFileSync(file, 'utf8')).toBe(bad);
+      expect(existsSync(mcpBackupPath(file))).toBe(false);
+    }
+  });
+
+  it('removal puts the pre-install bytes back; a file edited since keeps the edit', () => {
+    const file = fixtureCopy();
+    const original = readFileSync(file);
+    upsertMcpServer(file, entry, false);
+    expect(removeMcpServer(file, { fileCreatedByInstall: false, backupCreatedByInstall: true, dryRun: false })).toMatchObject({ status: 'removed', restoredFromBackup: true });
+    expect(readFileSync(file).equals(original)).toBe(true);
+    expect(existsSync(mcpBackupPath(file))).toBe(false);
+
+    upsertMcpServer(file, entry, false);
+    const edited = JSON.parse(readFileSync(file, 'utf8'));
+    edited.mcpServers.added = { command: 'x' };
+    writeFileSync(file, `${JSON.stringify(edited, null, 2)}\n`);
+    removeMcpServer(file, { fileCreatedByInstall: false, backupCreatedByInstall: true, dryRun: false });
+    const after = JSON.parse(readFileSync(file, 'utf8'));
+    expect(Object.keys(after.mcpServers)).toEqual(['repo-notes', 'docs-search', 'disabled-one', 'added']);
+  });
+
+  it('removes a file install created once only our entry is left, and keeps it when the user added a server', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'mcp.json');
+    expect(upsertMcpServer(file, entry, false).status).toBe('created');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(removeMcpServer(file, { fileCreatedByInstall: true, backupCreatedByInstall: false, dryRun: false }).status).toBe('file_removed');
+    expect(existsSync(file)).toBe(false);
+
+    upsertMcpServer(file, entry, false);
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc.mcpServers.mine = { command: 'mine' };
+    writeFileSync(file, JSON.stringify(doc, null, 2));
+    expect(removeMcpServer(file, { fileCreatedByInstall: true, backupCreatedByInstall: false, dryRun: false }).status).toBe('removed');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ mcpServers: { mine: { command: 'mine' } } });
+  });
+});
+
+describe('official everme plugin detection', () => {
+  const noMcode = { pathEnv: '' };
+
+  function runtimeState(data: string, rows: Array<[string, string]>, columns = '(account_id TEXT, state_json TEXT)'): void {
+    const dir = path.join(data, 'v2', 'sqlite');
+    mkdirSync(dir, { recursive: true });
+    const db = new Database(path.join(dir, 'runtime-state.sqlite'));
+    db.exec(`CREATE TABLE local_runtime_plugin_official_state ${columns}`);
+    const insert = db.prepare('INSERT INTO local_runtime_plugin_official_state VALUES (?, ?)');
+    for (const row of rows) insert.run(...row);
+    db.close();
+  }
+
+  it('reports nothing in an empty data dir', async () => {
+    expect((await detectOfficialPlugin(tempDir(), noMcode)).status).toBe('not_detected');
+  });
+
+  it('sees a cached official package as installed', async () => {
+    const data = tempDir();
+    mkdirSync(path.join(data, 'v2', 'plugin-cache', 'official', 'everme-1.2.0'), { recursive: true });
+    const found = await detectOfficialPlugin(data, noMcode);
+    expect(found).toMatchObject({ status: 'installed', source: 'data-dir' });
+  });
+
+  it('reads enabled and disabled from the runtime state JSON, whatever its shape', async () => {
+    const enabled = tempDir();
+    runtimeState(enabled, [['acct', JSON.stringify({ plugins: { 'everme@official': { enabled: true, version: '1.0.0' } } })]]);
+    expect((await detectOfficialPlugin(enabled, noMcode)).status).toBe('enabled');
+
+    const listed = tempDir();
+    runtimeState(listed, [['acct', JSON.stringify({ enabledPluginIds: ['other', 'everme'] })]]);
+    expect((await detectOfficialPlugin(listed, noMcode)).status).toBe('enabled');
+
+    const disabled = tempDir();
+    mkdirSync(path.join(disabled, 'v2', 'plugin-cache', 'official', 'everme'), { recursive: true });
+    runtimeState(disabled, [['acct', JSON.stringify([{ id: 'everme', enabled: false }])]]);
+    expect((await detectOfficialPlugin(disabled, noMcode)).status).toBe('disabled');
+  });
+
+  it('shrugs off an unexpected schema or a file that is not SQLite', async () => {
+    const odd = tempDir();
+    runtimeState(odd, [['1', 'x']], '(a INTEGER, b BLOB)');
+    expect((await detectOfficialPlugin(odd, noMcode)).status).toBe('not_detected');
+    const garbage = tempDir();
+    mkdirSync(path.join(garbage, 'v2', 'sqlite'), { recursive: true });
+    writeFileSync(path.join(garbage, 'v2', 'sqlite', 'runtime-state.sqlite'), 'not a database');
+    expect((await detectOfficialPlugin(garbage, noMcode)).status).toBe('not_detected');
+  });
+
+  it('asks `mcode plugin list --json` first, and falls back to the data dir when it hangs', async () => {
+    const bin = tempDir();
+    const mcode = path.join(bin, 'mcode');
+    writeFileSync(mcode, `#!/bin/sh\necho 'note: listing plugins'\necho '{"plugins":[{"id":"everme@official","name":"everme","enabled":true}]}'\n`);
+    chmodSync(mcode, 0o755);
+    expect(await detectOfficialPlugin(tempDir(), { pathEnv: bin })).toMatchObject({ status: 'enabled', source: 'mcode' });
+
+    writeFileSync(mcode, '#!/bin/sh\nexec sleep 5\n');
+    const data = tempDir();
+    mkdirSync(path.join(data, 'v2', 'plugin-cache', 'official', 'everme'), { recursive: true });
+    const started = Date.now();
+    expect(await detectOfficialPlugin(data, { pathEnv: bin, timeoutMs: 300 })).toMatchObject({ status: 'installed', source: 'data-dir' });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
