@@ -1,0 +1,27 @@
+import { EvermeCommand } from '../src/cli/base-command.js';
+import { EvermeError } from '../src/cli/errors.js';
+import { writeStdout } from '../src/cli/output.js';
+import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
+import { loadSettings } from '../src/config/settings.js';
+import { collectStatus, renderStatus } from '../src/engine/status.js';
+
+export default class Status extends EvermeCommand {
+  static override summary = 'Show whether capture and recall work: data dir, sink, hooks, store, warnings';
+  static override description = 'Exits non-zero with a hint when something is broken (no hooks, a dead gateway, a missing runtime, an unreadable mcp.json, nothing imported).';
+  static override examples = ['<%= config.bin %> status', '<%= config.bin %> status --json'];
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Status);
+    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
+    const status = await collectStatus(loadSettings(dataDir));
+    const first = status.problems[0];
+    if (first) {
+      if (!this.jsonMode) {
+        writeStdout(renderStatus(status));
+        for (const p of status.problems.slice(1)) process.stderr.write(`problem: ${p.what}\n  hint: ${p.hint}\n`);
+      }
+      throw new EvermeError('conflict', `${status.problems.length} problem(s): ${first.what}`, { code: 'status_problems', hint: first.hint, detail: { status } });
+    }
+    this.emit(status, () => renderStatus(status));
+  }
+}

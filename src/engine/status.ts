@@ -1,0 +1,171 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import type { Settings, SinkName } from '../config/settings.js';
+import { defaultSink } from '../config/settings.js';
+import { readHookEvents, type HookOutcome } from '../hook/hook-events.js';
+import { HOOK_EVENTS, hookFilePath, readHookCommand } from '../install/markdown-hooks.js';
+import { MCP_SERVER_NAME, mcpConfigPath, readMcpDocument } from '../install/mcp-config.js';
+import { databasePath, openDatabase } from '../sinks/database.js';
+import { LocalStore } from '../sinks/local-store.js';
+import { discoverSessions } from '../transcript/discover.js';
+import { gatewayClientFor } from './engine-context.js';
+import { StateStore, type RunRecord } from './state-store.js';
+import { toEvermeError } from '../cli/errors.js';
+
+export interface StatusProblem {
+  what: string;
+  hint: string;
+}
+
+export interface StatusReport {
+  dataDir: string;
+  stateDir: string;
+  sessions: number;
+  sink: SinkName;
+  gateway: { configured: boolean; apiBase?: string; reachable?: boolean; error?: { type: string; message: string } };
+  lastImport?: RunSummaryView;
+  lastSync?: RunSummaryView;
+  lastHookRun?: RunSummaryView;
+  hooks: { installed: Array<{ event: string; file: string; runnable: boolean }>; latencyMs: { p50?: number; p95?: number; count: number }; outcomes: Partial<Record<HookOutcome, number>> };
+  mcp: { registered: boolean; file: string; valid: boolean };
+  store: { file: string; bytes: number; conversations: number; messages: number };
+  warnings: number;
+  problems: StatusProblem[];
+}
+
+interface RunSummaryView {
+  at: string;
+  status?: string;
+  since?: unknown;
+}
+
+function runView(run: RunRecord | undefined): RunSummaryView | undefined {
+  if (!run) return undefined;
+  return {
+    at: new Date(run.finishedAtMs ?? run.startedAtMs).toISOString(),
+    status: run.status,
+    since: (run.params as { since?: unknown } | undefined)?.since,
+  };
+}
+
+function percentile(sorted: number[], p: number): number | undefined {
+  if (sorted.length === 0) return undefined;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Everything a user needs to know whether capture works, and what to do when it does not: each
+ * problem found comes with a hint, and any problem makes `everme status` exit non-zero.
+ */
+export async function collectStatus(settings: Settings): Promise<StatusReport> {
+  const problems: StatusProblem[] = [];
+  let sessions = 0;
+  for await (const _session of discoverSessions(settings.dataDir, { onInvalidManifest: () => {} })) sessions++;
+
+  const sink = defaultSink(settings);
+  const gateway: StatusReport['gateway'] = { configured: Boolean(settings.apiKey) };
+  if (settings.apiKey) {
+    gateway.apiBase = settings.apiBase;
+    try {
+      await gatewayClientFor(settings).context({}, AbortSignal.timeout(5000));
+      gateway.reachable = true;
+    } catch (err) {
+      const e = toEvermeError(err);
+      gateway.reachable = false;
+      gateway.error = { type: e.type, message: e.message };
+      problems.push({
+        what: `the EverMe gateway at ${settings.apiBase} did not answer (${e.type})`,
+        hint: e.type === 'auth' ? 'Check the API key: `everme install --api-key <key>`.' : 'Check the network or EVERME_API_BASE; captured sessions wait and are sent by the next sync.',
+      });
+    }
+  }
+
+  const installed = HOOK_EVENTS.flatMap((event) => {
+    const file = hookFilePath(settings.dataDir, event);
+    if (!existsSync(file)) return [];
+    const command = readHookCommand(readFileSync(file, 'utf8'));
+    const paths = [...(command ?? '').matchAll(/'([^']*)'/g)].map((m) => m[1]!);
+    const runnable = paths.length >= 2 && paths.every((p) => existsSync(p));
+    if (!runnable) problems.push({ what: `the ${event} hook points at a runtime that is missing (${file})`, hint: 'Run `everme install` again to restage the runtime.' });
+    return [{ event, file, runnable }];
+  });
+  if (installed.length === 0) problems.push({ what: 'no everme hooks are installed', hint: 'Run `everme install` to capture sessions as you work.' });
+
+  const events = readHookEvents(settings.stateDir);
+  const latencies = events.map((e) => e.ms).sort((a, b) => a - b);
+  const outcomes: Partial<Record<HookOutcome, number>> = {};
+  for (const e of events) outcomes[e.outcome] = (outcomes[e.outcome] ?? 0) + 1;
+
+  const mcpFile = mcpConfigPath(settings.dataDir);
+  const mcpDoc = readMcpDocument(mcpFile);
+  const mcp = {
+    file: mcpFile,
+    valid: mcpDoc.kind !== 'invalid',
+    registered: mcpDoc.kind === 'ok' && mcpDoc.servers !== undefined && MCP_SERVER_NAME in mcpDoc.servers,
+  };
+  if (mcpDoc.kind === 'invalid') problems.push({ what: `${mcpFile} is not valid JSON`, hint: 'Fix the file by hand; everme never rewrites a file it cannot parse.' });
+
+  const dbFile = databasePath(settings.stateDir);
+  const store = { file: dbFile, bytes: 0, conversations: 0, messages: 0 };
+  let warnings = 0;
+  let lastImport: RunSummaryView | undefined;
+  let lastSync: RunSummaryView | undefined;
+  let lastHookRun: RunSummaryView | undefined;
+  if (existsSync(dbFile)) {
+    const db = openDatabase(settings.stateDir);
+    try {
+      const state = new StateStore(db);
+      Object.assign(store, new LocalStore(db).counts());
+      store.bytes = fileSize(dbFile) + fileSize(`${dbFile}-wal`);
+      warnings = state.listWarnings().reduce((sum, c) => sum + c.warnings.reduce((s, w) => s + w.count, 0), 0);
+      lastImport = runView(state.lastRun('import'));
+      lastSync = runView(state.lastRun('sync'));
+      lastHookRun = runView(state.lastRun('hook'));
+    } finally {
+      db.close();
+    }
+  } else {
+    problems.push({ what: 'nothing has been imported yet', hint: 'Run `everme import --since <YYYY-MM-DD>` for the cold start.' });
+  }
+
+  return {
+    dataDir: settings.dataDir,
+    stateDir: settings.stateDir,
+    sessions,
+    sink,
+    gateway,
+    lastImport,
+    lastSync,
+    lastHookRun,
+    hooks: { installed, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), count: latencies.length }, outcomes },
+    mcp,
+    store,
+    warnings,
+    problems,
+  };
+}
+
+export function renderStatus(s: StatusReport): string {
+  const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
+  const run = (r?: RunSummaryView) => (r ? `${r.at} (${r.status ?? 'running'})` : 'never');
+  const lines = [
+    `data dir:     ${s.dataDir} (${s.sessions} sessions)`,
+    `sink:         ${s.sink}${s.gateway.configured ? ` → ${s.gateway.apiBase} ${s.gateway.reachable ? 'answers' : `does not answer (${s.gateway.error?.type})`}` : ''}`,
+    `last import:  ${run(s.lastImport)}${s.lastImport?.since ? ` since ${String(s.lastImport.since)}` : ''}`,
+    `last sync:    ${run(s.lastSync)}`,
+    `hooks:        ${s.hooks.installed.length === 0 ? 'not installed' : s.hooks.installed.map((h) => `${h.event}${h.runnable ? '' : ' (broken)'}`).join(', ')}`,
+    `hook latency: ${s.hooks.latencyMs.count === 0 ? 'no hook runs yet' : `p50 ${s.hooks.latencyMs.p50} ms, p95 ${s.hooks.latencyMs.p95} ms over ${s.hooks.latencyMs.count} runs`}`,
+    `hook outcomes:${Object.keys(s.hooks.outcomes).length === 0 ? ' none' : Object.entries(s.hooks.outcomes).map(([k, v]) => ` ${k} ${v}`).join(',')}`,
+    `mcp server:   ${s.mcp.registered ? 'registered' : 'not registered'} in ${s.mcp.file}`,
+    `store:        ${s.store.file} (${mib(s.store.bytes)}, ${s.store.conversations} conversations, ${s.store.messages} messages)`,
+    `warnings:     ${s.warnings}${s.warnings > 0 ? ' (see `everme report`)' : ''}`,
+  ];
+  return lines.join('\n');
+}
