@@ -2,9 +2,11 @@ import { Command, Flags, Errors } from '@oclif/core';
 import { EvermeError, toEvermeError } from './errors.js';
 import { reportError, successEnvelope, writeStdout } from './output.js';
 
-function isParseError(err: unknown): err is Errors.CLIError {
-  // oclif's parser errors (unknown flag, missing arg, bad option) all carry the `parse` context.
-  return err instanceof Errors.CLIError && typeof (err as { parse?: unknown }).parse === 'object';
+function isParseError(err: unknown): err is Error {
+  // oclif's parser errors (unknown flag, missing arg, bad option) carry the `parse` context; a flag
+  // whose own parser rejected the value (`--concurrency 0`) arrives as a plain "Parsing --flag" Error.
+  if (err instanceof Errors.CLIError && typeof (err as { parse?: unknown }).parse === 'object') return true;
+  return err instanceof Error && !(err instanceof EvermeError) && /^Parsing --[\w-]+/.test(err.message);
 }
 
 /**
@@ -57,8 +59,13 @@ export abstract class EvermeCommand extends Command {
     if (err instanceof Errors.ExitError) throw err;
     let mapped: EvermeError;
     if (isParseError(err)) {
-      const firstLine = err.message.split('\n')[0] ?? err.message;
-      mapped = new EvermeError('invalid_args', firstLine.replace(/\u001b\[[0-9;]*m/g, ''), {
+      const message = err.message
+        .replace(/\u001b\[[0-9;]*m/g, '')
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line && !line.startsWith('See more help') && !/^The following errors? occurred:?$/.test(line))
+        .join(': ');
+      mapped = new EvermeError('invalid_args', message, {
         hint: `See \`everme ${this.id ?? ''} --help\`.`.replace('  ', ' '),
       });
     } else {

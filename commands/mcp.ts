@@ -1,0 +1,34 @@
+import path from 'node:path';
+import { Flags } from '@oclif/core';
+import { EvermeCommand } from '../src/cli/base-command.js';
+import { writeStderr } from '../src/cli/output.js';
+import { resolveDataDir } from '../src/config/data-dir.js';
+import { defaultSink, loadSettings, type SinkName } from '../src/config/settings.js';
+import { openRecall } from '../src/engine/recall.js';
+import { createRecallServer, serveStdio } from '../src/mcp/server.js';
+
+export default class Mcp extends EvermeCommand {
+  static override summary = 'Serve recall over MCP on stdio (mem_search, mem_context)';
+  static override description =
+    'A Model Context Protocol server for MiniMax Code: mem_search searches your memories, mem_context lists recent conversations of the current project. Both are read-only. stdout carries only protocol frames; diagnostics go to stderr.';
+  static override examples = ['<%= config.bin %> mcp', '<%= config.bin %> mcp --project ~/src/widget'];
+  static override flags = {
+    project: Flags.string({ description: 'the project mem_context describes (default: the current directory)' }),
+    sink: Flags.string({ description: 'where to recall from (default: everme when an API key is configured, else local)', options: ['local', 'everme'] }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Mcp);
+    const settings = loadSettings(resolveDataDir(flags['data-dir']));
+    const sink = (flags.sink as SinkName | undefined) ?? defaultSink(settings);
+    const project = path.resolve(flags.project ?? process.cwd());
+    const recall = openRecall(settings, sink);
+    const server = createRecallServer(recall, { project, log: writeStderr });
+    writeStderr(`everme mcp: serving ${sink === 'everme' ? settings.apiBase : settings.stateDir} for ${project}`);
+    try {
+      await serveStdio(server, { signal: this.abort.signal });
+    } finally {
+      recall.close();
+    }
+  }
+}

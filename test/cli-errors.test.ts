@@ -1,0 +1,61 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliEntry, ensureBuilt } from './support/cli.js';
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-home-'));
+  return spawnSync(process.execPath, [cliEntry, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: home, ...env },
+    encoding: 'utf8',
+  });
+}
+
+describe('bad input gets a clear answer', () => {
+  beforeAll(() => ensureBuilt());
+
+  it.each([
+    [['import', '--since', '2026-01-01', '--bogus'], /Nonexistent flag: --bogus/],
+    [['import'], /Missing required flag since/],
+    [['import', '--since', '2026-02-30'], /--since must be a date like/],
+    [['import', '--since', 'yesterday'], /--since must be a date like/],
+    [['import', '--since', '2026-01-01', '--concurrency', '0'], /Parsing --concurrency/],
+    [['import', '--since', '2026-01-01', '--sink', 'cloud'], /--sink/],
+    [['sync', '--since', '01/02/2026'], /--since must be a date like/],
+  ])('%j is invalid_args, exit 2, one envelope and no stack trace', (args, message) => {
+    const r = run([...args, '--json']);
+    expect(r.status).toBe(2);
+    const body = JSON.parse(r.stdout) as { ok: boolean; error: { type: string; message: string; hint?: string } };
+    expect(body.ok).toBe(false);
+    expect(body.error.type).toBe('invalid_args');
+    expect(body.error.message).toMatch(message);
+    expect(body.error.hint).toBeTruthy();
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('prints error: and hint: on stderr and nothing on stdout in text mode', () => {
+    const r = run(['import', '--since', 'nope']);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: --since must be a date like 2026-09-01, got "nope"\nhint: /);
+  });
+
+  it('names the missing data dir in an io error (exit 5)', () => {
+    const missing = path.join(os.tmpdir(), 'everme-no-such-dir', 'minimax');
+    const r = run(['import', '--since', '2026-01-01', '--json'], { MINIMAX_DATA_DIR: missing });
+    expect(r.status).toBe(5);
+    const body = JSON.parse(r.stdout) as { ok: boolean; error: { type: string; message: string; detail: { path: string } } };
+    expect(body.error.type).toBe('io');
+    expect(body.error.message).toContain(missing);
+    expect(body.error.detail.path).toBe(missing);
+  });
+
+  it('with no variable and no ~/.minimax on Linux, tries the XDG data dir and says so', () => {
+    const r = run(['sync']);
+    expect(r.status).toBe(5);
+    expect(r.stderr).toMatch(/error: MiniMax Code data directory not found: .*\/\.local\/share\/minimax\nhint: /);
+  });
+});

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import type { GatewayContext, LocalContext } from '../src/engine/recall.js';
+import { assembleIndex, MAX_CONTEXT_CHARS, renderContextIndex, type IndexSection } from '../src/mcp/context-index.js';
+import { DATA_PREFACE, EMPTY_STORE_TEXT } from '../src/mcp/recall-markdown.js';
+
+function entries(prefix: string, count: number, size: number): string[] {
+  return Array.from({ length: count }, (_, i) => {
+    const head = `- ${prefix}${i}:`;
+    return `${head}${'x'.repeat(size - head.length - 1)}!`;
+  });
+}
+
+describe('assembleIndex', () => {
+  it('keeps entries whole and in order, within the budget, and says how many it left out', () => {
+    const section: IndexSection = { title: 'Things', entries: entries('e', 50, 333), noun: 'things' };
+    const text = assembleIndex('preface', [section], 5_000);
+    expect(text.length).toBeLessThanOrEqual(5_000);
+    const shown = section.entries.filter((e) => text.includes(e));
+    expect(shown.length).toBeGreaterThan(5);
+    // A prefix of the list, every one complete (ends with its "!" marker).
+    expect(shown).toEqual(section.entries.slice(0, shown.length));
+    expect(text).toContain(`_${50 - shown.length} more things not shown`);
+    // Not one character of a left-out entry.
+    expect(text).not.toContain(`- e${shown.length}:`);
+  });
+
+  it('uses the whole budget: one more entry would not have fitted', () => {
+    const section: IndexSection = { title: 'Things', entries: entries('e', 50, 333), noun: 'things' };
+    const text = assembleIndex('preface', [section], 5_000);
+    const shown = section.entries.filter((e) => text.includes(e)).length;
+    expect(text.length + 334).toBeGreaterThan(5_000);
+    expect(shown).toBeLessThan(50);
+  });
+
+  it('gives later sections the room an oversized entry could not use', () => {
+    const first: IndexSection = { title: 'Big', entries: ['- '.concat('b'.repeat(20_000))], noun: 'big ones' };
+    const second: IndexSection = { title: 'Small', entries: ['- s1', '- s2'], noun: 'small ones' };
+    const text = assembleIndex('preface', [first, second], 1_000);
+    expect(text).not.toContain('bbbb');
+    expect(text).toContain('_1 more big ones not shown');
+    expect(text).toContain('- s1\n- s2');
+  });
+
+  it('shows everything, without a trimming note, when it fits', () => {
+    const section: IndexSection = { title: 'Things', entries: ['- a', '- b'], noun: 'things' };
+    expect(assembleIndex('preface', [section])).toBe('preface\n\n## Things\n- a\n- b');
+  });
+
+  it('says a section is empty in its own words', () => {
+    const section: IndexSection = { title: 'Things', entries: [], emptyText: 'Nothing yet.', noun: 'things' };
+    expect(assembleIndex('preface', [section])).toBe('preface\n\n## Things\nNothing yet.');
+  });
+});
+
+describe('renderContextIndex', () => {
+  it('tells an empty store to import first', () => {
+    const ctx: LocalContext = { kind: 'local', project: '/p', scope: 'all', conversations: [], storeEmpty: true };
+    expect(renderContextIndex(ctx)).toBe(`${DATA_PREFACE}\n\n${EMPTY_STORE_TEXT}`);
+  });
+
+  it('bounds a huge project path so the index still fits', () => {
+    const project = `/${'deep/'.repeat(3_000)}`;
+    const ctx: LocalContext = {
+      kind: 'local',
+      project,
+      scope: 'all',
+      conversations: [{ conversationId: 'minimaxcode-mvs_1', sessionId: 'mvs_1', source: 'messages', messageCount: 2, firstUserText: 'hello' }],
+      storeEmpty: false,
+    };
+    const text = renderContextIndex(ctx, 'q');
+    expect(text.length).toBeLessThanOrEqual(MAX_CONTEXT_CHARS);
+    expect(text).toContain('minimaxcode-mvs_1');
+    expect(text).toContain('No conversations recorded for …');
+  });
+
+  it('renders the gateway profile and context, dropping whole lines of a long context', () => {
+    const lines = Array.from({ length: 400 }, (_, i) => `context line ${i} ${'y'.repeat(40)}`);
+    const ctx: GatewayContext = {
+      kind: 'gateway',
+      explicitInfo: ['Prefers TypeScript'],
+      implicitTraits: ['Works late'],
+      context: lines.join('\n'),
+      hits: [{ conversationId: 'c1', sessionId: null, role: 'user', timestamp: null, snippet: 'the **pelican** plan', score: null }],
+    };
+    const text = renderContextIndex(ctx, 'pelican');
+    expect(text.startsWith(DATA_PREFACE)).toBe(true);
+    expect(text.length).toBeLessThanOrEqual(MAX_CONTEXT_CHARS);
+    expect(text).toContain('## Top matches for "pelican"\n1. user · unknown time · c1\n   the **pelican** plan');
+    expect(text).toContain('## Profile\n- Prefers TypeScript');
+    expect(text).toContain('## Traits\n- Works late');
+    const shown = lines.filter((l) => text.includes(`${l}\n`) || text.endsWith(l));
+    expect(shown).toEqual(lines.slice(0, shown.length));
+    expect(text).toMatch(new RegExp(`_${400 - shown.length} more lines not shown`));
+  });
+
+  it('says when the gateway holds nothing yet', () => {
+    const ctx: GatewayContext = { kind: 'gateway', explicitInfo: [], implicitTraits: [] };
+    expect(renderContextIndex(ctx)).toContain('holds no context for this account yet');
+  });
+});
