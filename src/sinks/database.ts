@@ -1,0 +1,240 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import { EvermeError } from '../cli/errors.js';
+
+type Db = Database.Database;
+
+export const DATABASE_FILE = 'everme.db';
+
+/** Several processes share the file (an import and hook workers): wait for a lock rather than fail. */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Schema history. Each step runs once, in its own transaction, and bumps `PRAGMA user_version` to its
+ * 1-based index. Never edit a released step: append a new one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE conversations (
+    conversation_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    workspace_dir TEXT,
+    history_file TEXT,
+    created_at_ms INTEGER,
+    updated_at_ms INTEGER,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    -- Kept on write so listing recent conversations never scans their messages.
+    first_user_text TEXT,
+    last_assistant_text TEXT
+  );
+  CREATE INDEX conversations_by_update ON conversations (updated_at_ms DESC);
+
+  CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    conversation_id TEXT NOT NULL REFERENCES conversations (conversation_id) ON DELETE CASCADE,
+    msg_key TEXT NOT NULL,
+    role TEXT NOT NULL,
+    timestamp INTEGER NOT NULL,
+    content TEXT,
+    tool_calls_json TEXT,
+    tool_call_id TEXT,
+    turn_complete INTEGER,
+    UNIQUE (conversation_id, msg_key)
+  );
+
+  -- Contentless: snippets are cut from messages.content, so the spaced FTS text is never stored twice.
+  CREATE VIRTUAL TABLE messages_fts USING fts5 (
+    text,
+    content = '',
+    contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 2'
+  );
+
+  CREATE TABLE delivered (
+    sink TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    msg_key TEXT NOT NULL,
+    PRIMARY KEY (sink, conversation_id, msg_key)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE fingerprints (
+    sink TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    file TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ms REAL NOT NULL,
+    ino INTEGER NOT NULL,
+    head_hash TEXT NOT NULL,
+    PRIMARY KEY (sink, session_id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE warning_sets (
+    id INTEGER PRIMARY KEY,
+    -- 'c:<conversationId>', or 'd:<sessionDir>' for sessions without a conversation id.
+    set_key TEXT NOT NULL UNIQUE,
+    conversation_id TEXT,
+    session_id TEXT,
+    source TEXT NOT NULL,
+    history_file TEXT,
+    session_dir TEXT,
+    created_at_ms INTEGER,
+    workspace_dir TEXT,
+    recorded_at_ms INTEGER NOT NULL
+  );
+  CREATE INDEX warning_sets_by_dir ON warning_sets (session_dir);
+
+  CREATE TABLE warning_entries (
+    set_id INTEGER NOT NULL REFERENCES warning_sets (id) ON DELETE CASCADE,
+    code TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    samples_json TEXT NOT NULL,
+    PRIMARY KEY (set_id, code)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    started_at_ms INTEGER NOT NULL,
+    finished_at_ms INTEGER,
+    status TEXT,
+    params_json TEXT NOT NULL,
+    summary_json TEXT
+  );
+  CREATE INDEX runs_by_kind ON runs (kind, id);
+
+  CREATE TABLE sessions (
+    session_id TEXT PRIMARY KEY,
+    session_dir TEXT,
+    workspace_dir TEXT
+  );
+
+  CREATE TABLE session_locks (
+    session_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    acquired_at_ms INTEGER NOT NULL
+  );
+  `,
+];
+
+export function databasePath(stateDir: string): string {
+  return path.join(stateDir, DATABASE_FILE);
+}
+
+export interface OpenDatabaseOptions {
+  /** For readers (search, MCP): never creates, never migrates. */
+  readonly?: boolean;
+}
+
+/** Opens (creating on first use) the one state file: embedded memory store and engine state. */
+export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): Db {
+  const file = databasePath(stateDir);
+  if (opts.readonly) return openReadonly(file);
+
+  try {
+    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    // Created here rather than by SQLite so the file (and its -wal/-shm, which copy its mode) is private.
+    fs.closeSync(fs.openSync(file, 'a', 0o600));
+  } catch (err) {
+    throw ioError(`Cannot create the everme database at ${file}`, file, err);
+  }
+
+  const db = connect(file, {});
+  try {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    assertNotNewer(db, file);
+    if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+    return db;
+  } catch (err) {
+    db.close();
+    throw asDatabaseError(err, file);
+  }
+}
+
+/** A throwaway database with the full schema, for dry runs that must not create state on disk. */
+export function openMemoryDatabase(): Db {
+  const db = new Database(':memory:');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return db;
+}
+
+function openReadonly(file: string): Db {
+  if (!fs.existsSync(file)) {
+    throw new EvermeError('io', `No everme database at ${file}`, {
+      code: 'database_missing',
+      hint: 'Run `everme import` or `everme sync` first to create the local store.',
+      detail: { path: file },
+    });
+  }
+  const db = connect(file, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    assertNotNewer(db, file);
+    if (userVersion(db) < MIGRATIONS.length) {
+      throw new EvermeError('io', `The everme database at ${file} needs an upgrade before it can be read`, {
+        code: 'database_outdated',
+        hint: 'Run `everme sync` once; it upgrades the database in place.',
+        detail: { path: file },
+      });
+    }
+    return db;
+  } catch (err) {
+    db.close();
+    throw asDatabaseError(err, file);
+  }
+}
+
+function connect(file: string, options: Database.Options): Db {
+  try {
+    return new Database(file, { ...options, timeout: BUSY_TIMEOUT_MS });
+  } catch (err) {
+    throw ioError(`Cannot open the everme database at ${file}`, file, err);
+  }
+}
+
+function userVersion(db: Db): number {
+  return Number(db.pragma('user_version', { simple: true }));
+}
+
+function assertNotNewer(db: Db, file: string): void {
+  const version = userVersion(db);
+  if (version > MIGRATIONS.length) {
+    throw new EvermeError('io', `The everme database at ${file} was written by a newer version of everme`, {
+      code: 'database_too_new',
+      hint: 'Upgrade everme, or point EVERME_STATE_DIR at another directory.',
+      detail: { path: file, schemaVersion: version, supportedVersion: MIGRATIONS.length },
+    });
+  }
+}
+
+function migrate(db: Db): void {
+  for (let step = 0; step < MIGRATIONS.length; step++) {
+    // IMMEDIATE and a re-read inside: two processes opening a fresh file never run a step twice.
+    db.transaction(() => {
+      if (userVersion(db) > step) return;
+      db.exec(MIGRATIONS[step]!);
+      db.pragma(`user_version = ${step + 1}`);
+    }).immediate();
+  }
+}
+
+function ioError(message: string, file: string, cause: unknown): EvermeError {
+  const reason = cause instanceof Error ? `: ${cause.message}` : '';
+  return new EvermeError('io', `${message}${reason}`, {
+    code: 'database_unavailable',
+    hint: 'Check that the state directory exists and is writable (EVERME_STATE_DIR), and that the file is an everme database.',
+    detail: { path: file },
+    cause,
+  });
+}
+
+function asDatabaseError(err: unknown, file: string): EvermeError {
+  if (err instanceof EvermeError) return err;
+  return ioError(`Cannot use the everme database at ${file}`, file, err);
+}

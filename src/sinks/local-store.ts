@@ -1,0 +1,468 @@
+import type Database from 'better-sqlite3';
+import { z } from 'zod';
+import { EvermeError } from '../cli/errors.js';
+import type { AgentMessage, AgentToolCall, KeyedMessage } from '../memory/agent-message.js';
+import { buildFtsQuery, capText, excerpt, headAndTail, makeSnippet, toFtsText } from './fts-text.js';
+
+export interface ConversationRecord {
+  conversationId: string;
+  sessionId: string;
+  source: 'messages' | 'ledger';
+  workspaceDir?: string;
+  historyFile?: string;
+  createdAtMs?: number;
+}
+
+export interface SearchHit {
+  conversationId: string;
+  sessionId: string;
+  role: AgentMessage['role'];
+  timestamp: number;
+  snippet: string;
+  /** Higher is better (negated BM25). */
+  score: number;
+  workspaceDir?: string;
+}
+
+export interface SearchOptions {
+  /** Default 10, at most 50. */
+  limit?: number;
+  /** Only conversations whose workspace is this directory or lies under it. */
+  project?: string;
+}
+
+export interface ConversationSummary {
+  conversationId: string;
+  sessionId: string;
+  source: string;
+  workspaceDir?: string;
+  historyFile?: string;
+  createdAtMs?: number;
+  updatedAtMs?: number;
+  messageCount: number;
+  firstUserText?: string;
+  lastAssistantText?: string;
+}
+
+export interface RecentOptions {
+  project?: string;
+  /** Default 10, at most 100. */
+  limit?: number;
+}
+
+const DEFAULT_LIMIT = 10;
+const MAX_SEARCH_LIMIT = 50;
+const MAX_RECENT_LIMIT = 100;
+const PREVIEW_CHARS = 300;
+
+const toolCallsSchema = z.array(
+  z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() }),
+);
+
+/*
+ * What gets indexed, per message. Indexing cost grows with every token and the import has a time
+ * budget, while recall lives mostly in what the user and the assistant wrote: their text is indexed
+ * up to 32 Ki characters; tool output (file dumps, logs: most of a session's bytes) only by its
+ * opening and its end, where commands echo and errors land; tool-call arguments by their opening.
+ * The stored content itself is never cut.
+ */
+export const MAX_INDEXED_TEXT_CHARS = 32 * 1024;
+export const INDEXED_TOOL_RESULT_HEAD_CHARS = 2 * 1024;
+export const INDEXED_TOOL_RESULT_TAIL_CHARS = 1024;
+export const INDEXED_TOOL_ARGUMENT_CHARS = 2 * 1024;
+
+const JSON_ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(.))/g;
+const JSON_ESCAPE_CHARS: Record<string, string> = { n: '\n', r: '\r', t: '\t', b: ' ', f: ' ' };
+
+/** Tool arguments are JSON text: `\n` would glue into the next word (`nfoo`), so decode escapes. */
+function unescapeJsonText(text: string): string {
+  if (!text.includes('\\')) return text;
+  return text.replace(JSON_ESCAPE, (_, hex: string | undefined, ch: string) =>
+    hex ? String.fromCharCode(parseInt(hex, 16)) : (JSON_ESCAPE_CHARS[ch] ?? ch),
+  );
+}
+
+function assistantText(content: string | undefined, toolCalls: readonly AgentToolCall[] | undefined): string {
+  const text = capText(content ?? '', MAX_INDEXED_TEXT_CHARS);
+  if (!toolCalls || toolCalls.length === 0) return text;
+  const calls = toolCalls.map((c) => `${c.name} ${unescapeJsonText(capText(c.arguments, INDEXED_TOOL_ARGUMENT_CHARS))}`);
+  return text ? `${text}\n${calls.join('\n')}` : calls.join('\n');
+}
+
+/**
+ * The text a message is found by, cut from its original content. Snippets are cut from the same
+ * text, so what they show is always something the index saw.
+ */
+export function searchableText(message: AgentMessage): string {
+  switch (message.role) {
+    case 'user':
+      return capText(message.content, MAX_INDEXED_TEXT_CHARS);
+    case 'tool':
+      return headAndTail(message.content, INDEXED_TOOL_RESULT_HEAD_CHARS, INDEXED_TOOL_RESULT_TAIL_CHARS);
+    case 'assistant':
+      return assistantText(message.content, message.toolCalls);
+  }
+}
+
+function hasText(text: string | undefined): text is string {
+  return text !== undefined && /\S/u.test(text);
+}
+
+function clampLimit(limit: number | undefined, max: number): number {
+  if (limit === undefined || !Number.isFinite(limit)) return DEFAULT_LIMIT;
+  return Math.min(max, Math.max(1, Math.floor(limit)));
+}
+
+interface ProjectParams {
+  project: string | null;
+  projectSlash: string | null;
+  projectBackslash: string | null;
+}
+
+/** `project` matches itself and anything below it, never a sibling that merely shares a prefix. */
+function projectParams(project: string | undefined): ProjectParams {
+  const trimmed = project?.trim();
+  if (!trimmed) return { project: null, projectSlash: null, projectBackslash: null };
+  const base = trimmed.length > 1 ? trimmed.replace(/[\\/]+$/, '') || trimmed[0]! : trimmed;
+  const isRoot = base.endsWith('/') || base.endsWith('\\');
+  return {
+    project: base,
+    projectSlash: isRoot ? base : `${base}/`,
+    projectBackslash: isRoot ? base : `${base}\\`,
+  };
+}
+
+const PROJECT_FILTER = `(@project IS NULL OR c.workspace_dir = @project
+  OR substr(c.workspace_dir, 1, length(@projectSlash)) = @projectSlash
+  OR substr(c.workspace_dir, 1, length(@projectBackslash)) = @projectBackslash)`;
+
+interface ConversationRow {
+  conversation_id: string;
+  session_id: string;
+  source: string;
+  workspace_dir: string | null;
+  history_file: string | null;
+  created_at_ms: number | null;
+  updated_at_ms: number | null;
+  message_count: number;
+  first_user_text: string | null;
+  last_assistant_text: string | null;
+}
+
+interface HitRow {
+  id: number;
+  conversation_id: string;
+  role: AgentMessage['role'];
+  timestamp: number;
+  content: string | null;
+  tool_calls_json: string | null;
+  session_id: string;
+  workspace_dir: string | null;
+}
+
+interface RankedRow {
+  id: number;
+  rank_bm25: number;
+}
+
+interface MessageParams {
+  conversationId: string;
+  key: string;
+  role: string;
+  timestamp: number;
+  content: string | null;
+  toolCallsJson: string | null;
+  toolCallId: string | null;
+  turnComplete: number | null;
+}
+
+interface AppendSummary {
+  conversationId: string;
+  count: number;
+  minTs: number | null;
+  maxTs: number | null;
+  firstUser: string | null;
+  lastAssistant: string | null;
+}
+
+/**
+ * The embedded memory store. Every write is a plain synchronous call so the caller can put it and
+ * the high-water mark in one `db.transaction`; on their own, writes are atomic per call.
+ */
+export class LocalStore {
+  private readonly stmts;
+
+  constructor(private readonly db: Database.Database) {
+    this.stmts = {
+      upsertConversation: db.prepare<ConversationRecordParams>(
+        `INSERT INTO conversations (conversation_id, session_id, source, workspace_dir, history_file, created_at_ms, updated_at_ms)
+         VALUES (@conversationId, @sessionId, @source, @workspaceDir, @historyFile, @createdAtMs, @createdAtMs)
+         ON CONFLICT (conversation_id) DO UPDATE SET
+           session_id = excluded.session_id,
+           source = excluded.source,
+           workspace_dir = coalesce(excluded.workspace_dir, workspace_dir),
+           history_file = coalesce(excluded.history_file, history_file),
+           created_at_ms = coalesce(excluded.created_at_ms, created_at_ms),
+           updated_at_ms = coalesce(updated_at_ms, excluded.created_at_ms)`,
+      ),
+      conversationExists: db.prepare<[string], number>('SELECT 1 FROM conversations WHERE conversation_id = ?').pluck(),
+      insertMessage: db.prepare<MessageParams>(
+        `INSERT INTO messages (conversation_id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete)
+         VALUES (@conversationId, @key, @role, @timestamp, @content, @toolCallsJson, @toolCallId, @turnComplete)
+         ON CONFLICT (conversation_id, msg_key) DO NOTHING`,
+      ),
+      insertFts: db.prepare<[number | bigint, string]>('INSERT INTO messages_fts (rowid, text) VALUES (?, ?)'),
+      afterAppend: db.prepare<AppendSummary>(
+        `UPDATE conversations SET
+           message_count = message_count + @count,
+           created_at_ms = coalesce(created_at_ms, @minTs),
+           updated_at_ms = max(coalesce(updated_at_ms, @maxTs), @maxTs),
+           first_user_text = coalesce(first_user_text, @firstUser),
+           last_assistant_text = coalesce(@lastAssistant, last_assistant_text)
+         WHERE conversation_id = @conversationId`,
+      ),
+      deleteMessage: db
+        .prepare<[string, string], number>('DELETE FROM messages WHERE conversation_id = ? AND msg_key = ? RETURNING id')
+        .pluck(),
+      deleteFts: db.prepare<[number]>('DELETE FROM messages_fts WHERE rowid = ?'),
+      recount: db.prepare<[string], { count: number; maxTs: number | null }>(
+        'SELECT count(*) AS count, max(timestamp) AS maxTs FROM messages WHERE conversation_id = ?',
+      ),
+      firstUser: db
+        .prepare<[string], string>(
+          `SELECT content FROM messages WHERE conversation_id = ? AND role = 'user' AND trim(content) <> ''
+           ORDER BY id LIMIT 1`,
+        )
+        .pluck(),
+      lastAssistant: db
+        .prepare<[string], string>(
+          `SELECT content FROM messages WHERE conversation_id = ? AND role = 'assistant' AND trim(content) <> ''
+           ORDER BY id DESC LIMIT 1`,
+        )
+        .pluck(),
+      resetSummary: db.prepare<{ conversationId: string; count: number; maxTs: number | null; firstUser: string | null; lastAssistant: string | null }>(
+        `UPDATE conversations SET message_count = @count, updated_at_ms = coalesce(@maxTs, updated_at_ms),
+           first_user_text = @firstUser, last_assistant_text = @lastAssistant
+         WHERE conversation_id = @conversationId`,
+      ),
+      // Ranking selects ids and scores only: carrying content through the sort would read every
+      // matching message's text, not just the few returned.
+      rank: db.prepare<{ match: string; limit: number }, RankedRow>(
+        `SELECT rowid AS id, bm25(messages_fts) AS rank_bm25 FROM messages_fts
+         WHERE messages_fts MATCH @match
+         ORDER BY rank_bm25, id
+         LIMIT @limit`,
+      ),
+      rankInProject: db.prepare<ProjectParams & { match: string; limit: number }, RankedRow>(
+        `SELECT messages_fts.rowid AS id, bm25(messages_fts) AS rank_bm25
+         FROM messages_fts
+         JOIN messages m ON m.id = messages_fts.rowid
+         JOIN conversations c ON c.conversation_id = m.conversation_id
+         WHERE messages_fts MATCH @match AND ${PROJECT_FILTER}
+         ORDER BY rank_bm25, id
+         LIMIT @limit`,
+      ),
+      hit: db.prepare<[number], HitRow>(
+        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, c.session_id, c.workspace_dir
+         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+         WHERE m.id = ?`,
+      ),
+      recent: db.prepare<ProjectParams & { limit: number }, ConversationRow>(
+        `SELECT * FROM conversations c
+         WHERE c.message_count > 0 AND ${PROJECT_FILTER}
+         ORDER BY c.updated_at_ms IS NULL, c.updated_at_ms DESC, c.conversation_id
+         LIMIT @limit`,
+      ),
+      counts: db.prepare<[], { conversations: number; messages: number }>(
+        `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
+      ),
+    };
+  }
+
+  upsertConversation(c: ConversationRecord): void {
+    this.stmts.upsertConversation.run({
+      conversationId: c.conversationId,
+      sessionId: c.sessionId,
+      source: c.source,
+      workspaceDir: c.workspaceDir ?? null,
+      historyFile: c.historyFile ?? null,
+      createdAtMs: c.createdAtMs ?? null,
+    });
+  }
+
+  /** Inserts in the given (conversation) order, skipping keys already stored; returns how many were new. */
+  appendMessages(conversationId: string, messages: KeyedMessage[]): number {
+    if (messages.length === 0) return 0;
+    return this.db.transaction(() => {
+      if (this.stmts.conversationExists.get(conversationId) === undefined) {
+        throw new EvermeError('internal', `Conversation ${conversationId} must be stored before its messages`);
+      }
+      const summary: AppendSummary = { conversationId, count: 0, minTs: null, maxTs: null, firstUser: null, lastAssistant: null };
+      for (const { key, message } of messages) {
+        const result = this.stmts.insertMessage.run(messageParams(conversationId, key, message));
+        if (result.changes === 0) continue;
+        const text = searchableText(message);
+        if (text.length > 0) this.stmts.insertFts.run(result.lastInsertRowid, toFtsText(text));
+        summary.count++;
+        summary.minTs = summary.minTs === null ? message.timestamp : Math.min(summary.minTs, message.timestamp);
+        summary.maxTs = summary.maxTs === null ? message.timestamp : Math.max(summary.maxTs, message.timestamp);
+        if (message.role === 'user' && summary.firstUser === null && hasText(message.content)) {
+          summary.firstUser = excerpt(message.content, PREVIEW_CHARS);
+        } else if (message.role === 'assistant' && hasText(message.content)) {
+          summary.lastAssistant = message.content;
+        }
+      }
+      if (summary.count === 0) return 0;
+      if (summary.lastAssistant !== null) summary.lastAssistant = excerpt(summary.lastAssistant, PREVIEW_CHARS);
+      this.stmts.afterAppend.run(summary);
+      return summary.count;
+    })();
+  }
+
+  /** Removes messages (and their index entries) that left the conversation; returns how many existed. */
+  removeMessages(conversationId: string, keys: string[]): number {
+    if (keys.length === 0) return 0;
+    return this.db.transaction(() => {
+      let removed = 0;
+      for (const key of keys) {
+        const id = this.stmts.deleteMessage.get(conversationId, key);
+        if (id === undefined) continue;
+        this.stmts.deleteFts.run(id);
+        removed++;
+      }
+      if (removed > 0) {
+        const { count, maxTs } = this.stmts.recount.get(conversationId) ?? { count: 0, maxTs: null };
+        const firstUser = this.stmts.firstUser.get(conversationId);
+        const lastAssistant = this.stmts.lastAssistant.get(conversationId);
+        this.stmts.resetSummary.run({
+          conversationId,
+          count,
+          maxTs,
+          firstUser: firstUser === undefined ? null : excerpt(firstUser, PREVIEW_CHARS),
+          lastAssistant: lastAssistant === undefined ? null : excerpt(lastAssistant, PREVIEW_CHARS),
+        });
+      }
+      return removed;
+    })();
+  }
+
+  /**
+   * Full-text search, best first. Messages holding every term come first; if they are fewer than
+   * the limit, messages holding some of the terms fill the rest.
+   */
+  search(query: string, opts: SearchOptions = {}): SearchHit[] {
+    const fts = buildFtsQuery(query);
+    if (!fts) return [];
+    const limit = clampLimit(opts.limit, MAX_SEARCH_LIMIT);
+    const project = projectParams(opts.project);
+
+    const rank = (match: string): RankedRow[] =>
+      project.project === null
+        ? this.stmts.rank.all({ match, limit })
+        : this.stmts.rankInProject.all({ ...project, match, limit });
+
+    const scored = rank(fts.strict).map((r) => ({ id: r.id, score: -r.rank_bm25 }));
+    if (fts.loose && scored.length < limit) {
+      const seen = new Set(scored.map((s) => s.id));
+      const fill = rank(fts.loose)
+        .filter((r) => !seen.has(r.id))
+        .slice(0, limit - scored.length);
+      // BM25 of a partial match can beat a full one; scale the fill below the last full match so
+      // the list stays sorted by score, keeping the fill's own order.
+      const floor = scored.at(-1)?.score;
+      const top = fill.length > 0 ? -fill[0]!.rank_bm25 : undefined;
+      const scale = floor !== undefined && top !== undefined && top >= floor ? (floor / top) * 0.5 : 1;
+      for (const r of fill) scored.push({ id: r.id, score: -r.rank_bm25 * scale });
+    }
+
+    const hits: SearchHit[] = [];
+    for (const { id, score } of scored) {
+      const row = this.stmts.hit.get(id);
+      if (!row) continue;
+      hits.push({
+        conversationId: row.conversation_id,
+        sessionId: row.session_id,
+        role: row.role,
+        timestamp: row.timestamp,
+        snippet: makeSnippet(storedSearchableText(row), fts.terms),
+        score,
+        ...(row.workspace_dir === null ? {} : { workspaceDir: row.workspace_dir }),
+      });
+    }
+    return hits;
+  }
+
+  /** Conversations with messages, most recently active first. */
+  recentConversations(opts: RecentOptions = {}): ConversationSummary[] {
+    const rows = this.stmts.recent.all({ ...projectParams(opts.project), limit: clampLimit(opts.limit, MAX_RECENT_LIMIT) });
+    return rows.map((row) => {
+      const summary: ConversationSummary = {
+        conversationId: row.conversation_id,
+        sessionId: row.session_id,
+        source: row.source,
+        messageCount: row.message_count,
+      };
+      if (row.workspace_dir !== null) summary.workspaceDir = row.workspace_dir;
+      if (row.history_file !== null) summary.historyFile = row.history_file;
+      if (row.created_at_ms !== null) summary.createdAtMs = row.created_at_ms;
+      if (row.updated_at_ms !== null) summary.updatedAtMs = row.updated_at_ms;
+      if (row.first_user_text !== null) summary.firstUserText = row.first_user_text;
+      if (row.last_assistant_text !== null) summary.lastAssistantText = row.last_assistant_text;
+      return summary;
+    });
+  }
+
+  counts(): { conversations: number; messages: number } {
+    return this.stmts.counts.get() ?? { conversations: 0, messages: 0 };
+  }
+}
+
+interface ConversationRecordParams {
+  conversationId: string;
+  sessionId: string;
+  source: string;
+  workspaceDir: string | null;
+  historyFile: string | null;
+  createdAtMs: number | null;
+}
+
+function messageParams(conversationId: string, key: string, message: AgentMessage): MessageParams {
+  const base = { conversationId, key, role: message.role, timestamp: message.timestamp };
+  switch (message.role) {
+    case 'user':
+      return { ...base, content: message.content, toolCallsJson: null, toolCallId: null, turnComplete: null };
+    case 'tool':
+      return { ...base, content: message.content, toolCallsJson: null, toolCallId: message.toolCallId, turnComplete: null };
+    case 'assistant':
+      return {
+        ...base,
+        content: message.content ?? null,
+        toolCallsJson: message.toolCalls && message.toolCalls.length > 0 ? JSON.stringify(message.toolCalls) : null,
+        toolCallId: null,
+        turnComplete: message.turnComplete ? 1 : 0,
+      };
+  }
+}
+
+/** Rebuilds the text a stored message was indexed from, so the snippet quotes the original. */
+function storedSearchableText(row: HitRow): string {
+  const content = row.content ?? '';
+  switch (row.role) {
+    case 'user':
+      return searchableText({ role: 'user', timestamp: row.timestamp, content });
+    case 'tool':
+      return searchableText({ role: 'tool', timestamp: row.timestamp, toolCallId: '', content });
+    case 'assistant':
+      return assistantText(row.content ?? undefined, parseToolCalls(row.tool_calls_json));
+  }
+}
+
+function parseToolCalls(json: string | null): AgentToolCall[] | undefined {
+  if (json === null) return undefined;
+  try {
+    const parsed = toolCallsSchema.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

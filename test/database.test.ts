@@ -1,0 +1,162 @@
+import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EvermeError } from '../src/cli/errors.js';
+import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/sinks/database.js';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function catchError(fn: () => unknown): EvermeError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(EvermeError);
+    return err as EvermeError;
+  }
+  throw new Error('expected an EvermeError');
+}
+
+describe('openDatabase', () => {
+  it('creates a private state dir and file in WAL mode with the full schema', () => {
+    const stateDir = path.join(tempDir(), 'nested', 'state');
+    const db = openDatabase(stateDir);
+    try {
+      expect(fs.statSync(stateDir).mode & 0o777).toBe(0o700);
+      expect(fs.statSync(databasePath(stateDir)).mode & 0o077).toBe(0);
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('synchronous', { simple: true })).toBe(1);
+      expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+      expect(db.pragma('busy_timeout', { simple: true })).toBeGreaterThanOrEqual(5000);
+      expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+      const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all();
+      expect(tables).toEqual(expect.arrayContaining(['conversations', 'messages', 'messages_fts', 'delivered', 'runs']));
+    } finally {
+      db.close();
+    }
+  });
+
+  it('reopens an existing database without re-running migrations or losing data', () => {
+    const stateDir = tempDir();
+    const first = openDatabase(stateDir);
+    first.prepare("INSERT INTO runs (kind, started_at_ms, params_json) VALUES ('sync', 1, '{}')").run();
+    first.close();
+
+    const second = openDatabase(stateDir);
+    try {
+      expect(second.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+      expect(second.prepare('SELECT count(*) FROM runs').pluck().get()).toBe(1);
+    } finally {
+      second.close();
+    }
+  });
+
+  it('refuses a database written by a newer schema with an io error and a hint', () => {
+    const stateDir = tempDir();
+    openDatabase(stateDir).close();
+    const raw = new Database(databasePath(stateDir));
+    raw.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    raw.close();
+
+    const err = catchError(() => openDatabase(stateDir));
+    expect(err.type).toBe('io');
+    expect(err.code).toBe('database_too_new');
+    expect(err.hint).toMatch(/upgrade/i);
+    expect(err.message).toContain(databasePath(stateDir));
+    // Refusing must not touch the newer file.
+    const check = new Database(databasePath(stateDir));
+    expect(check.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length + 1);
+    check.close();
+  });
+
+  it('reports an unusable state path as io, naming the path', () => {
+    const parent = tempDir();
+    const blocker = path.join(parent, 'not-a-dir');
+    fs.writeFileSync(blocker, 'x');
+    const underFile = catchError(() => openDatabase(path.join(blocker, 'state')));
+    expect(underFile.type).toBe('io');
+    expect(underFile.message).toContain(path.join(blocker, 'state'));
+
+    const garbageDir = tempDir();
+    fs.writeFileSync(databasePath(garbageDir), 'this is not sqlite, just long enough to have a header page '.repeat(100));
+    const garbage = catchError(() => openDatabase(garbageDir));
+    expect(garbage.type).toBe('io');
+    expect(garbage.message).toContain(databasePath(garbageDir));
+  });
+
+  it('opens read-only without creating anything, and refuses writes', () => {
+    const missing = path.join(tempDir(), 'absent');
+    const err = catchError(() => openDatabase(missing, { readonly: true }));
+    expect(err.type).toBe('io');
+    expect(fs.existsSync(missing)).toBe(false);
+
+    const stateDir = tempDir();
+    const writer = openDatabase(stateDir);
+    writer.prepare("INSERT INTO runs (kind, started_at_ms, params_json) VALUES ('sync', 1, '{}')").run();
+    const reader = openDatabase(stateDir, { readonly: true });
+    try {
+      expect(reader.prepare('SELECT count(*) FROM runs').pluck().get()).toBe(1);
+      expect(() => reader.prepare("INSERT INTO runs (kind, started_at_ms, params_json) VALUES ('sync', 2, '{}')").run()).toThrow(
+        /readonly/i,
+      );
+    } finally {
+      reader.close();
+      writer.close();
+    }
+  });
+
+  it('waits for another process holding the write lock instead of failing (busy_timeout)', async () => {
+    const stateDir = tempDir();
+    const db = openDatabase(stateDir);
+    try {
+      // A second process takes the write lock, writes, and holds it for a while before committing.
+      const script = `
+        import Database from 'better-sqlite3';
+        const db = new Database(process.argv[1], { timeout: 5000 });
+        db.exec('BEGIN IMMEDIATE');
+        db.prepare("INSERT INTO runs (kind, started_at_ms, params_json) VALUES ('hook', 1, '{}')").run();
+        process.stdout.write('locked\\n');
+        const until = Date.now() + 400;
+        while (Date.now() < until) {}
+        db.exec('COMMIT');
+        db.close();
+      `;
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script, databasePath(stateDir)], {
+        cwd: process.cwd(),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          if (chunk.toString().includes('locked')) resolve();
+        });
+        child.on('exit', () => reject(new Error('child exited before taking the lock')));
+      });
+
+      const started = Date.now();
+      db.prepare("INSERT INTO runs (kind, started_at_ms, params_json) VALUES ('import', 2, '{}')").run();
+      expect(Date.now() - started).toBeGreaterThan(50);
+      expect(await exited).toBe(0);
+      expect(db.prepare('SELECT kind FROM runs ORDER BY started_at_ms').pluck().all()).toEqual(['hook', 'import']);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('gives dry runs a throwaway database with the same schema', () => {
+    const db = openMemoryDatabase();
+    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(db.memory).toBe(true);
+    db.close();
+  });
+});
