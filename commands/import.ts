@@ -1,0 +1,49 @@
+import { Flags } from '@oclif/core';
+import { EvermeCommand } from '../src/cli/base-command.js';
+import { parseSinceDate } from '../src/cli/dates.js';
+import { writeStderr } from '../src/cli/output.js';
+import { createProgress } from '../src/cli/progress.js';
+import { renderRunSummary, runOutcomeError } from '../src/cli/render-run.js';
+import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
+import { defaultSink, loadSettings, type SinkName } from '../src/config/settings.js';
+import { runPipeline } from '../src/engine/run-pipeline.js';
+
+export default class Import extends EvermeCommand {
+  static override summary = 'Import MiniMax Code history since a date (the cold start)';
+  static override description =
+    'Reads every session created on or after --since, converts it to agent memory, and delivers what is not delivered yet. Re-running it is a no-op.';
+  static override examples = ['<%= config.bin %> import --since 2026-09-01', '<%= config.bin %> import --since 2026-09-01 --sink everme --json'];
+  static override flags = {
+    since: Flags.string({ description: 'first day to import (YYYY-MM-DD, UTC)', required: true }),
+    sink: Flags.string({ description: 'where memories go (default: everme when an API key is configured, else local)', options: ['local', 'everme'] }),
+    concurrency: Flags.integer({ description: 'sessions processed at once', min: 1, max: 32, default: 4 }),
+    'dry-run': Flags.boolean({ description: 'read and convert, but touch neither the network nor the state', default: false }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Import);
+    const sinceMs = parseSinceDate(flags.since);
+    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
+    const settings = loadSettings(dataDir);
+    const sink = (flags.sink as SinkName | undefined) ?? defaultSink(settings);
+    const progress = createProgress('import', { json: this.jsonMode });
+    const summary = await runPipeline({
+      mode: 'import',
+      settings,
+      sink,
+      since: flags.since,
+      sinceMs,
+      concurrency: flags.concurrency,
+      dryRun: flags['dry-run'],
+      signal: this.abort.signal,
+      onProgress: (p) => progress.update(p),
+    }).finally(() => progress.stop());
+    const failure = runOutcomeError(summary);
+    if (failure) {
+      // A failure keeps stdout empty; what was done still belongs in front of the error.
+      if (!this.jsonMode) writeStderr(renderRunSummary(summary));
+      throw failure;
+    }
+    this.emit(summary, () => renderRunSummary(summary));
+  }
+}

@@ -1,0 +1,71 @@
+import { Flags } from '@oclif/core';
+import { EvermeCommand } from '../src/cli/base-command.js';
+import { parseSinceDate } from '../src/cli/dates.js';
+import { EvermeError } from '../src/cli/errors.js';
+import { writeStderr } from '../src/cli/output.js';
+import { createProgress } from '../src/cli/progress.js';
+import { renderRunSummary, runOutcomeError } from '../src/cli/render-run.js';
+import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
+import { defaultSink, loadSettings, type SinkName } from '../src/config/settings.js';
+import { openEngine } from '../src/engine/engine-context.js';
+import { runPipeline } from '../src/engine/run-pipeline.js';
+import { syncHorizon } from '../src/engine/sync-horizon.js';
+import { locateSession } from '../src/transcript/session-locate.js';
+
+export default class Sync extends EvermeCommand {
+  static override summary = 'Deliver what is new in changed sessions since the last import or sync';
+  static override description =
+    'Unchanged sessions are skipped without being read. The horizon is the earliest --since an import used; with no import yet, the last 24 hours.';
+  static override examples = ['<%= config.bin %> sync', '<%= config.bin %> sync --session mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40 --json'];
+  static override flags = {
+    session: Flags.string({ description: 'only this session id (mvs_…)' }),
+    since: Flags.string({ description: 'override the horizon (YYYY-MM-DD, UTC)' }),
+    sink: Flags.string({ description: 'where memories go (default: everme when an API key is configured, else local)', options: ['local', 'everme'] }),
+    concurrency: Flags.integer({ description: 'sessions processed at once', min: 1, max: 32, default: 4 }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Sync);
+    const sinceMs = flags.since === undefined ? undefined : parseSinceDate(flags.since);
+    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
+    const settings = loadSettings(dataDir);
+    const sink = (flags.sink as SinkName | undefined) ?? defaultSink(settings);
+    const engine = openEngine(settings, sink);
+    try {
+      let sessions;
+      if (flags.session) {
+        const found = await locateSession(dataDir, flags.session, { remembered: engine.state.sessionDirFor(flags.session) });
+        if (!found) {
+          throw new EvermeError('not_found', `No session ${flags.session} under ${dataDir}`, {
+            hint: 'Session ids look like mvs_ followed by 32 hex digits; `everme status` shows the data dir in use.',
+          });
+        }
+        engine.state.rememberSessionDir(found.sessionId, found.dir);
+        sessions = [found];
+      }
+      const horizon = syncHorizon(engine.state, sinceMs);
+      const progress = createProgress('sync', { json: this.jsonMode });
+      const summary = await runPipeline({
+        mode: 'sync',
+        settings,
+        sink,
+        engine,
+        sessions,
+        sinceMs: horizon.sinceMs,
+        since: horizon.since,
+        concurrency: flags.concurrency,
+        signal: this.abort.signal,
+        onProgress: (p) => progress.update(p),
+      }).finally(() => progress.stop());
+      const failure = runOutcomeError(summary);
+      if (failure) {
+        // A failure keeps stdout empty; what was done still belongs in front of the error.
+        if (!this.jsonMode) writeStderr(renderRunSummary(summary));
+        throw failure;
+      }
+      this.emit(summary, () => renderRunSummary(summary));
+    } finally {
+      engine.close();
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import type { RunSummary } from '../engine/run-pipeline.js';
+import { EvermeError } from './errors.js';
+
+export function warningsLine(warnings: RunSummary['warnings']): string {
+  const parts = Object.entries(warnings)
+    .filter(([, count]) => (count ?? 0) > 0)
+    .map(([code, count]) => `${code} ${count}`);
+  return parts.length === 0 ? 'warnings: none' : `warnings: ${parts.join(', ')} (see \`everme report\`)`;
+}
+
+export function renderRunSummary(summary: RunSummary): string {
+  const s = summary.sessions;
+  const verb = summary.dryRun ? 'would deliver' : 'delivered';
+  const lines = [
+    `${summary.mode}${summary.dryRun ? ' (dry run)' : ''} → ${summary.sink}${summary.since ? ` since ${summary.since}` : ''}`,
+    `sessions: ${s.scanned} scanned, ${s.delivered} delivered, ${s.unchanged} unchanged, ${s.empty} empty, ${s.failed} failed`,
+    `messages: ${summary.messages} ${verb} in ${summary.requests} requests${summary.removed ? `, ${summary.removed} removed (history rewritten)` : ''}`,
+  ];
+  for (const failure of summary.failures.slice(0, 5)) lines.push(`failed: ${failure.sessionId}: ${failure.type}: ${failure.message}`);
+  if (summary.failures.length > 5) lines.push(`failed: … and ${summary.failures.length - 5} more`);
+  // Last, so the pointer to the report is what a reader sees at the bottom.
+  lines.push(warningsLine(summary.warnings));
+  return lines.join('\n');
+}
+
+/**
+ * The exit rule for import and sync: success only when everything was delivered. A run where some
+ * sessions failed still committed the others and ends as `conflict`; a run where every session
+ * failed for one reason ends with that reason's type (an auth failure is exit 3, not 1).
+ */
+export function runOutcomeError(summary: RunSummary): EvermeError | undefined {
+  if (summary.cancelled) {
+    return new EvermeError('cancelled', 'Interrupted: what was acknowledged is committed; run the same command again to continue', {
+      detail: { summary },
+    });
+  }
+  const { failed, scanned } = summary.sessions;
+  if (failed === 0) return undefined;
+  const types = new Set(summary.failures.map((f) => f.type));
+  const first = summary.failures[0];
+  if (failed === scanned && types.size === 1 && first) {
+    return new EvermeError(first.type as EvermeError['type'], `All ${failed} sessions failed: ${first.message}`, {
+      hint: hintFor(first.type),
+      detail: { failed, total: scanned, summary },
+    });
+  }
+  return new EvermeError('conflict', `${failed} of ${scanned} sessions failed; the others were delivered and committed`, {
+    hint: 'Run the same command again to retry the failed sessions; see the failures above.',
+    detail: { failed, total: scanned, summary },
+  });
+}
+
+function hintFor(type: string): string | undefined {
+  switch (type) {
+    case 'auth':
+      return 'Check EVERME_API_KEY (`everme install --api-key <key>`), or use `--sink local`.';
+    case 'network':
+      return 'The EverMe gateway could not be reached; nothing was lost, run again later.';
+    case 'rate_limit':
+      return 'The gateway is rate limiting; run again in a few minutes.';
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,72 @@
+import type Database from 'better-sqlite3';
+import { EvermeError } from '../cli/errors.js';
+import type { Settings, SinkName } from '../config/settings.js';
+import { databasePath, openDatabase, openMemoryDatabase } from '../sinks/database.js';
+import { GatewayClient } from '../sinks/gateway-client.js';
+import { GatewaySink } from '../sinks/gateway-sink.js';
+import { LocalSink } from '../sinks/local-sink.js';
+import type { Sink } from '../sinks/sink.js';
+import { existsSync } from 'node:fs';
+import { SessionLocks } from './session-lock.js';
+import { StateStore } from './state-store.js';
+import { USER_AGENT } from './user-agent.js';
+
+export interface Engine {
+  db: Database.Database;
+  state: StateStore;
+  locks: SessionLocks;
+  sink: Sink;
+  close(): void;
+}
+
+export function gatewayClientFor(settings: Settings): GatewayClient {
+  if (!settings.apiKey) {
+    throw new EvermeError('not_logged_in', 'No EverMe API key is configured for the everme sink', {
+      hint: 'Run `everme install --api-key <key>`, set EVERME_API_KEY, or use `--sink local`.',
+    });
+  }
+  return new GatewayClient({
+    apiBase: settings.apiBase,
+    apiKey: settings.apiKey,
+    userAgent: USER_AGENT,
+    ...(settings.requestTimeoutMs !== undefined ? { timeoutMs: settings.requestTimeoutMs } : {}),
+  });
+}
+
+/**
+ * A dry run reads the marks but may write nothing, not even a schema upgrade. Without a database, or
+ * with one too old to read as it is, it works against an empty in-memory one (as if nothing had been
+ * delivered yet). A current one is opened normally and only read: a connection that wrote nothing
+ * leaves the file as it was, and being read-write it removes its -wal/-shm on close, which a
+ * read-only connection could not.
+ */
+function openDryRunDatabase(stateDir: string): Database.Database {
+  if (!existsSync(databasePath(stateDir))) return openMemoryDatabase();
+  try {
+    openDatabase(stateDir, { readonly: true }).close();
+  } catch (err) {
+    if (err instanceof EvermeError && err.code === 'database_outdated') return openMemoryDatabase();
+    throw err;
+  }
+  return openDatabase(stateDir);
+}
+
+/**
+ * Opens the one state file and the chosen sink (see `openDryRunDatabase` for dry runs).
+ */
+export function openEngine(settings: Settings, sinkName: SinkName, opts: { dryRun?: boolean } = {}): Engine {
+  const sinkClient = sinkName === 'everme' ? gatewayClientFor(settings) : undefined;
+  const db = opts.dryRun ? openDryRunDatabase(settings.stateDir) : openDatabase(settings.stateDir);
+  const state = new StateStore(db);
+  const sink: Sink = sinkClient ? new GatewaySink(sinkClient, state) : new LocalSink(db, state);
+  return {
+    db,
+    state,
+    locks: new SessionLocks(db),
+    sink,
+    close: () => {
+      sink.close();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,175 @@
+import pLimit from 'p-limit';
+import { EvermeError, toEvermeError } from '../cli/errors.js';
+import type { Settings, SinkName } from '../config/settings.js';
+import { totalsByCode, type WarningCode, type WarningEntry } from '../core/warnings.js';
+import { discoverSessions } from '../transcript/discover.js';
+import type { SessionRef } from '../transcript/types.js';
+import { openEngine, type Engine } from './engine-context.js';
+import { deliverSession, type DeliveryMode, type SessionOutcome } from './session-delivery.js';
+
+export interface RunOptions {
+  mode: DeliveryMode;
+  settings: Settings;
+  sink: SinkName;
+  /** UTC midnight of the --since date, epoch ms. */
+  sinceMs?: number;
+  /** The --since date as the user gave it (recorded on import runs: it sets sync's horizon). */
+  since?: string;
+  /** Only these sessions (already located). */
+  sessions?: SessionRef[];
+  concurrency?: number;
+  dryRun?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (progress: RunProgress) => void;
+  /** An engine already opened by the caller (the hook worker keeps one across runs). */
+  engine?: Engine;
+}
+
+export interface RunProgress {
+  sessionsTotal: number;
+  sessionsDone: number;
+  messages: number;
+  bytesDone: number;
+  bytesTotal: number;
+}
+
+export interface RunSummary {
+  mode: DeliveryMode;
+  sink: SinkName;
+  dryRun: boolean;
+  since?: string;
+  sessions: { scanned: number; delivered: number; unchanged: number; empty: number; failed: number };
+  messages: number;
+  removed: number;
+  requests: number;
+  bytes: number;
+  warnings: Partial<Record<WarningCode, number>>;
+  failures: Array<{ sessionId: string; type: string; message: string }>;
+  cancelled: boolean;
+}
+
+/** Errors that will fail every remaining session the same way: stop scheduling more work. */
+const FATAL_TYPES = new Set(['auth', 'not_logged_in', 'cancelled']);
+
+export async function runPipeline(options: RunOptions): Promise<RunSummary> {
+  const dryRun = options.dryRun ?? false;
+  const engine = options.engine ?? openEngine(options.settings, options.sink, { dryRun });
+  const summary: RunSummary = {
+    mode: options.mode,
+    sink: options.sink,
+    dryRun,
+    since: options.since,
+    sessions: { scanned: 0, delivered: 0, unchanged: 0, empty: 0, failed: 0 },
+    messages: 0,
+    removed: 0,
+    requests: 0,
+    bytes: 0,
+    warnings: {},
+    failures: [],
+    cancelled: false,
+  };
+  const runId = dryRun ? undefined : engine.state.startRun(options.mode, { since: options.since, sink: options.sink });
+  try {
+    const allWarnings: WarningEntry[] = [];
+    const sessions = options.sessions ?? (await collectSessions(options, engine, dryRun, allWarnings));
+    summary.sessions.scanned = sessions.length;
+    const progress: RunProgress = { sessionsTotal: sessions.length, sessionsDone: 0, messages: 0, bytesDone: 0, bytesTotal: 0 };
+    let stop: EvermeError | undefined;
+    const limit = pLimit(Math.max(1, options.concurrency ?? 4));
+
+    const one = async (session: SessionRef): Promise<void> => {
+      if (stop || options.signal?.aborted) return;
+      let outcome: SessionOutcome;
+      try {
+        outcome = await deliverSession(session, {
+          mode: options.mode,
+          sink: engine.sink,
+          state: engine.state,
+          locks: engine.locks,
+          dryRun,
+          signal: options.signal,
+          onDelivered: (n) => {
+            progress.messages += n;
+            options.onProgress?.(progress);
+          },
+        });
+      } catch (err) {
+        outcome = failedOutcome(session, toEvermeError(err));
+      }
+      summary.messages += outcome.messages;
+      summary.requests += outcome.requests;
+      summary.removed += outcome.removed;
+      summary.bytes += outcome.bytes;
+      allWarnings.push(...outcome.warnings);
+      if (outcome.status === 'failed') {
+        const error = outcome.error ?? new EvermeError('internal', 'unknown failure');
+        if (error.type === 'cancelled') {
+          summary.cancelled = true;
+        } else {
+          summary.sessions.failed += 1;
+          summary.failures.push({ sessionId: session.sessionId, type: error.type, message: error.message });
+        }
+        if (FATAL_TYPES.has(error.type)) stop ??= error;
+      } else {
+        summary.sessions[outcome.status] += 1;
+      }
+      progress.sessionsDone += 1;
+      progress.bytesDone += outcome.bytes;
+      options.onProgress?.(progress);
+    };
+
+    await Promise.all(sessions.map((session) => limit(() => one(session))));
+    if (options.signal?.aborted) summary.cancelled = true;
+    // Sessions never started because of a fatal error count as failed, so the totals add up.
+    const notStarted = sessions.length - progress.sessionsDone;
+    if (stop && !summary.cancelled && notStarted > 0) summary.sessions.failed += notStarted;
+    summary.warnings = totalsByCode(allWarnings);
+    if (runId !== undefined) {
+      const status = summary.cancelled ? 'cancelled' : summary.sessions.failed > 0 ? 'partial' : 'ok';
+      engine.state.finishRun(runId, summary, status);
+    }
+    return summary;
+  } catch (err) {
+    if (runId !== undefined) engine.state.finishRun(runId, summary, 'failed');
+    throw err;
+  } finally {
+    if (!options.engine) engine.close();
+  }
+}
+
+async function collectSessions(
+  options: RunOptions,
+  engine: Engine,
+  dryRun: boolean,
+  warnings: WarningEntry[],
+): Promise<SessionRef[]> {
+  const sessions: SessionRef[] = [];
+  for await (const session of discoverSessions(options.settings.dataDir, {
+    sinceMs: options.sinceMs,
+    onInvalidManifest: (dir) => {
+      const entry: WarningEntry = { code: 'invalid_manifest', count: 1, samples: [{ file: 'manifest.json', line: 0 }] };
+      warnings.push(entry);
+      if (dryRun) return;
+      engine.state.replaceWarnings({ conversationId: null, sessionId: null, source: 'manifest', sessionDir: dir }, [entry]);
+    },
+  })) {
+    if (options.signal?.aborted) break;
+    sessions.push(session);
+  }
+  return sessions;
+}
+
+function failedOutcome(session: SessionRef, error: EvermeError): SessionOutcome {
+  return {
+    sessionId: session.sessionId,
+    conversationId: '',
+    status: 'failed',
+    source: 'none',
+    messages: 0,
+    requests: 0,
+    removed: 0,
+    bytes: 0,
+    warnings: [],
+    error,
+  };
+}

@@ -1,0 +1,179 @@
+import path from 'node:path';
+import { EvermeError, toEvermeError } from '../cli/errors.js';
+import type { SinkName } from '../config/settings.js';
+import { WarningCollector, type WarningEntry } from '../core/warnings.js';
+import type { AgentMessage } from '../memory/agent-message.js';
+import { Converter } from '../memory/convert.js';
+import { TaskBatcher, type PlannedRequest } from '../memory/task-batcher.js';
+import type { ConversationMeta, Sink } from '../sinks/sink.js';
+import { chooseHistoryFile, openSessionHistory } from '../transcript/session-history.js';
+import type { SessionRef } from '../transcript/types.js';
+import { conversationIdFor } from './conversation-id.js';
+import { fingerprintFile, sameFingerprint } from './fingerprint.js';
+import type { SessionLocks } from './session-lock.js';
+import type { StateStore } from './state-store.js';
+
+/** import flushes every conversation's last request, sync only at a finished turn, the hook never. */
+export type DeliveryMode = 'import' | 'sync' | 'hook';
+
+export type SessionStatus = 'delivered' | 'unchanged' | 'empty' | 'failed';
+
+export interface SessionOutcome {
+  sessionId: string;
+  conversationId: string;
+  status: SessionStatus;
+  source: 'messages' | 'ledger' | 'none';
+  messages: number;
+  requests: number;
+  removed: number;
+  bytes: number;
+  warnings: WarningEntry[];
+  error?: EvermeError;
+}
+
+export interface DeliveryContext {
+  mode: DeliveryMode;
+  sink: Sink;
+  state: StateStore;
+  locks?: SessionLocks;
+  dryRun: boolean;
+  signal?: AbortSignal;
+  lockTimeoutMs?: number;
+  /** Called after each acknowledged request with the number of messages it carried. */
+  onDelivered?: (messages: number) => void;
+}
+
+function flushFor(mode: DeliveryMode, last: AgentMessage | undefined): boolean {
+  if (mode === 'import') return true;
+  if (mode === 'sync') return last?.role === 'assistant' && last.turnComplete;
+  return false;
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new EvermeError('cancelled', 'Interrupted');
+}
+
+/**
+ * One session through the whole pipeline: read → replay → convert → delta past the marks → batch →
+ * sink → commit. Every mode runs exactly this; only the flush rule differs.
+ */
+export async function deliverSession(session: SessionRef, ctx: DeliveryContext): Promise<SessionOutcome> {
+  const conversationId = conversationIdFor(session.sessionId);
+  const outcome: SessionOutcome = {
+    sessionId: session.sessionId,
+    conversationId,
+    status: 'unchanged',
+    source: 'none',
+    messages: 0,
+    requests: 0,
+    removed: 0,
+    bytes: 0,
+    warnings: [],
+  };
+  const sinkName: SinkName = ctx.sink.name;
+  let locked = false;
+  try {
+    const chosen = await chooseHistoryFile(session.dir);
+    outcome.source = chosen.source;
+    if (chosen.source === 'none' || !chosen.file) {
+      outcome.status = 'empty';
+      return outcome;
+    }
+    let fingerprint = await fingerprintFile(chosen.file);
+    if (sameFingerprint(ctx.state.getFingerprint(sinkName, session.sessionId), fingerprint)) return outcome;
+
+    if (!ctx.dryRun && ctx.locks !== undefined) {
+      await ctx.locks.acquire(session.sessionId, ctx.lockTimeoutMs ?? 30_000, ctx.signal);
+      locked = true;
+    }
+    // Another process may have finished this very file while we waited for the lock.
+    if (sameFingerprint(ctx.state.getFingerprint(sinkName, session.sessionId), fingerprint)) return outcome;
+
+    const warnings = new WarningCollector();
+    const history = openSessionHistory(session, warnings);
+    if (history.source === 'none' || !history.file) {
+      outcome.status = 'empty';
+      return outcome;
+    }
+    const historyFile = history.file;
+    const source = history.source;
+    outcome.source = source;
+    // The file may have been chosen differently a moment ago (a messages.jsonl got its first bytes).
+    if (historyFile !== chosen.file) fingerprint = await fingerprintFile(historyFile);
+    outcome.bytes = fingerprint.size;
+    const delivered = ctx.state.deliveredKeys(sinkName, conversationId);
+    const converter = new Converter(warnings);
+    const batcher = new TaskBatcher({ conversationId, warnings });
+    const seen = new Set<string>();
+    const meta = (): ConversationMeta => ({
+      conversationId,
+      sessionId: session.sessionId,
+      source,
+      workspaceDir: history.workspaceDir() ?? ctx.state.workspaceFor(session.sessionId),
+      historyFile,
+      createdAtMs: session.createdAtMs,
+    });
+
+    let held: PlannedRequest | undefined;
+    const send = async (request: PlannedRequest, flush: boolean): Promise<void> => {
+      throwIfAborted(ctx.signal);
+      if (!ctx.dryRun) {
+        await ctx.sink.deliver({ conversation: meta(), messages: request.messages, keys: request.keys, flush });
+      }
+      outcome.requests += 1;
+      outcome.messages += request.messages.length;
+      ctx.onDelivered?.(request.messages.length);
+    };
+    // The last request is held back until the end: only then is it known whether it flushes.
+    const enqueue = async (ready: PlannedRequest[]): Promise<void> => {
+      for (const request of ready) {
+        if (held) await send(held, false);
+        held = request;
+      }
+    };
+
+    for await (const item of history.items()) {
+      seen.add(item.key);
+      const converted = converter.convert(item);
+      if (!converted || delivered.has(converted.key)) continue;
+      await enqueue(batcher.push(converted));
+    }
+    await enqueue(batcher.end());
+    if (held) await send(held, flushFor(ctx.mode, held.messages.at(-1)));
+
+    // A history read without its snapshot chain is incomplete, not rewritten: what it lacks is kept.
+    const complete = !warnings.entries().some((entry) => entry.code === 'missing_snapshot');
+    const gone = complete ? [...delivered].filter((key) => !seen.has(key)) : [];
+    if (gone.length > 0 && !ctx.dryRun) {
+      const retracted = ctx.sink.retract(meta(), gone);
+      outcome.removed = retracted.removed;
+      if (retracted.irreversible) warnings.add('history_rewritten', { file: path.relative(session.dir, historyFile), line: 0 }, gone.length);
+    }
+
+    outcome.warnings = warnings.entries();
+    if (!ctx.dryRun) {
+      const current = meta();
+      ctx.state.replaceWarnings(
+        {
+          conversationId,
+          sessionId: session.sessionId,
+          source,
+          historyFile,
+          sessionDir: session.dir,
+          createdAtMs: session.createdAtMs,
+          workspaceDir: current.workspaceDir,
+        },
+        outcome.warnings,
+      );
+      ctx.state.setFingerprint(sinkName, session.sessionId, fingerprint);
+    }
+    outcome.status = outcome.messages > 0 || outcome.removed > 0 ? 'delivered' : 'unchanged';
+    return outcome;
+  } catch (err) {
+    outcome.status = 'failed';
+    outcome.error = toEvermeError(err);
+    return outcome;
+  } finally {
+    if (locked) ctx.locks?.release(session.sessionId);
+  }
+}

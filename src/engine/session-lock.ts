@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { EvermeError } from '../cli/errors.js';
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A per-session lock held in the shared SQLite file, so an import and a hook worker never work on
+ * one session at once. SQLite serialises the claim (BEGIN IMMEDIATE); a holder that died (kill -9)
+ * is recognised by its pid and its claim taken over. The lock is not re-entrant: two directories
+ * carrying one session id (a restored copy) are worked on one after the other even in one run, and
+ * each instance is its own owner, so two engines in one process exclude each other too.
+ */
+export class SessionLocks {
+  private readonly claim: (sessionId: string) => boolean;
+  private readonly releaseStmt: Database.Statement;
+  private readonly held = new Set<string>();
+
+  constructor(db: Database.Database, private readonly owner = `${process.pid}:${randomUUID()}`) {
+    const select = db.prepare('SELECT owner, pid FROM session_locks WHERE session_id = ?');
+    const upsert = db.prepare(
+      'INSERT INTO session_locks (session_id, owner, pid, acquired_at_ms) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT(session_id) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, acquired_at_ms = excluded.acquired_at_ms',
+    );
+    this.releaseStmt = db.prepare('DELETE FROM session_locks WHERE session_id = ? AND owner = ?');
+    const claim = db.transaction((sessionId: string): boolean => {
+      const row = select.get(sessionId) as { owner: string; pid: number } | undefined;
+      if (row && row.owner !== this.owner && processAlive(row.pid)) return false;
+      upsert.run(sessionId, this.owner, process.pid, Date.now());
+      return true;
+    });
+    this.claim = (sessionId) => claim.immediate(sessionId);
+  }
+
+  tryAcquire(sessionId: string): boolean {
+    if (this.held.has(sessionId) || !this.claim(sessionId)) return false;
+    this.held.add(sessionId);
+    return true;
+  }
+
+  /** Waits for another process to finish with the session, up to `timeoutMs`. */
+  async acquire(sessionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.tryAcquire(sessionId)) {
+      if (signal?.aborted) throw new EvermeError('cancelled', 'Interrupted while waiting for a session lock');
+      if (Date.now() >= deadline) {
+        throw new EvermeError('conflict', `Session ${sessionId} is being processed by another everme process`, {
+          code: 'session_locked',
+          hint: 'Wait for the other import, sync or hook worker to finish, then run again.',
+        });
+      }
+      await sleep(50);
+    }
+  }
+
+  release(sessionId: string): void {
+    if (!this.held.delete(sessionId)) return;
+    this.releaseStmt.run(sessionId, this.owner);
+  }
+}

@@ -1,0 +1,36 @@
+import type { StateStore } from '../engine/state-store.js';
+import type { GatewayClient } from './gateway-client.js';
+import type { ConversationMeta, DeliveryRequest, RetractOutcome, Sink } from './sink.js';
+
+/**
+ * The hosted EverMe gateway. Marks move only after the gateway acknowledged a request; a request
+ * whose fate is unknown is not retried here but resent by the next run from the last mark.
+ */
+export class GatewaySink implements Sink {
+  readonly name = 'everme' as const;
+
+  constructor(
+    private readonly client: GatewayClient,
+    private readonly state: StateStore,
+  ) {}
+
+  async deliver(request: DeliveryRequest): Promise<void> {
+    await this.client.postAgentMemory({
+      conversationId: request.conversation.conversationId,
+      flush: request.flush,
+      messages: request.messages,
+    });
+    this.state.recordDelivered(this.name, request.conversation.conversationId, request.keys);
+  }
+
+  /**
+   * The gateway cannot take messages back, so their marks stay: the server still holds them (a
+   * message that comes back is not sent twice), and every later read of the session finds them
+   * gone again, so its `history_rewritten` warning survives the next append instead of vanishing.
+   */
+  retract(_conversation: ConversationMeta, _keys: string[]): RetractOutcome {
+    return { removed: 0, irreversible: true };
+  }
+
+  close(): void {}
+}

@@ -1,0 +1,36 @@
+import type { SinkName } from '../config/settings.js';
+import type { AgentMessage } from '../memory/agent-message.js';
+
+/** What a sink needs to know about the conversation a request belongs to (nothing MiniMax-specific). */
+export interface ConversationMeta {
+  conversationId: string;
+  sessionId: string;
+  source: 'messages' | 'ledger';
+  workspaceDir?: string;
+  historyFile?: string;
+  createdAtMs?: number;
+}
+
+export interface DeliveryRequest {
+  conversation: ConversationMeta;
+  messages: AgentMessage[];
+  /** Parallel to `messages`: the high-water keys recorded once the sink acknowledges. */
+  keys: string[];
+  flush: boolean;
+}
+
+export interface RetractOutcome {
+  /** Messages removed from the sink's own storage. */
+  removed: number;
+  /** True when the sink cannot take delivered messages back (the gateway): the caller warns. */
+  irreversible: boolean;
+}
+
+export interface Sink {
+  readonly name: SinkName;
+  /** Delivers one request; its keys count as delivered only after the sink acknowledged it. */
+  deliver(request: DeliveryRequest): Promise<void>;
+  /** Messages that were delivered and have since left the effective history. */
+  retract(conversation: ConversationMeta, keys: string[]): RetractOutcome;
+  close(): void;
+}
