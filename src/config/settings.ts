@@ -12,6 +12,8 @@ export interface Settings {
   apiBase: string;
   stateDir: string;
   syncIntervalMs: number;
+  /** Per-request gateway timeout; unset means the client's default (30 s). Tests shorten it. */
+  requestTimeoutMs?: number;
 }
 
 export interface SettingsFlags {
@@ -36,12 +38,14 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
   };
   const interval = Number(pick('EVERME_MINIMAX_SYNC_INTERVAL_MS'));
   const stateDir = pick('EVERME_STATE_DIR');
+  const timeout = Number(pick('EVERME_REQUEST_TIMEOUT_MS'));
   return {
     dataDir,
     apiKey: flags.apiKey?.trim() || pick('EVERME_API_KEY'),
     apiBase: (flags.apiBase?.trim() || pick('EVERME_API_BASE') || DEFAULT_API_BASE).replace(/\/+$/, ''),
     stateDir: stateDir ? path.resolve(stateDir) : path.join(dataDir, 'everme'),
     syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
+    ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
   };
 }
 

@@ -125,8 +125,11 @@ interface WarningFilterParams {
  */
 export class StateStore {
   private readonly stmts;
+  /** Runs `fn` atomically; inside a caller's transaction it nests as a savepoint. Built once. */
+  private readonly inTransaction: (fn: () => void) => void;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
+    this.inTransaction = db.transaction((fn: () => void) => fn());
     this.stmts = {
       deliveredKeys: db
         .prepare<[string, string], string>('SELECT msg_key FROM delivered WHERE sink = ? AND conversation_id = ?')
@@ -205,16 +208,16 @@ export class StateStore {
 
   recordDelivered(sink: SinkName, conversationId: string, keys: string[]): void {
     if (keys.length === 0) return;
-    this.db.transaction(() => {
+    this.inTransaction(() => {
       for (const key of keys) this.stmts.recordDelivered.run(sink, conversationId, key);
-    })();
+    });
   }
 
   forgetDelivered(sink: SinkName, conversationId: string, keys: string[]): void {
     if (keys.length === 0) return;
-    this.db.transaction(() => {
+    this.inTransaction(() => {
       for (const key of keys) this.stmts.forgetDelivered.run(sink, conversationId, key);
-    })();
+    });
   }
 
   // ── file fingerprints ───────────────────────────────────────────────────────────────────────
@@ -249,7 +252,7 @@ export class StateStore {
     const merged = new WarningCollector();
     merged.merge(entries.filter((e) => e.count > 0));
     const sessionDir = conv.sessionDir ?? null;
-    this.db.transaction(() => {
+    this.inTransaction(() => {
       this.stmts.deleteWarningEntries.run({ setKey, sessionDir });
       this.stmts.deleteWarningSets.run({ setKey, sessionDir });
       if (merged.size === 0) return;
@@ -267,7 +270,7 @@ export class StateStore {
       for (const entry of merged.entries()) {
         this.stmts.insertWarningEntry.run(lastInsertRowid, entry.code, entry.count, JSON.stringify(entry.samples));
       }
-    })();
+    });
   }
 
   /** Conversations with warnings, oldest first (creation time, then insertion), entries in code order. */

@@ -1,0 +1,67 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { generateCorpus } from '../bench/corpus.js';
+import { openDatabase } from '../src/sinks/database.js';
+import { cliEnv, runCli, startCli, waitFor } from './support/cli-process.js';
+import { duplicateKeys, runEngine } from './support/delivery-harness.js';
+import { tempDir } from './transcript-helpers.js';
+
+/** Stored messages so far, or 0 while the database does not exist or is still being created. */
+function storedCount(stateDir: string): number {
+  try {
+    const db = openDatabase(stateDir, { readonly: true });
+    try {
+      return db.prepare<[], { n: number }>('SELECT count(*) AS n FROM messages').get()?.n ?? 0;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
+/** Every stored message as `conversation msg_key`, sorted. */
+function storedKeys(stateDir: string): string[] {
+  const db = openDatabase(stateDir, { readonly: true });
+  try {
+    return db
+      .prepare<[], { k: string }>("SELECT conversation_id || ' ' || msg_key AS k FROM messages ORDER BY k")
+      .all()
+      .map((row) => row.k);
+  } finally {
+    db.close();
+  }
+}
+
+describe('an import killed with SIGKILL', () => {
+  it('loses and doubles nothing: the re-run stores every message exactly once, as a clean import does', async () => {
+    const root = tempDir();
+    const dataDir = path.join(root, 'data');
+    const stateDir = path.join(root, 'state');
+    fs.mkdirSync(dataDir);
+    generateCorpus(dataDir, 200, 12_000);
+    const env = cliEnv(root, { EVERME_STATE_DIR: stateDir });
+    const args = ['import', '--since', '2026-01-01', '--data-dir', dataDir, '--sink', 'local', '--json'];
+
+    const clean = await runEngine({ dataDir, stateDir: path.join(root, 'clean-state') }, 'import', 'local', { since: '2026-01-01', concurrency: 4 });
+    expect(clean.sessions.failed).toBe(0);
+    const expected = storedKeys(path.join(root, 'clean-state'));
+    expect(expected.length).toBe(clean.messages);
+
+    const victim = startCli(args, env);
+    await waitFor(() => storedCount(stateDir) > 0, 20_000, 'the first stored messages');
+    victim.child.kill('SIGKILL');
+    const killed = await victim.done;
+    expect(killed.signal).toBe('SIGKILL');
+    // Killed mid-run: some, not all, of the messages made it.
+    const partial = storedCount(stateDir);
+    expect(partial).toBeGreaterThan(0);
+    expect(partial).toBeLessThan(expected.length);
+
+    const rerun = await runCli(args, env);
+    expect(rerun.code).toBe(0);
+    expect(duplicateKeys(stateDir)).toEqual([]);
+    expect(storedKeys(stateDir)).toEqual(expected);
+  });
+});

@@ -1,0 +1,80 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeGateway, type Fault, type FakeGateway } from './support/fake-gateway.js';
+import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
+import { conversationFor, expectedTurns, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { gatewaySignatures } from './support/delivery-harness.js';
+import { tempDir } from './transcript-helpers.js';
+
+let gateway: FakeGateway;
+let root: string;
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  gateway = await startFakeGateway();
+});
+afterAll(async () => {
+  await gateway.close();
+});
+beforeEach(() => {
+  gateway.reset();
+  root = tempDir();
+  dataDir = path.join(root, 'data');
+  fs.mkdirSync(dataDir);
+  env = cliEnv(root, { EVERME_STATE_DIR: path.join(root, 'state'), EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+});
+
+const importArgs = (...more: string[]) => ['import', '--since', '2026-09-01', '--data-dir', dataDir, '--sink', 'everme', '--json', ...more];
+const TURNS = [0, 1, 2];
+
+function writeTree(sessions: number): number[] {
+  const ids = Array.from({ length: sessions }, (_, i) => i + 1);
+  for (const n of ids) writeMessagesSession(dataDir, n, turnsEnvelopes(`c${n}`, TURNS, { toolBytes: 25_000 }));
+  return ids;
+}
+
+function slowWrites(count: number, ms: number): void {
+  gateway.failNext(...Array.from({ length: count }, (): Fault => ({ kind: 'delay', ms, path: '/mem/agent-memory' })));
+}
+
+function expectEachExactlyOnce(ids: number[]): void {
+  for (const n of ids) expect(gatewaySignatures(gateway, conversationFor(n))).toEqual(expectedTurns(`c${n}`, TURNS, { toolBytes: 25_000 }));
+}
+
+describe('two everme processes at once', () => {
+  it('never deliver a message twice: each session is worked on by one of them, the other finds it done', async () => {
+    const ids = writeTree(10);
+    // Slow answers keep both runs busy long enough to meet on the same sessions.
+    slowWrites(200, 40);
+    const [a, b] = await Promise.all([runCli(importArgs('--concurrency', '2'), env), runCli(importArgs('--concurrency', '2'), env)]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    const [da, db] = [envelopeOf(a).data!, envelopeOf(b).data!];
+    const total = ids.length * TURNS.length * 4;
+    expect((da.messages as number) + (db.messages as number)).toBe(total);
+    expectEachExactlyOnce(ids);
+  });
+});
+
+describe('Ctrl-C during an import', () => {
+  it('exits 130 once the requests in flight are answered, and a re-run delivers the rest exactly once', async () => {
+    const ids = writeTree(8);
+    slowWrites(50, 400);
+    const run = startCli(importArgs('--concurrency', '1'), env);
+    await waitFor(() => gateway.requestsTo('/mem/agent-memory').length >= 1, 15_000, 'the first request');
+    run.child.kill('SIGINT');
+    const interrupted = await run.done;
+
+    expect(interrupted.code).toBe(130);
+    expect(envelopeOf(interrupted)).toMatchObject({ ok: false, error: { type: 'cancelled' } });
+    const sent = gateway.requestsTo('/mem/agent-memory').length;
+    expect(sent).toBeLessThan(ids.length);
+    // The request in flight was answered and stored before the process left.
+    expect(gateway.messagesFor(conversationFor(1)).length).toBeGreaterThan(0);
+
+    const rerun = await runCli(importArgs(), env);
+    expect(rerun.code).toBe(0);
+    expectEachExactlyOnce(ids);
+  });
+});

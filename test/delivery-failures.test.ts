@@ -1,0 +1,122 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runOutcomeError } from '../src/cli/render-run.js';
+import { exitCodeFor } from '../src/cli/errors.js';
+import { startFakeGateway, type Fault, type FakeGateway } from './support/fake-gateway.js';
+import { conversationFor, expectedTurns, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { gatewaySignatures, runEngine, type HarnessEnv } from './support/delivery-harness.js';
+import { tempDir } from './transcript-helpers.js';
+
+let gateway: FakeGateway;
+let env: HarnessEnv;
+
+beforeAll(async () => {
+  gateway = await startFakeGateway();
+});
+afterAll(async () => {
+  await gateway.close();
+});
+beforeEach(async () => {
+  await gateway.setDown(false);
+  gateway.reset();
+  const root = tempDir();
+  env = { dataDir: path.join(root, 'data'), stateDir: path.join(root, 'state'), gateway, timeoutMs: 400 };
+  fs.mkdirSync(env.dataDir);
+});
+
+const SESSIONS = [1, 2, 3] as const;
+const TURNS = [0, 1, 2, 3, 4, 5];
+const BIG = { toolBytes: 20_000 };
+
+/** Three sessions, each large enough for several requests. */
+function writeTree(): void {
+  for (const n of SESSIONS) writeMessagesSession(env.dataDir, n, turnsEnvelopes(`s${n}`, TURNS, BIG));
+}
+
+function expectEveryMessageExactlyOnce(): void {
+  for (const n of SESSIONS) expect(gatewaySignatures(gateway, conversationFor(n))).toEqual(expectedTurns(`s${n}`, TURNS, BIG));
+}
+
+const run = () => runEngine(env, 'import', 'everme', { concurrency: 1 });
+const agentMemoryRequests = (): number => gateway.requestsTo('/mem/agent-memory').length;
+
+/** A fault for the n-th next write (1-based): earlier writes pass untouched. */
+function failWrite(n: number, fault: Fault): void {
+  const pass: Fault[] = Array.from({ length: n - 1 }, () => ({ kind: 'delay', ms: 0, path: '/mem/agent-memory' }));
+  gateway.failNext(...pass, { ...fault, path: '/mem/agent-memory' });
+}
+
+describe('exactly once after a failed request', () => {
+  const cases: Array<[string, Fault, string]> = [
+    ['HTTP 500', { kind: 'http', status: 500 }, 'upstream'],
+    ['a connection reset before the gateway stored anything', { kind: 'reset' }, 'network'],
+    ['a request that times out', { kind: 'hang' }, 'network'],
+    ['a non-JSON 502', { kind: 'non_json', status: 502 }, 'upstream'],
+  ];
+  it.each(cases)('after %s mid-session, the run fails that session only and a re-run completes it exactly once', async (_name, fault, type) => {
+    writeTree();
+    failWrite(2, fault);
+    const first = await run();
+    expect(first.sessions).toMatchObject({ scanned: 3, failed: 1, delivered: 2 });
+    expect(first.failures).toEqual([expect.objectContaining({ type })]);
+    const error = runOutcomeError(first);
+    expect(error?.type).toBe('conflict');
+    expect(error?.detail).toMatchObject({ failed: 1, total: 3 });
+    expect(exitCodeFor(error!.type)).toBe(1);
+    // The request before the failure was acknowledged and committed; the other sessions are complete.
+    const failedConversation = conversationFor(Number(first.failures[0]!.sessionId.slice(4, 12)));
+    expect(gateway.messagesFor(failedConversation).length).toBeGreaterThan(0);
+
+    const before = agentMemoryRequests();
+    const second = await run();
+    expect(second.sessions).toMatchObject({ failed: 0, delivered: 1, unchanged: 2 });
+    expect(runOutcomeError(second)).toBeUndefined();
+    // Only the failed session's remaining requests went out again.
+    expect(agentMemoryRequests() - before).toBe(second.requests);
+    expectEveryMessageExactlyOnce();
+  });
+
+  it('honours a 429 Retry-After and delivers everything in the same run, once', async () => {
+    writeTree();
+    failWrite(2, { kind: 'rate_limit', retryAfter: '1' });
+    const started = Date.now();
+    const summary = await run();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(summary.sessions.failed).toBe(0);
+    const limited = gateway.requestsTo('/mem/agent-memory').findIndex((r) => r.fault === 'rate_limit');
+    expect(limited).toBeGreaterThanOrEqual(0);
+    // The very next request resent the refused body.
+    expect(gateway.requests[limited + 1]?.body).toEqual(gateway.requests[limited]?.body);
+    expectEveryMessageExactlyOnce();
+  });
+
+  it('reports a gateway that is down as a network failure of the run, and a re-run delivers everything once', async () => {
+    writeTree();
+    await gateway.setDown(true);
+    const first = await run();
+    expect(first.sessions).toMatchObject({ scanned: 3, failed: 3, delivered: 0 });
+    const error = runOutcomeError(first);
+    expect(error?.type).toBe('network');
+    expect(exitCodeFor(error!.type)).toBe(4);
+    expect(gateway.requests).toHaveLength(0);
+
+    await gateway.setDown(false);
+    const second = await run();
+    expect(second.sessions).toMatchObject({ failed: 0, delivered: 3 });
+    expectEveryMessageExactlyOnce();
+  });
+
+  it('stops after an auth failure instead of failing every session against the same key', async () => {
+    writeTree();
+    failWrite(1, { kind: 'http', status: 401 });
+    const first = await run();
+    expect(first.failures.map((f) => f.type)).toEqual(['auth']);
+    expect(first.sessions.failed).toBe(3);
+    expect(agentMemoryRequests()).toBe(1);
+    expect(runOutcomeError(first)?.type).toBe('auth');
+
+    await run();
+    expectEveryMessageExactlyOnce();
+  });
+});

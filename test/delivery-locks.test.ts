@@ -1,0 +1,111 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EvermeError } from '../src/cli/errors.js';
+import { SessionLocks } from '../src/engine/session-lock.js';
+import { openDatabase } from '../src/sinks/database.js';
+import { startFakeGateway, type Fault } from './support/fake-gateway.js';
+import { CREATED_AT_MS, DAY, conversationFor, expectedTurns, jsonlOf, sessionIdFor, turnsEnvelopes } from './support/delivery-trees.js';
+import { gatewaySignatures, runEngine } from './support/delivery-harness.js';
+import { makeSession, tempDir } from './transcript-helpers.js';
+
+const SESSION = 'mvs_00000000000000000000000000000001';
+
+/** A pid that surely belongs to no running process: one that has just exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(child.stdout);
+}
+
+function holderOf(db: ReturnType<typeof openDatabase>): { owner: string; pid: number } | undefined {
+  return db.prepare<[string], { owner: string; pid: number }>('SELECT owner, pid FROM session_locks WHERE session_id = ?').get(SESSION);
+}
+
+describe('SessionLocks', () => {
+  it('refuses a second owner while the lock is held, and lets it in once released', () => {
+    const stateDir = tempDir();
+    const dbA = openDatabase(stateDir);
+    const dbB = openDatabase(stateDir);
+    const first = new SessionLocks(dbA, 'owner-a');
+    const second = new SessionLocks(dbB, 'owner-b');
+    expect(first.tryAcquire(SESSION)).toBe(true);
+    expect(second.tryAcquire(SESSION)).toBe(false);
+    // Other sessions are not affected.
+    expect(second.tryAcquire('mvs_00000000000000000000000000000002')).toBe(true);
+
+    first.release(SESSION);
+    expect(second.tryAcquire(SESSION)).toBe(true);
+    expect(holderOf(dbA)?.owner).toBe('owner-b');
+    dbA.close();
+    dbB.close();
+  });
+
+  it('does not let a non-owner release someone else’s lock', () => {
+    const db = openDatabase(tempDir());
+    const holder = new SessionLocks(db, 'holder');
+    const other = new SessionLocks(db, 'other');
+    expect(holder.tryAcquire(SESSION)).toBe(true);
+    other.release(SESSION);
+    expect(other.tryAcquire(SESSION)).toBe(false);
+    db.close();
+  });
+
+  it('takes over the lock of an owner whose process died (kill -9 leaves its row behind)', () => {
+    const db = openDatabase(tempDir());
+    const pid = deadPid();
+    db.prepare('INSERT INTO session_locks (session_id, owner, pid, acquired_at_ms) VALUES (?, ?, ?, ?)').run(SESSION, `${pid}`, pid, Date.now());
+    const locks = new SessionLocks(db, 'survivor');
+    expect(locks.tryAcquire(SESSION)).toBe(true);
+    expect(holderOf(db)).toEqual({ owner: 'survivor', pid: process.pid });
+    db.close();
+  });
+
+  it('waits for a held lock and fails as a conflict when it is not released in time', async () => {
+    const db = openDatabase(tempDir());
+    const holder = new SessionLocks(db, 'holder');
+    const waiter = new SessionLocks(db, 'waiter');
+    holder.tryAcquire(SESSION);
+
+    const timedOut = await waiter.acquire(SESSION, 120).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(timedOut).toBeInstanceOf(EvermeError);
+    expect(timedOut).toMatchObject({ type: 'conflict', code: 'session_locked' });
+
+    setTimeout(() => holder.release(SESSION), 100);
+    await expect(waiter.acquire(SESSION, 5_000)).resolves.toBeUndefined();
+    expect(holderOf(db)?.owner).toBe('waiter');
+    db.close();
+  });
+
+  it('stops waiting when the run is interrupted', async () => {
+    const db = openDatabase(tempDir());
+    new SessionLocks(db, 'holder').tryAcquire(SESSION);
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 50);
+    await expect(new SessionLocks(db, 'waiter').acquire(SESSION, 10_000, abort.signal)).rejects.toMatchObject({ type: 'cancelled' });
+    db.close();
+  });
+});
+
+describe('the session lock inside one run', () => {
+  it('keeps two directories of one session id from being delivered at the same time', async () => {
+    const gateway = await startFakeGateway();
+    try {
+      const root = tempDir();
+      const dataDir = path.join(root, 'data');
+      const sessionId = sessionIdFor(1);
+      const text = jsonlOf(turnsEnvelopes('twin', [0, 1, 2], { toolBytes: 25_000 }));
+      // A copy of a session directory (a restored backup, say) carries the same id and messages.
+      for (const time of ['08-00-00-001', '08-00-00-002']) {
+        makeSession(dataDir, DAY, sessionId, { createdAtMs: CREATED_AT_MS, time, files: { 'messages.jsonl': text } });
+      }
+      gateway.failNext(...Array.from({ length: 20 }, (): Fault => ({ kind: 'delay', ms: 30, path: '/mem/agent-memory' })));
+      await runEngine({ dataDir, stateDir: path.join(root, 'state'), gateway }, 'import', 'everme', { concurrency: 2 });
+      expect(gatewaySignatures(gateway, conversationFor(1))).toEqual(expectedTurns('twin', [0, 1, 2], { toolBytes: 25_000 }));
+    } finally {
+      await gateway.close();
+    }
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Running the delivery engine in-process against a temp data dir, and reading back what each sink
+ * holds: the embedded store's rows, or the fake gateway's stored messages.
+ */
+import path from 'node:path';
+import { loadSettings, type Settings, type SinkName } from '../../src/config/settings.js';
+import { openDatabase } from '../../src/sinks/database.js';
+import { LocalStore } from '../../src/sinks/local-store.js';
+import { runPipeline, type RunOptions, type RunSummary } from '../../src/engine/run-pipeline.js';
+import type { DeliveryMode } from '../../src/engine/session-delivery.js';
+import { StateStore, type ConversationWarnings } from '../../src/engine/state-store.js';
+import type { FakeGateway } from './fake-gateway.js';
+import { signature } from './delivery-trees.js';
+
+export interface HarnessEnv {
+  dataDir: string;
+  stateDir: string;
+  gateway?: FakeGateway;
+  /** EVERME_REQUEST_TIMEOUT_MS, for the timeout test. */
+  timeoutMs?: number;
+}
+
+export function settingsFor(env: HarnessEnv): Settings {
+  return loadSettings(env.dataDir, {}, {
+    EVERME_STATE_DIR: env.stateDir,
+    EVERME_API_KEY: env.gateway?.token,
+    EVERME_API_BASE: env.gateway?.url,
+    EVERME_REQUEST_TIMEOUT_MS: env.timeoutMs === undefined ? undefined : String(env.timeoutMs),
+  });
+}
+
+export function runEngine(
+  env: HarnessEnv,
+  mode: DeliveryMode,
+  sink: SinkName,
+  extra: Partial<Omit<RunOptions, 'mode' | 'settings' | 'sink'>> = {},
+): Promise<RunSummary> {
+  return runPipeline({ mode, settings: settingsFor(env), sink, concurrency: 2, ...extra });
+}
+
+interface MessageRow {
+  role: 'user' | 'assistant' | 'tool';
+  timestamp: number;
+  content: string | null;
+}
+
+/** The embedded store's messages of one conversation, in insertion order. */
+export function storedSignatures(stateDir: string, conversationId: string): string[] {
+  const db = openDatabase(stateDir, { readonly: true });
+  try {
+    const rows = db
+      .prepare<[string], MessageRow>('SELECT role, timestamp, content FROM messages WHERE conversation_id = ? ORDER BY id')
+      .all(conversationId);
+    return rows.map((row) => signature(row));
+  } finally {
+    db.close();
+  }
+}
+
+export function storeCounts(stateDir: string): { conversations: number; messages: number } {
+  const db = openDatabase(stateDir, { readonly: true });
+  try {
+    return new LocalStore(db).counts();
+  } finally {
+    db.close();
+  }
+}
+
+/** Rows of (conversation, msg_key) stored more than once: must always be empty. */
+export function duplicateKeys(stateDir: string): Array<{ conversation_id: string; msg_key: string; n: number }> {
+  const db = openDatabase(stateDir, { readonly: true });
+  try {
+    return db
+      .prepare<[], { conversation_id: string; msg_key: string; n: number }>(
+        'SELECT conversation_id, msg_key, count(*) AS n FROM messages GROUP BY conversation_id, msg_key HAVING n > 1',
+      )
+      .all();
+  } finally {
+    db.close();
+  }
+}
+
+export function recordedWarnings(stateDir: string, conversationId: string): ConversationWarnings[] {
+  const db = openDatabase(stateDir, { readonly: true });
+  try {
+    return new StateStore(db).listWarnings({ conversationId });
+  } finally {
+    db.close();
+  }
+}
+
+export function gatewaySignatures(gateway: FakeGateway, conversationId: string): string[] {
+  return gateway.messagesFor(conversationId).map((m) => signature(m));
+}
+
+/** The flush flag of every agent-memory request of one conversation, in arrival order. */
+export function flushFlags(gateway: FakeGateway, conversationId: string): boolean[] {
+  return gateway
+    .requestsTo('/mem/agent-memory')
+    .filter((r) => (r.body as { conversationId?: string } | undefined)?.conversationId === conversationId && r.fault === undefined)
+    .map((r) => (r.body as { flush: boolean }).flush);
+}
+
+export function stateDirIn(root: string): string {
+  return path.join(root, 'state');
+}
