@@ -1,0 +1,73 @@
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+
+/** `session_<base64url(id)>`: how MiniMax names a session directory. */
+export function sessionDirSuffix(sessionId: string): string {
+  return `-session_${Buffer.from(sessionId, 'utf8').toString('base64url')}`;
+}
+
+function dayDirs(now: number): string[] {
+  const dirs = new Set<string>();
+  for (const offsetDays of [0, -1, 1]) {
+    const t = new Date(now + offsetDays * 86_400_000);
+    dirs.add(`${t.getUTCFullYear()}/${String(t.getUTCMonth() + 1).padStart(2, '0')}/${String(t.getUTCDate()).padStart(2, '0')}`);
+    dirs.add(`${t.getFullYear()}/${String(t.getMonth() + 1).padStart(2, '0')}/${String(t.getDate()).padStart(2, '0')}`);
+  }
+  return [...dirs];
+}
+
+function findIn(dayDir: string, suffix: string): string | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(dayDir);
+  } catch {
+    return undefined;
+  }
+  // A directory without a manifest (being created, or left behind) is not the session.
+  const name = names.find((n) => n.endsWith(suffix) && existsSync(path.join(dayDir, n, 'manifest.json')));
+  return name === undefined ? undefined : path.join(dayDir, name);
+}
+
+export interface FindOptions {
+  /** A directory remembered from an earlier hook. */
+  remembered?: string;
+  /** False skips the whole-tree walk (the id was searched for in vain a moment ago). */
+  searchAll?: boolean;
+  now?: number;
+}
+
+/**
+ * Finds a session directory by name only, cheapest first: a remembered path, the recent day
+ * directories (UTC and local, since both eras name them differently), then the whole date tree
+ * by directory listing. No manifest is opened here; the worker confirms identity.
+ */
+export function findSessionDir(dataDir: string, sessionId: string, opts: FindOptions = {}): string | undefined {
+  const suffix = sessionDirSuffix(sessionId);
+  const { remembered } = opts;
+  if (remembered && remembered.endsWith(suffix) && existsSync(path.join(remembered, 'manifest.json'))) return remembered;
+  const root = path.join(dataDir, 'v2', 'sessions');
+  const recent = dayDirs(opts.now ?? Date.now());
+  for (const day of recent) {
+    const hit = findIn(path.join(root, day), suffix);
+    if (hit) return hit;
+  }
+  if (opts.searchAll === false) return undefined;
+  const checked = new Set(recent);
+  const list = (dir: string): string[] => {
+    try {
+      return readdirSync(dir).filter((n) => /^\d+$/.test(n)).sort().reverse();
+    } catch {
+      return [];
+    }
+  };
+  for (const year of list(root)) {
+    for (const month of list(path.join(root, year))) {
+      for (const day of list(path.join(root, year, month))) {
+        if (checked.has(`${year}/${month}/${day}`)) continue;
+        const hit = findIn(path.join(root, year, month, day), suffix);
+        if (hit) return hit;
+      }
+    }
+  }
+  return undefined;
+}

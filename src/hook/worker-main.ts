@@ -1,0 +1,114 @@
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { toEvermeError } from '../cli/errors.js';
+import { resolveDataDir } from '../config/data-dir.js';
+import { defaultSink, loadSettings, type Settings } from '../config/settings.js';
+import { openEngine, type Engine } from '../engine/engine-context.js';
+import { runPipeline, type RunSummary } from '../engine/run-pipeline.js';
+import { locateSession } from '../transcript/session-locate.js';
+import { HookSlot } from './hook-slot.js';
+
+/** A worker never lives forever, whatever the agent does: no new run starts past this. */
+const MAX_LIFETIME_MS = 15 * 60 * 1000;
+/** And a run that is stuck past the lifetime (a hanging request, a held lock) is cut off here. */
+const HARD_STOP_MS = MAX_LIFETIME_MS + 2 * 60 * 1000;
+/** Failures the user must act on; transient ones (network, upstream) are simply retried later. */
+const REPORTED_FAILURES = new Set(['auth', 'not_logged_in', 'permission', 'io']);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/** A bounded reason/count line: codes and counts only, never content. */
+export function diagnosticFor(summary: RunSummary, sessionId: string): string | undefined {
+  const parts = Object.entries(summary.warnings)
+    // A last line still being written is normal while the agent works.
+    .filter(([code, count]) => (count ?? 0) > 0 && code !== 'incomplete_tail')
+    .map(([code, count]) => `${code}×${count}`);
+  const failure = summary.failures.find((f) => REPORTED_FAILURES.has(f.type));
+  if (failure) parts.unshift(`delivery failed (${failure.type})`);
+  return parts.length === 0 ? undefined : `everme: ${parts.join(', ')} in ${sessionId} (see \`everme report\`)`;
+}
+
+type BusyEnd = 'idle' | 'failed' | 'expired' | 'gone';
+
+/**
+ * Runs the engine for the session until a run finds nothing new and no hook asked for more,
+ * at most once per interval. The engine stays open across runs and is closed before returning.
+ */
+async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: string, cwd: string | undefined, deadline: number): Promise<BusyEnd> {
+  let engine: Engine | undefined;
+  try {
+    engine = openEngine(settings, defaultSink(settings));
+    const session = await locateSession(settings.dataDir, slot.sessionId, { remembered: sessionDir });
+    if (!session) return 'gone';
+    engine.state.rememberSessionDir(slot.sessionId, session.dir);
+    if (cwd) engine.state.rememberWorkspace(slot.sessionId, cwd);
+    for (;;) {
+      const last = slot.lastRunMs();
+      // Capped so a clock that jumped back cannot park the worker for longer than one interval.
+      if (last !== undefined) await sleep(Math.min(settings.syncIntervalMs, last + settings.syncIntervalMs - Date.now()));
+      slot.takePending();
+      slot.markRunStart();
+      const summary = await runPipeline({ mode: 'hook', settings, sink: engine.sink.name, engine, sessions: [session] });
+      const diagnostic = diagnosticFor(summary, slot.sessionId);
+      if (diagnostic) slot.writeDiagnostic(diagnostic);
+      // A failed run (gateway down) is left to the next hook or sync rather than retried in a loop.
+      if (summary.sessions.failed > 0 || summary.cancelled) return 'failed';
+      if (Date.now() > deadline) return 'expired';
+      // Progress means the agent is writing: look once more after the interval, so what it writes
+      // after the last tool call still arrives without another hook.
+      const progressed = summary.messages > 0 || summary.removed > 0;
+      if (!progressed && !slot.hasPending()) return 'idle';
+    }
+  } finally {
+    engine?.close();
+  }
+}
+
+/**
+ * The detached worker behind `everme hook`: the same engine as `sync`, for one session, never
+ * flushing. It runs at most once per interval, runs once more after the last change so a final
+ * answer written after the last hook still arrives, and exits when a run finds nothing new.
+ */
+export async function runWorker(sessionId: string, sessionDir: string, cwd: string | undefined): Promise<void> {
+  const settings = loadSettings(resolveDataDir(undefined));
+  const slot = new HookSlot(settings.stateDir, sessionId);
+  slot.setOwner(process.pid);
+  const deadline = Date.now() + MAX_LIFETIME_MS;
+  try {
+    for (;;) {
+      const end = await runWhileBusy(settings, slot, sessionDir, cwd, deadline);
+      if (end !== 'idle') return;
+      // The engine is closed before letting go, so a worker without the slot holds nothing.
+      slot.release();
+      // A hook that marked work after our last look, and lost the claim to us, must not be stranded.
+      if (!(slot.hasPending() && slot.tryClaim())) return;
+    }
+  } catch (err) {
+    // Nobody waits on a detached worker: the next hook is the only way to tell the user.
+    slot.writeDiagnostic(`everme: hook worker failed (${toEvermeError(err).type}) for ${sessionId}; try \`everme sync\``);
+  } finally {
+    slot.release();
+  }
+}
+
+function isMainModule(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    // Both sides resolved: a data dir or install path behind a symlink must still start the worker.
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMainModule()) {
+  const [sessionId, sessionDir, cwd] = process.argv.slice(2);
+  if (sessionId && sessionDir) {
+    setTimeout(() => process.exit(0), HARD_STOP_MS).unref();
+    runWorker(sessionId, sessionDir, cwd || undefined).then(
+      () => process.exit(0),
+      () => process.exit(0),
+    );
+  }
+}
