@@ -1,0 +1,119 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openDatabase } from '../src/sinks/database.js';
+import { LocalStore } from '../src/sinks/local-store.js';
+import { generateBigTranscript, generateCorpus } from './corpus.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 3000);
+const AVG_BYTES = Number(process.env.BENCH_AVG_BYTES ?? 38_000);
+const BIG_BYTES = Number(process.env.BENCH_BIG_MB ?? 500) * 1024 * 1024;
+
+interface Measured {
+  ms: number;
+  maxRssMb: number;
+  [key: string]: unknown;
+}
+
+function child(script: string, args: string[]): Measured {
+  const out = execFileSync(process.execPath, [path.join(here, script), ...args], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as Measured;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+const fmt = (n: number) => n.toFixed(1);
+
+function firstSessionId(root: string): string {
+  let dir = path.join(root, 'v2', 'sessions');
+  for (let depth = 0; depth < 4; depth++) dir = path.join(dir, readdirSync(dir).sort()[0]!);
+  return (JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { sessionId: string }).sessionId;
+}
+
+async function main(): Promise<void> {
+  const corpusRoot = path.join(repo, 'bench', '.corpus', `tree-v2-${SESSIONS}-${AVG_BYTES}`);
+  const marker = path.join(corpusRoot, '.complete');
+  if (!existsSync(marker)) {
+    rmSync(corpusRoot, { recursive: true, force: true });
+    process.stderr.write(`generating ${SESSIONS} sessions (~${((SESSIONS * AVG_BYTES) / 1e6).toFixed(0)} MB) in ${corpusRoot}\n`);
+    const stats = generateCorpus(corpusRoot, SESSIONS, AVG_BYTES);
+    writeFileSync(marker, JSON.stringify({ sessions: stats.sessions, bytes: stats.bytes }));
+  }
+  const corpus = JSON.parse(readFileSync(marker, 'utf8')) as { sessions: number; bytes: number };
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-state-'));
+  const rows: string[] = [];
+  try {
+    // Warm the page cache once so the floor and the import read from the same place.
+    child('floor.js', [corpusRoot]);
+    const floor = child('floor.js', [corpusRoot]);
+    const cold = child('measure-run.js', ['import', corpusRoot, stateDir]);
+    const noop = child('measure-run.js', ['sync', corpusRoot, stateDir]);
+    rows.push(`corpus: ${corpus.sessions} sessions, ${fmt(corpus.bytes / 1024 / 1024)} MiB, ${floor.lines} lines`);
+    rows.push(`floor (walk + JSON.parse):  ${fmt(floor.ms)} ms  rss ${fmt(floor.maxRssMb)} MB`);
+    rows.push(`cold import (local):        ${fmt(cold.ms)} ms  rss ${fmt(cold.maxRssMb)} MB  ratio ${(cold.ms / floor.ms).toFixed(2)}x (target ≤ 3x)  ${cold.messages} messages`);
+    rows.push(`no-op sync:                 ${fmt(noop.ms)} ms  rss ${fmt(noop.maxRssMb)} MB  ratio ${(noop.ms / floor.ms).toFixed(2)}x (target ≤ 0.25x)`);
+    rows.push(`peak RSS (import):          ${fmt(cold.maxRssMb)} MB (target ≤ 256 MB)`);
+
+    // Search latency on the store the import just built.
+    const db = openDatabase(stateDir);
+    const store = new LocalStore(db);
+    const queries = ['payload', 'cache index', '优先级', '缓存', 'テスト', '데이터', 'migration parser', 'timeout retry', 'payload优先', '数据', 'karomi', 'socket'];
+    for (const q of queries) store.search(q, { limit: 10 });
+    const times: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const q = queries[i % queries.length]!;
+      const t0 = performance.now();
+      store.search(q, { limit: 10 });
+      times.push(performance.now() - t0);
+    }
+    db.close();
+    rows.push(`search (warm, 200 queries): p50 ${fmt(percentile(times, 50))} ms  p95 ${fmt(percentile(times, 95))} ms (target p95 ≤ 50 ms)`);
+
+    // The hook next to a bare node start, interleaved so both see the same machine state.
+    // A real, old session: the hook finds it by the fallback walk, its slowest lookup.
+    const hookSessionId = firstSessionId(corpusRoot);
+    const hookInput = JSON.stringify({ session_id: hookSessionId, hook_event_name: 'PreToolUse', cwd: '/tmp' });
+    const env = { ...process.env, MINIMAX_DATA_DIR: corpusRoot, EVERME_STATE_DIR: stateDir, EVERME_MINIMAX_SYNC_INTERVAL_MS: '600000' };
+    const bare: number[] = [];
+    const hook: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      let t0 = performance.now();
+      spawnSync(process.execPath, ['-e', '0']);
+      bare.push(performance.now() - t0);
+      t0 = performance.now();
+      spawnSync(process.execPath, [path.join(repo, 'bin', 'run.js'), 'hook'], { input: hookInput, env });
+      hook.push(performance.now() - t0);
+    }
+    rows.push(`hook wall time:             median ${fmt(median(hook))} ms vs node -e 0 ${fmt(median(bare))} ms  ratio ${(median(hook) / median(bare)).toFixed(2)}x (target ≤ 1.5x)`);
+
+    if (process.env.BENCH_SKIP_BIG !== '1') {
+      const bigRoot = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-big-'));
+      const bigState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-bigstate-'));
+      try {
+        await generateBigTranscript(bigRoot, BIG_BYTES);
+        const big = child('measure-run.js', ['import', bigRoot, bigState]);
+        rows.push(`single ${fmt(BIG_BYTES / 1024 / 1024)} MiB transcript: ${fmt(big.ms)} ms  rss ${fmt(big.maxRssMb)} MB  ${big.messages} messages`);
+      } finally {
+        rmSync(bigRoot, { recursive: true, force: true });
+        rmSync(bigState, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+  process.stdout.write(`${rows.join('\n')}\n`);
+}
+
+void main();
