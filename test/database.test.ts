@@ -40,7 +40,8 @@ describe('openDatabase', () => {
       expect(db.pragma('busy_timeout', { simple: true })).toBeGreaterThanOrEqual(5000);
       expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
       const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all();
-      expect(tables).toEqual(expect.arrayContaining(['conversations', 'messages', 'messages_fts', 'delivered', 'runs']));
+      expect(tables).toEqual(expect.arrayContaining(['conversations', 'messages', 'messages_fts', 'delivered', 'runs', 'session_locks']));
+      expect(db.prepare("SELECT v FROM messages_fts_config WHERE k = 'automerge'").pluck().get()).toBe(16);
     } finally {
       db.close();
     }

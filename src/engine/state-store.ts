@@ -53,7 +53,6 @@ export interface RunRecord {
 const samplesSchema = z.array(z.object({ file: z.string(), line: z.number().int() }));
 const warningCodeSchema = z.enum(WARNING_CODES);
 const jsonObjectSchema = z.record(z.string(), z.unknown());
-const runKindSchema = z.enum(['import', 'sync', 'hook']);
 const runStatusSchema = z.enum(['ok', 'partial', 'failed', 'cancelled']);
 
 /** Imports that covered their range: a failed or cancelled one may have stopped anywhere. */
@@ -93,7 +92,6 @@ interface WarningRow {
 
 interface RunRow {
   id: number;
-  kind: string;
   started_at_ms: number;
   finished_at_ms: number | null;
   status: string | null;
@@ -178,7 +176,9 @@ export class StateStore {
       finishRun: db.prepare<[number, string, string, number]>(
         'UPDATE runs SET finished_at_ms = ?, status = ?, summary_json = ? WHERE id = ?',
       ),
-      lastRun: db.prepare<[string], RunRow>('SELECT * FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1'),
+      lastRun: db.prepare<[string], RunRow>(
+        'SELECT id, started_at_ms, finished_at_ms, status, params_json, summary_json FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1',
+      ),
       importSinces: db
         .prepare<[], string>(
           `SELECT json_extract(params_json, '$.since') AS since FROM runs
@@ -322,7 +322,7 @@ export class StateStore {
     if (!row) return undefined;
     const run: RunRecord = {
       id: row.id,
-      kind: runKindSchema.parse(row.kind),
+      kind,
       startedAtMs: row.started_at_ms,
       params: parseJsonObject(row.params_json) ?? {},
     };

@@ -51,6 +51,9 @@ export const MIGRATIONS: readonly string[] = [
     contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 2'
   );
+  -- Merge segments 16 at a time instead of 4: every commit (one per delivered batch) flushes a
+  -- segment, and merging less often saved ~10% of import time with no measurable search cost.
+  INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 16);
 
   CREATE TABLE delivered (
     sink TEXT NOT NULL,

@@ -165,16 +165,8 @@ interface RankedRow {
   rank_bm25: number;
 }
 
-interface MessageParams {
-  conversationId: string;
-  key: string;
-  role: string;
-  timestamp: number;
-  content: string | null;
-  toolCallsJson: string | null;
-  toolCallId: string | null;
-  turnComplete: number | null;
-}
+/** Positional (the hot insert): conversation, key, role, timestamp, content, tool calls, tool call id, turn complete. */
+type MessageParams = [string, string, string, number, string | null, string | null, string | null, number | null];
 
 interface AppendSummary {
   conversationId: string;
@@ -191,6 +183,9 @@ interface AppendSummary {
  */
 export class LocalStore {
   private readonly stmts;
+  // Built once: better-sqlite3 nests them as savepoints inside a caller's transaction.
+  private readonly appendInTransaction: (conversationId: string, messages: KeyedMessage[]) => number;
+  private readonly removeInTransaction: (conversationId: string, keys: string[]) => number;
 
   constructor(private readonly db: Database.Database) {
     this.stmts = {
@@ -208,7 +203,7 @@ export class LocalStore {
       conversationExists: db.prepare<[string], number>('SELECT 1 FROM conversations WHERE conversation_id = ?').pluck(),
       insertMessage: db.prepare<MessageParams>(
         `INSERT INTO messages (conversation_id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete)
-         VALUES (@conversationId, @key, @role, @timestamp, @content, @toolCallsJson, @toolCallId, @turnComplete)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (conversation_id, msg_key) DO NOTHING`,
       ),
       insertFts: db.prepare<[number | bigint, string]>('INSERT INTO messages_fts (rowid, text) VALUES (?, ?)'),
@@ -277,6 +272,8 @@ export class LocalStore {
         `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
       ),
     };
+    this.appendInTransaction = db.transaction((id: string, messages: KeyedMessage[]) => this.appendAll(id, messages));
+    this.removeInTransaction = db.transaction((id: string, keys: string[]) => this.removeAll(id, keys));
   }
 
   upsertConversation(c: ConversationRecord): void {
@@ -293,57 +290,61 @@ export class LocalStore {
   /** Inserts in the given (conversation) order, skipping keys already stored; returns how many were new. */
   appendMessages(conversationId: string, messages: KeyedMessage[]): number {
     if (messages.length === 0) return 0;
-    return this.db.transaction(() => {
-      if (this.stmts.conversationExists.get(conversationId) === undefined) {
-        throw new EvermeError('internal', `Conversation ${conversationId} must be stored before its messages`);
+    return this.appendInTransaction(conversationId, messages);
+  }
+
+  private appendAll(conversationId: string, messages: KeyedMessage[]): number {
+    if (this.stmts.conversationExists.get(conversationId) === undefined) {
+      throw new EvermeError('internal', `Conversation ${conversationId} must be stored before its messages`);
+    }
+    const summary: AppendSummary = { conversationId, count: 0, minTs: null, maxTs: null, firstUser: null, lastAssistant: null };
+    for (const { key, message } of messages) {
+      const result = this.stmts.insertMessage.run(...messageParams(conversationId, key, message));
+      if (result.changes === 0) continue;
+      const text = searchableText(message);
+      if (text.length > 0) this.stmts.insertFts.run(result.lastInsertRowid, toFtsText(text));
+      summary.count++;
+      summary.minTs = summary.minTs === null ? message.timestamp : Math.min(summary.minTs, message.timestamp);
+      summary.maxTs = summary.maxTs === null ? message.timestamp : Math.max(summary.maxTs, message.timestamp);
+      if (message.role === 'user' && summary.firstUser === null && hasText(message.content)) {
+        summary.firstUser = excerpt(message.content, PREVIEW_CHARS);
+      } else if (message.role === 'assistant' && hasText(message.content)) {
+        summary.lastAssistant = message.content;
       }
-      const summary: AppendSummary = { conversationId, count: 0, minTs: null, maxTs: null, firstUser: null, lastAssistant: null };
-      for (const { key, message } of messages) {
-        const result = this.stmts.insertMessage.run(messageParams(conversationId, key, message));
-        if (result.changes === 0) continue;
-        const text = searchableText(message);
-        if (text.length > 0) this.stmts.insertFts.run(result.lastInsertRowid, toFtsText(text));
-        summary.count++;
-        summary.minTs = summary.minTs === null ? message.timestamp : Math.min(summary.minTs, message.timestamp);
-        summary.maxTs = summary.maxTs === null ? message.timestamp : Math.max(summary.maxTs, message.timestamp);
-        if (message.role === 'user' && summary.firstUser === null && hasText(message.content)) {
-          summary.firstUser = excerpt(message.content, PREVIEW_CHARS);
-        } else if (message.role === 'assistant' && hasText(message.content)) {
-          summary.lastAssistant = message.content;
-        }
-      }
-      if (summary.count === 0) return 0;
-      if (summary.lastAssistant !== null) summary.lastAssistant = excerpt(summary.lastAssistant, PREVIEW_CHARS);
-      this.stmts.afterAppend.run(summary);
-      return summary.count;
-    })();
+    }
+    if (summary.count === 0) return 0;
+    if (summary.lastAssistant !== null) summary.lastAssistant = excerpt(summary.lastAssistant, PREVIEW_CHARS);
+    this.stmts.afterAppend.run(summary);
+    return summary.count;
   }
 
   /** Removes messages (and their index entries) that left the conversation; returns how many existed. */
   removeMessages(conversationId: string, keys: string[]): number {
     if (keys.length === 0) return 0;
-    return this.db.transaction(() => {
-      let removed = 0;
-      for (const key of keys) {
-        const id = this.stmts.deleteMessage.get(conversationId, key);
-        if (id === undefined) continue;
-        this.stmts.deleteFts.run(id);
-        removed++;
-      }
-      if (removed > 0) {
-        const { count, maxTs } = this.stmts.recount.get(conversationId) ?? { count: 0, maxTs: null };
-        const firstUser = this.stmts.firstUser.get(conversationId);
-        const lastAssistant = this.stmts.lastAssistant.get(conversationId);
-        this.stmts.resetSummary.run({
-          conversationId,
-          count,
-          maxTs,
-          firstUser: firstUser === undefined ? null : excerpt(firstUser, PREVIEW_CHARS),
-          lastAssistant: lastAssistant === undefined ? null : excerpt(lastAssistant, PREVIEW_CHARS),
-        });
-      }
-      return removed;
-    })();
+    return this.removeInTransaction(conversationId, keys);
+  }
+
+  private removeAll(conversationId: string, keys: string[]): number {
+    let removed = 0;
+    for (const key of keys) {
+      const id = this.stmts.deleteMessage.get(conversationId, key);
+      if (id === undefined) continue;
+      this.stmts.deleteFts.run(id);
+      removed++;
+    }
+    if (removed > 0) {
+      const { count, maxTs } = this.stmts.recount.get(conversationId) ?? { count: 0, maxTs: null };
+      const firstUser = this.stmts.firstUser.get(conversationId);
+      const lastAssistant = this.stmts.lastAssistant.get(conversationId);
+      this.stmts.resetSummary.run({
+        conversationId,
+        count,
+        maxTs,
+        firstUser: firstUser === undefined ? null : excerpt(firstUser, PREVIEW_CHARS),
+        lastAssistant: lastAssistant === undefined ? null : excerpt(lastAssistant, PREVIEW_CHARS),
+      });
+    }
+    return removed;
   }
 
   /**
@@ -427,20 +428,15 @@ interface ConversationRecordParams {
 }
 
 function messageParams(conversationId: string, key: string, message: AgentMessage): MessageParams {
-  const base = { conversationId, key, role: message.role, timestamp: message.timestamp };
   switch (message.role) {
     case 'user':
-      return { ...base, content: message.content, toolCallsJson: null, toolCallId: null, turnComplete: null };
+      return [conversationId, key, 'user', message.timestamp, message.content, null, null, null];
     case 'tool':
-      return { ...base, content: message.content, toolCallsJson: null, toolCallId: message.toolCallId, turnComplete: null };
-    case 'assistant':
-      return {
-        ...base,
-        content: message.content ?? null,
-        toolCallsJson: message.toolCalls && message.toolCalls.length > 0 ? JSON.stringify(message.toolCalls) : null,
-        toolCallId: null,
-        turnComplete: message.turnComplete ? 1 : 0,
-      };
+      return [conversationId, key, 'tool', message.timestamp, message.content, null, message.toolCallId, null];
+    case 'assistant': {
+      const calls = message.toolCalls && message.toolCalls.length > 0 ? JSON.stringify(message.toolCalls) : null;
+      return [conversationId, key, 'assistant', message.timestamp, message.content ?? null, calls, null, message.turnComplete ? 1 : 0];
+    }
   }
 }
 
