@@ -17,6 +17,10 @@ class CollectingSink implements Sink {
   retract(): RetractOutcome {
     return { removed: 0, irreversible: false };
   }
+  finishSession(_conversation: unknown, commitState: () => void): void {
+    commitState();
+  }
+  abandonSession(): void {}
   close(): void {}
 }
 

@@ -153,23 +153,26 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     outcome.warnings = warnings.entries();
     if (!ctx.dryRun) {
       const current = meta();
-      ctx.state.replaceWarnings(
-        {
-          conversationId,
-          sessionId: session.sessionId,
-          source,
-          historyFile,
-          sessionDir: session.dir,
-          createdAtMs: session.createdAtMs,
-          workspaceDir: current.workspaceDir,
-        },
-        outcome.warnings,
-      );
-      ctx.state.setFingerprint(sinkName, session.sessionId, fingerprint);
+      ctx.sink.finishSession(current, () => {
+        ctx.state.replaceWarnings(
+          {
+            conversationId,
+            sessionId: session.sessionId,
+            source,
+            historyFile,
+            sessionDir: session.dir,
+            createdAtMs: session.createdAtMs,
+            workspaceDir: current.workspaceDir,
+          },
+          outcome.warnings,
+        );
+        ctx.state.setFingerprint(sinkName, session.sessionId, fingerprint);
+      });
     }
     outcome.status = outcome.messages > 0 || outcome.removed > 0 ? 'delivered' : 'unchanged';
     return outcome;
   } catch (err) {
+    ctx.sink.abandonSession(conversationId);
     outcome.status = 'failed';
     outcome.error = toEvermeError(err);
     return outcome;

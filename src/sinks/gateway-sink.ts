@@ -32,5 +32,12 @@ export class GatewaySink implements Sink {
     return { removed: 0, irreversible: true };
   }
 
+  /** Every request was committed when the gateway acknowledged it; only the session state is left. */
+  finishSession(_conversation: ConversationMeta, commitState: () => void): void {
+    commitState();
+  }
+
+  abandonSession(): void {}
+
   close(): void {}
 }

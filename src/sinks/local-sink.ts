@@ -1,37 +1,63 @@
 import type Database from 'better-sqlite3';
 import type { StateStore } from '../engine/state-store.js';
+import type { KeyedMessage } from '../memory/agent-message.js';
 import { LocalStore } from './local-store.js';
 import type { ConversationMeta, DeliveryRequest, RetractOutcome, Sink } from './sink.js';
 
-/** The embedded store: messages and their high-water marks commit in one SQLite transaction. */
+/** Past this many held messages a session's requests are committed early, to bound memory. */
+const MAX_HELD_MESSAGES = 5000;
+
+/**
+ * The embedded store: messages and their high-water marks always commit in one SQLite transaction.
+ * Requests are held per conversation and committed together with the session's warnings and
+ * fingerprint at its end (or early, when many are held): a commit per request cost more than the
+ * indexing itself on a cold import, and grouping changes nothing about what commits together.
+ */
 export class LocalSink implements Sink {
   readonly name = 'local' as const;
   private readonly store: LocalStore;
+  private readonly held = new Map<string, { conversation: ConversationMeta; messages: KeyedMessage[] }>();
+  private readonly write: (conversationId: string) => void;
 
   constructor(
     private readonly db: Database.Database,
     private readonly state: StateStore,
   ) {
     this.store = new LocalStore(db);
+    this.write = db.transaction((conversationId: string) => this.writeHeld(conversationId));
   }
 
   async deliver(request: DeliveryRequest): Promise<void> {
-    const { conversation, messages, keys } = request;
-    this.db.transaction(() => {
-      this.store.upsertConversation({
-        conversationId: conversation.conversationId,
-        sessionId: conversation.sessionId,
-        source: conversation.source,
-        workspaceDir: conversation.workspaceDir,
-        historyFile: conversation.historyFile,
-        createdAtMs: conversation.createdAtMs,
-      });
-      this.store.appendMessages(
-        conversation.conversationId,
-        messages.map((message, i) => ({ key: keys[i]!, message })),
-      );
-      this.state.recordDelivered(this.name, conversation.conversationId, keys);
-    })();
+    const id = request.conversation.conversationId;
+    let entry = this.held.get(id);
+    if (!entry) {
+      entry = { conversation: request.conversation, messages: [] };
+      this.held.set(id, entry);
+    }
+    entry.conversation = request.conversation;
+    for (let i = 0; i < request.messages.length; i++) entry.messages.push({ key: request.keys[i]!, message: request.messages[i]! });
+    if (entry.messages.length >= MAX_HELD_MESSAGES) this.write(id);
+  }
+
+  private writeHeld(conversationId: string): void {
+    const entry = this.held.get(conversationId);
+    if (!entry || entry.messages.length === 0) return;
+    const { conversation, messages } = entry;
+    this.store.upsertConversation({
+      conversationId,
+      sessionId: conversation.sessionId,
+      source: conversation.source,
+      workspaceDir: conversation.workspaceDir,
+      historyFile: conversation.historyFile,
+      createdAtMs: conversation.createdAtMs,
+    });
+    this.store.appendMessages(conversationId, messages);
+    this.state.recordDelivered(
+      this.name,
+      conversationId,
+      messages.map((m) => m.key),
+    );
+    entry.messages = [];
   }
 
   retract(conversation: ConversationMeta, keys: string[]): RetractOutcome {
@@ -43,5 +69,19 @@ export class LocalSink implements Sink {
     return { removed, irreversible: false };
   }
 
-  close(): void {}
+  finishSession(conversation: ConversationMeta, commitState: () => void): void {
+    this.db.transaction(() => {
+      this.writeHeld(conversation.conversationId);
+      commitState();
+    })();
+    this.held.delete(conversation.conversationId);
+  }
+
+  abandonSession(conversationId: string): void {
+    this.held.delete(conversationId);
+  }
+
+  close(): void {
+    this.held.clear();
+  }
 }

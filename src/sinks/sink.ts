@@ -32,5 +32,12 @@ export interface Sink {
   deliver(request: DeliveryRequest): Promise<void>;
   /** Messages that were delivered and have since left the effective history. */
   retract(conversation: ConversationMeta, keys: string[]): RetractOutcome;
+  /**
+   * The session was read to its end: commit whatever the sink still holds for it together with the
+   * session's own state (`commitState` writes warnings and the fingerprint), in one commit.
+   */
+  finishSession(conversation: ConversationMeta, commitState: () => void): void;
+  /** The session failed or was interrupted: drop what is held for it (its marks never moved). */
+  abandonSession(conversationId: string): void;
   close(): void;
 }
