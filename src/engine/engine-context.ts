@@ -58,7 +58,7 @@ export function openEngine(settings: Settings, sinkName: SinkName, opts: { dryRu
   const sinkClient = sinkName === 'everme' ? gatewayClientFor(settings) : undefined;
   const db = opts.dryRun ? openDryRunDatabase(settings.stateDir) : openDatabase(settings.stateDir);
   const state = new StateStore(db);
-  const sink: Sink = sinkClient ? new GatewaySink(sinkClient, state) : new LocalSink(db, state);
+  const sink: Sink = sinkClient ? new GatewaySink(sinkClient, state) : new LocalSink(db);
   return {
     db,
     state,

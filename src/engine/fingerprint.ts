@@ -1,19 +1,30 @@
 import { createHash } from 'node:crypto';
-import { open, stat } from 'node:fs/promises';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { SessionFingerprint } from './state-store.js';
 
 const HEAD_BYTES = 4096;
 
+/** The parts of a stat a fingerprint is made of. */
+export interface FileStat {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+}
+
 /**
  * Size, mtime, inode and a hash of the head: enough to skip an unchanged session without reading
  * it, and to notice a file replaced by compaction or rewind even when its size happens to match.
+ * Synchronous: it is a stat and one 4 KiB read, done for every session of every sync.
  */
 export async function fingerprintFile(file: string): Promise<SessionFingerprint> {
-  const info = await stat(file);
-  const handle = await open(file, 'r');
+  return fingerprintFromStat(file, statSync(file));
+}
+
+export function fingerprintFromStat(file: string, info: FileStat): SessionFingerprint {
+  const fd = openSync(file, 'r');
   try {
     const head = Buffer.alloc(Math.min(HEAD_BYTES, info.size));
-    if (head.length > 0) await handle.read(head, 0, head.length, 0);
+    if (head.length > 0) readSync(fd, head, 0, head.length, 0);
     return {
       file,
       size: info.size,
@@ -22,8 +33,23 @@ export async function fingerprintFile(file: string): Promise<SessionFingerprint>
       headHash: createHash('sha1').update(head).digest('hex'),
     };
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
+}
+
+/**
+ * The cheap check first: when path, size, mtime and inode all match what was committed, the file
+ * was neither appended to nor replaced (a replacement is a rename, a new inode), so its head need
+ * not be read again.
+ */
+export function unchangedByStat(stored: SessionFingerprint | undefined, file: string, info: FileStat): boolean {
+  return (
+    stored !== undefined &&
+    stored.file === file &&
+    stored.size === info.size &&
+    stored.mtimeMs === Math.trunc(info.mtimeMs) &&
+    stored.ino === info.ino
+  );
 }
 
 export function sameFingerprint(a: SessionFingerprint | undefined, b: SessionFingerprint): boolean {

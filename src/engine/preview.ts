@@ -11,6 +11,9 @@ import type { WarningEntry } from '../core/warnings.js';
 class CollectingSink implements Sink {
   readonly name = 'local' as const;
   readonly requests: DeliveryRequest[] = [];
+  deliveredKeys(): Set<string> {
+    return new Set();
+  }
   async deliver(request: DeliveryRequest): Promise<void> {
     this.requests.push(request);
   }

@@ -9,7 +9,7 @@ import type { ConversationMeta, Sink } from '../sinks/sink.js';
 import { chooseHistoryFile, openSessionHistory } from '../transcript/session-history.js';
 import type { SessionRef } from '../transcript/types.js';
 import { conversationIdFor } from './conversation-id.js';
-import { fingerprintFile, sameFingerprint } from './fingerprint.js';
+import { fingerprintFile, fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
 import type { SessionLocks } from './session-lock.js';
 import type { StateStore } from './state-store.js';
 
@@ -79,8 +79,10 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       outcome.status = 'empty';
       return outcome;
     }
-    let fingerprint = await fingerprintFile(chosen.file);
-    if (sameFingerprint(ctx.state.getFingerprint(sinkName, session.sessionId), fingerprint)) return outcome;
+    const stored = ctx.state.getFingerprint(sinkName, session.sessionId);
+    if (chosen.stat && unchangedByStat(stored, chosen.file, chosen.stat)) return outcome;
+    let fingerprint = chosen.stat ? fingerprintFromStat(chosen.file, chosen.stat) : await fingerprintFile(chosen.file);
+    if (sameFingerprint(stored, fingerprint)) return outcome;
 
     if (!ctx.dryRun && ctx.locks !== undefined) {
       await ctx.locks.acquire(session.sessionId, ctx.lockTimeoutMs ?? 30_000, ctx.signal);
@@ -101,7 +103,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     // The file may have been chosen differently a moment ago (a messages.jsonl got its first bytes).
     if (historyFile !== chosen.file) fingerprint = await fingerprintFile(historyFile);
     outcome.bytes = fingerprint.size;
-    const delivered = ctx.state.deliveredKeys(sinkName, conversationId);
+    const delivered = ctx.sink.deliveredKeys(conversationId);
     const converter = new Converter(warnings);
     const batcher = new TaskBatcher({ conversationId, warnings });
     const seen = new Set<string>();

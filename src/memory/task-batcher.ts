@@ -94,26 +94,33 @@ export function trimToolContent(content: string, budget: number): string {
 interface Pending {
   key: string;
   role: AgentMessage['role'];
+  message: AgentMessage;
   /** Index = level; emptied for levels the task can no longer use, so huge outputs are let go. */
   forms: (AgentMessage | undefined)[];
   sizes: number[];
+  /** Trimmed forms are worked out only once a task fails to fit untouched (rare, and costly). */
+  expanded: boolean;
 }
 
 function makePending(km: KeyedMessage): Pending {
   const { message } = km;
-  const forms: AgentMessage[] = [];
-  const sizes: number[] = [];
-  for (const budget of LEVEL_BUDGETS) {
-    const previous = forms.at(-1);
+  return { key: km.key, role: message.role, message, forms: [message], sizes: [utf8(JSON.stringify(message))], expanded: false };
+}
+
+function expand(p: Pending): void {
+  if (p.expanded) return;
+  p.expanded = true;
+  const { message } = p;
+  for (let level = 1; level < LEVELS; level++) {
+    const previous = p.forms[level - 1] ?? message;
     let form: AgentMessage = message;
     if (message.role === 'tool') {
-      const content = trimToolContent(message.content, budget);
+      const content = trimToolContent(message.content, LEVEL_BUDGETS[level]!);
       if (content !== message.content) form = { ...message, content };
     }
-    forms.push(form);
-    sizes.push(previous === form ? sizes.at(-1)! : utf8(JSON.stringify(form)));
+    p.forms[level] = form;
+    p.sizes[level] = previous === form ? p.sizes[level - 1]! : utf8(JSON.stringify(form));
   }
-  return { key: km.key, role: message.role, forms, sizes };
 }
 
 /** Bytes of a run of messages inside `[...]`: their JSON plus the commas between them. */
@@ -144,6 +151,8 @@ export class TaskBatcher {
 
   private task: Pending[] = [];
   private taskInner: number[] = new Array<number>(LEVELS).fill(0);
+  /** Whether the task's trimmed forms (levels 1…) have been worked out. */
+  private taskExpanded = false;
   /** The first trim level at which the task's bytes still fit one request. */
   private minLevel = 0;
   /** Set once even 2 KiB trimming cannot fit the task: its steps then stream out one by one. */
@@ -163,6 +172,7 @@ export class TaskBatcher {
     if (km.message.role === 'user') this.finishTask(out);
     const p = makePending(km);
     if (this.splitting) {
+      expand(p);
       p.forms.fill(undefined, 0, LAST_LEVEL);
       if (this.startsStep(p, this.step)) {
         this.place(this.step, LAST_LEVEL, out);
@@ -190,8 +200,15 @@ export class TaskBatcher {
   private addToTask(p: Pending): void {
     const first = this.task.length === 0;
     this.task.push(p);
-    for (let level = 0; level < LEVELS; level++) {
+    if (this.taskExpanded) expand(p);
+    const levels = this.taskExpanded ? LEVELS : 1;
+    for (let level = 0; level < levels; level++) {
       this.taskInner[level]! += p.sizes[level]! + (first ? 0 : 1);
+    }
+    if (!this.taskExpanded && this.overhead + this.taskInner[0]! > this.maxBytes) {
+      this.taskExpanded = true;
+      for (const q of this.task) expand(q);
+      for (let level = 1; level < LEVELS; level++) this.taskInner[level] = unitBytes(this.task, level);
     }
     while (this.minLevel < LEVELS && this.overhead + this.taskInner[this.minLevel]! > this.maxBytes) {
       // This level can never fit again (tasks only grow), so its full-size outputs need not be kept;
@@ -232,6 +249,7 @@ export class TaskBatcher {
   private resetTask(): void {
     this.task = [];
     this.taskInner = new Array<number>(LEVELS).fill(0);
+    this.taskExpanded = false;
     this.minLevel = 0;
   }
 

@@ -14,6 +14,10 @@ export class GatewaySink implements Sink {
     private readonly state: StateStore,
   ) {}
 
+  deliveredKeys(conversationId: string): Set<string> {
+    return this.state.deliveredKeys(this.name, conversationId);
+  }
+
   async deliver(request: DeliveryRequest): Promise<void> {
     await this.client.postAgentMemory({
       conversationId: request.conversation.conversationId,

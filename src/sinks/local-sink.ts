@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import type { StateStore } from '../engine/state-store.js';
 import type { KeyedMessage } from '../memory/agent-message.js';
 import { LocalStore } from './local-store.js';
 import type { ConversationMeta, DeliveryRequest, RetractOutcome, Sink } from './sink.js';
@@ -8,7 +7,8 @@ import type { ConversationMeta, DeliveryRequest, RetractOutcome, Sink } from './
 const MAX_HELD_MESSAGES = 5000;
 
 /**
- * The embedded store: messages and their high-water marks always commit in one SQLite transaction.
+ * The embedded store: a stored message IS its high-water mark (its key is unique per
+ * conversation), so messages and marks can never disagree and nothing is written twice.
  * Requests are held per conversation and committed together with the session's warnings and
  * fingerprint at its end (or early, when many are held): a commit per request cost more than the
  * indexing itself on a cold import, and grouping changes nothing about what commits together.
@@ -19,10 +19,7 @@ export class LocalSink implements Sink {
   private readonly held = new Map<string, { conversation: ConversationMeta; messages: KeyedMessage[] }>();
   private readonly write: (conversationId: string) => void;
 
-  constructor(
-    private readonly db: Database.Database,
-    private readonly state: StateStore,
-  ) {
+  constructor(private readonly db: Database.Database) {
     this.store = new LocalStore(db);
     this.write = db.transaction((conversationId: string) => this.writeHeld(conversationId));
   }
@@ -52,21 +49,15 @@ export class LocalSink implements Sink {
       createdAtMs: conversation.createdAtMs,
     });
     this.store.appendMessages(conversationId, messages);
-    this.state.recordDelivered(
-      this.name,
-      conversationId,
-      messages.map((m) => m.key),
-    );
     entry.messages = [];
   }
 
+  deliveredKeys(conversationId: string): Set<string> {
+    return this.store.keysOf(conversationId);
+  }
+
   retract(conversation: ConversationMeta, keys: string[]): RetractOutcome {
-    let removed = 0;
-    this.db.transaction(() => {
-      removed = this.store.removeMessages(conversation.conversationId, keys);
-      this.state.forgetDelivered(this.name, conversation.conversationId, keys);
-    })();
-    return { removed, irreversible: false };
+    return { removed: this.store.removeMessages(conversation.conversationId, keys), irreversible: false };
   }
 
   finishSession(conversation: ConversationMeta, commitState: () => void): void {

@@ -200,6 +200,7 @@ export class LocalStore {
            created_at_ms = coalesce(excluded.created_at_ms, created_at_ms),
            updated_at_ms = coalesce(updated_at_ms, excluded.created_at_ms)`,
       ),
+      keysOf: db.prepare<[string], string>('SELECT msg_key FROM messages WHERE conversation_id = ?').pluck(),
       conversationExists: db.prepare<[string], number>('SELECT 1 FROM conversations WHERE conversation_id = ?').pluck(),
       insertMessage: db.prepare<MessageParams>(
         `INSERT INTO messages (conversation_id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete)
@@ -411,6 +412,11 @@ export class LocalStore {
       if (row.last_assistant_text !== null) summary.lastAssistantText = row.last_assistant_text;
       return summary;
     });
+  }
+
+  /** The keys stored for a conversation: for the embedded store, its high-water marks. */
+  keysOf(conversationId: string): Set<string> {
+    return new Set(this.stmts.keysOf.all(conversationId));
   }
 
   counts(): { conversations: number; messages: number } {

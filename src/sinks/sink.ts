@@ -28,6 +28,8 @@ export interface RetractOutcome {
 
 export interface Sink {
   readonly name: SinkName;
+  /** Keys of the conversation's messages this sink has acknowledged (its high-water marks). */
+  deliveredKeys(conversationId: string): Set<string>;
   /** Delivers one request; its keys count as delivered only after the sink acknowledged it. */
   deliver(request: DeliveryRequest): Promise<void>;
   /** Messages that were delivered and have since left the effective history. */

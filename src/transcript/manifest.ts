@@ -1,4 +1,4 @@
-import { lstat, readFile } from 'node:fs/promises';
+import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { SessionRef } from './types.js';
@@ -29,14 +29,22 @@ export type ManifestResult =
   /** `missing`: no manifest.json at all, so the directory is not (yet) a session. */
   | { ok: false; missing: boolean; reason: string };
 
+/**
+ * Synchronous on purpose: a manifest is a few hundred bytes, and a no-op sync reads thousands of
+ * them; a thread-pool round trip per file costs more than the read itself.
+ */
 export async function readManifest(sessionDir: string): Promise<ManifestResult> {
+  return readManifestSync(sessionDir);
+}
+
+export function readManifestSync(sessionDir: string): ManifestResult {
   const file = path.join(sessionDir, MANIFEST_FILE);
   let text: string;
   try {
-    const stat = await lstat(file);
+    const stat = lstatSync(file);
     if (!stat.isFile()) return { ok: false, missing: false, reason: 'manifest.json is not a regular file' };
     if (stat.size > MAX_MANIFEST_BYTES) return { ok: false, missing: false, reason: 'manifest.json is too large' };
-    text = await readFile(file, 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { ok: false, missing: true, reason: 'no manifest.json' };
