@@ -94,6 +94,30 @@ describe('flush placement', () => {
     expect(gateway.flushes).toEqual([]);
     expect(gatewaySignatures(gateway, conversationFor(1))).toEqual(expectedTurns('hook', [0, 1, 2, 3, 4], { toolBytes: 20_000 }));
   });
+
+  it('sends the flush a hook-delivered conversation owes on its own: sync at a finished turn, once', async () => {
+    const dir = writeMessagesSession(env.dataDir, 1, turnsEnvelopes('owed', [0, 1]));
+    await runEngine(env, 'hook', 'everme');
+    expect(flushFlags(gateway, conversationFor(1))).toEqual([false]);
+
+    const sync = await runEngine(env, 'sync', 'everme');
+    expect(sync).toMatchObject({ messages: 0, requests: 1 });
+    const flushOnly = gateway.requestsTo('/mem/agent-memory').at(-1)!.body as { flush: boolean; messages: unknown[] };
+    expect(flushOnly).toMatchObject({ conversationId: conversationFor(1), flush: true, messages: [] });
+    expect(gateway.flushes).toEqual([{ conversationId: conversationFor(1), messageCount: 8 }]);
+
+    // Owed once: the next sync and import have nothing to send at all.
+    expect((await runEngine(env, 'sync', 'everme')).requests).toBe(0);
+    expect((await runEngine(env, 'import', 'everme')).requests).toBe(0);
+
+    // A hook delivery that stops mid-turn owes no flush to sync, but does to import.
+    appendLines(path.join(dir, 'messages.jsonl'), turnEnvelopes('owed', 2, { open: true }));
+    await runEngine(env, 'hook', 'everme');
+    expect((await runEngine(env, 'sync', 'everme')).requests).toBe(0);
+    const imported = await runEngine(env, 'import', 'everme');
+    expect(imported).toMatchObject({ messages: 0, requests: 1 });
+    expect(flushFlags(gateway, conversationFor(1))).toEqual([false, true, false, true]);
+  });
 });
 
 describe.each<SinkName>(['everme', 'local'])('high-water marks (%s sink)', (sink) => {

@@ -11,6 +11,9 @@ import type { WarningEntry } from '../core/warnings.js';
 class CollectingSink implements Sink {
   readonly name = 'local' as const;
   readonly requests: DeliveryRequest[] = [];
+  pendingFlush(): undefined {
+    return undefined;
+  }
   deliveredKeys(): Set<string> {
     return new Set();
   }

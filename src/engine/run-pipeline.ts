@@ -127,6 +127,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     if (runId !== undefined) {
       const status = summary.cancelled ? 'cancelled' : summary.sessions.failed > 0 ? 'partial' : 'ok';
       engine.state.finishRun(runId, summary, status);
+      // Hook workers record a run per interval per active session: keep the recent ones only.
+      if (options.mode === 'hook') engine.state.pruneRuns('hook', 500);
     }
     return summary;
   } catch (err) {

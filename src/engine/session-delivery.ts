@@ -72,6 +72,24 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
   };
   const sinkName: SinkName = ctx.sink.name;
   let locked = false;
+  /**
+   * The hook never flushes, so a conversation it delivered completely would never be flushed:
+   * import (always) and sync (at a finished turn) send the flush on its own when one is owed.
+   */
+  const settleOwedFlush = async (source: 'messages' | 'ledger'): Promise<SessionOutcome> => {
+    if (ctx.dryRun || ctx.mode === 'hook') return outcome;
+    const owed = ctx.sink.pendingFlush(conversationId);
+    if (!owed || (ctx.mode === 'sync' && !owed.endsTurn)) return outcome;
+    throwIfAborted(ctx.signal);
+    await ctx.sink.deliver({
+      conversation: { conversationId, sessionId: session.sessionId, source, createdAtMs: session.createdAtMs },
+      messages: [],
+      keys: [],
+      flush: true,
+    });
+    outcome.requests += 1;
+    return outcome;
+  };
   try {
     const chosen = await chooseHistoryFile(session.dir);
     outcome.source = chosen.source;
@@ -79,17 +97,18 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       outcome.status = 'empty';
       return outcome;
     }
+    const chosenSource = chosen.source;
     const stored = ctx.state.getFingerprint(sinkName, session.sessionId);
-    if (chosen.stat && unchangedByStat(stored, chosen.file, chosen.stat)) return outcome;
+    if (chosen.stat && unchangedByStat(stored, chosen.file, chosen.stat)) return await settleOwedFlush(chosenSource);
     let fingerprint = chosen.stat ? fingerprintFromStat(chosen.file, chosen.stat) : await fingerprintFile(chosen.file);
-    if (sameFingerprint(stored, fingerprint)) return outcome;
+    if (sameFingerprint(stored, fingerprint)) return await settleOwedFlush(chosenSource);
 
     if (!ctx.dryRun && ctx.locks !== undefined) {
       await ctx.locks.acquire(session.sessionId, ctx.lockTimeoutMs ?? 30_000, ctx.signal);
       locked = true;
     }
     // Another process may have finished this very file while we waited for the lock.
-    if (sameFingerprint(ctx.state.getFingerprint(sinkName, session.sessionId), fingerprint)) return outcome;
+    if (sameFingerprint(ctx.state.getFingerprint(sinkName, session.sessionId), fingerprint)) return await settleOwedFlush(chosenSource);
 
     const warnings = new WarningCollector();
     const history = openSessionHistory(session, warnings);
@@ -172,7 +191,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       });
     }
     outcome.status = outcome.messages > 0 || outcome.removed > 0 ? 'delivered' : 'unchanged';
-    return outcome;
+    return await settleOwedFlush(source);
   } catch (err) {
     ctx.sink.abandonSession(conversationId);
     outcome.status = 'failed';

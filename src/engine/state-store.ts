@@ -129,6 +129,16 @@ export class StateStore {
   constructor(db: Database.Database) {
     this.inTransaction = db.transaction((fn: () => void) => fn());
     this.stmts = {
+      getFlush: db.prepare<[string, string], { pending: number; ends_turn: number }>(
+        'SELECT pending, ends_turn FROM flush_state WHERE sink = ? AND conversation_id = ?',
+      ),
+      setFlush: db.prepare<[string, string, number, number]>(
+        'INSERT INTO flush_state (sink, conversation_id, pending, ends_turn) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT (sink, conversation_id) DO UPDATE SET pending = excluded.pending, ends_turn = excluded.ends_turn',
+      ),
+      pruneRuns: db.prepare<[string, string, number]>(
+        'DELETE FROM runs WHERE kind = ? AND id <= (SELECT id FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
+      ),
       deliveredKeys: db
         .prepare<[string, string], string>('SELECT msg_key FROM delivered WHERE sink = ? AND conversation_id = ?')
         .pluck(),
@@ -201,6 +211,26 @@ export class StateStore {
   }
 
   // ── high-water marks ────────────────────────────────────────────────────────────────────────
+
+  /** Runs `fn` in one transaction (a savepoint inside a caller's). */
+  transaction(fn: () => void): void {
+    this.inTransaction(fn);
+  }
+
+  /** Whether the conversation's deliveries since its last flush still owe the gateway one. */
+  pendingFlush(sink: SinkName, conversationId: string): { endsTurn: boolean } | undefined {
+    const row = this.stmts.getFlush.get(sink, conversationId);
+    return row && row.pending === 1 ? { endsTurn: row.ends_turn === 1 } : undefined;
+  }
+
+  recordFlushState(sink: SinkName, conversationId: string, pending: boolean, endsTurn: boolean): void {
+    this.stmts.setFlush.run(sink, conversationId, pending ? 1 : 0, endsTurn ? 1 : 0);
+  }
+
+  /** Keeps the newest `keep` runs of a kind: hook workers record one per interval per session. */
+  pruneRuns(kind: RunKind, keep: number): void {
+    this.stmts.pruneRuns.run(kind, kind, keep);
+  }
 
   deliveredKeys(sink: SinkName, conversationId: string): Set<string> {
     return new Set(this.stmts.deliveredKeys.all(sink, conversationId));

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { resolveDataDir } from '../config/data-dir.js';
+import { hookDataDir } from './hook-data-dir.js';
 import { loadSettings } from '../config/settings.js';
 import { redactOutput } from '../cli/redact-output.js';
 import { recordHookEvent, type HookOutcome } from './hook-events.js';
@@ -30,7 +30,7 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
   // Run by hand in a terminal there is no hook JSON coming; waiting would only hit the watchdog.
   if (stdin.isTTY) return { outcome: 'ignored', reason: 'empty' };
   const { data, tooLarge } = await readStdinCapped(stdin);
-  const dataDir = resolveDataDir(undefined, env);
+  const dataDir = hookDataDir(env);
   if (!existsSync(dataDir)) return { outcome: 'ignored', reason: 'no_data_dir' };
   const settings = loadSettings(dataDir, {}, env);
   const stateDir = settings.stateDir;
@@ -90,7 +90,7 @@ export async function runHookFromProcess(): Promise<void> {
   } catch (err) {
     result = { outcome: 'failed', reason: err instanceof Error ? err.message : String(err) };
     try {
-      const dataDir = resolveDataDir(undefined);
+      const dataDir = hookDataDir();
       if (existsSync(dataDir)) result.stateDir = loadSettings(dataDir).stateDir;
     } catch {
       // no state to record into

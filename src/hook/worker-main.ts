@@ -18,10 +18,16 @@ const REPORTED_FAILURES = new Set(['auth', 'not_logged_in', 'permission', 'io'])
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /** A bounded reason/count line: codes and counts only, never content. */
+/**
+ * Not malformed records: a last line still being written is normal while the agent works, and a
+ * rewritten history would otherwise be announced again after every tool call.
+ */
+const NOT_MALFORMED = new Set(['incomplete_tail', 'history_rewritten']);
+
 export function diagnosticFor(summary: RunSummary, sessionId: string): string | undefined {
   const parts = Object.entries(summary.warnings)
     // A last line still being written is normal while the agent works.
-    .filter(([code, count]) => (count ?? 0) > 0 && code !== 'incomplete_tail')
+    .filter(([code, count]) => (count ?? 0) > 0 && !NOT_MALFORMED.has(code))
     .map(([code, count]) => `${code}×${count}`);
   const failure = summary.failures.find((f) => REPORTED_FAILURES.has(f.type));
   if (failure) parts.unshift(`delivery failed (${failure.type})`);

@@ -120,6 +120,17 @@ export const MIGRATIONS: readonly string[] = [
     acquired_at_ms INTEGER NOT NULL
   );
   `,
+  // 2: conversations whose last delivery to the gateway did not flush (the hook never flushes), so
+  // a later sync or import can send the flush on its own even when nothing new is left to send.
+  `
+  CREATE TABLE flush_state (
+    sink TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    pending INTEGER NOT NULL,
+    ends_turn INTEGER NOT NULL,
+    PRIMARY KEY (sink, conversation_id)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export function databasePath(stateDir: string): string {

@@ -19,12 +19,19 @@ export class GatewaySink implements Sink {
   }
 
   async deliver(request: DeliveryRequest): Promise<void> {
-    await this.client.postAgentMemory({
-      conversationId: request.conversation.conversationId,
-      flush: request.flush,
-      messages: request.messages,
+    const conversationId = request.conversation.conversationId;
+    await this.client.postAgentMemory({ conversationId, flush: request.flush, messages: request.messages });
+    this.state.transaction(() => {
+      this.state.recordDelivered(this.name, conversationId, request.keys);
+      const last = request.messages.at(-1);
+      const endsTurn = last?.role === 'assistant' && last.turnComplete;
+      if (request.flush) this.state.recordFlushState(this.name, conversationId, false, endsTurn);
+      else if (last) this.state.recordFlushState(this.name, conversationId, true, endsTurn);
     });
-    this.state.recordDelivered(this.name, request.conversation.conversationId, request.keys);
+  }
+
+  pendingFlush(conversationId: string): { endsTurn: boolean } | undefined {
+    return this.state.pendingFlush(this.name, conversationId);
   }
 
   /**

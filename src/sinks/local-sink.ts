@@ -52,6 +52,10 @@ export class LocalSink implements Sink {
     entry.messages = [];
   }
 
+  pendingFlush(): undefined {
+    return undefined;
+  }
+
   deliveredKeys(conversationId: string): Set<string> {
     return this.store.keysOf(conversationId);
   }

@@ -28,6 +28,11 @@ export interface RetractOutcome {
 
 export interface Sink {
   readonly name: SinkName;
+  /**
+   * A conversation delivered without a flush (by the hook) that still owes one; the store of a
+   * sink without flushes (the embedded one) never does.
+   */
+  pendingFlush(conversationId: string): { endsTurn: boolean } | undefined;
   /** Keys of the conversation's messages this sink has acknowledged (its high-water marks). */
   deliveredKeys(conversationId: string): Set<string>;
   /** Delivers one request; its keys count as delivered only after the sink acknowledged it. */
