@@ -1,9 +1,8 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { parseSinceDate } from '../src/cli/dates.js';
-import { writeStderr } from '../src/cli/output.js';
 import { createProgress } from '../src/cli/progress.js';
-import { renderRunSummary, runOutcomeError } from '../src/cli/render-run.js';
+import { finishRun } from '../src/cli/run-output.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { defaultSink, loadSettings, type SinkName } from '../src/config/settings.js';
 import { runPipeline } from '../src/engine/run-pipeline.js';
@@ -38,12 +37,6 @@ export default class Import extends EvermeCommand {
       signal: this.abort.signal,
       onProgress: (p) => progress.update(p),
     }).finally(() => progress.stop());
-    const failure = runOutcomeError(summary);
-    if (failure) {
-      // A failure keeps stdout empty; what was done still belongs in front of the error.
-      if (!this.jsonMode) writeStderr(renderRunSummary(summary));
-      throw failure;
-    }
-    this.emit(summary, () => renderRunSummary(summary));
+    finishRun(summary, this.jsonMode, (data, render) => this.emit(data, render));
   }
 }

@@ -1,21 +1,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '../config/settings.js';
-import { totalsByCode, type WarningCode, type WarningEntry } from '../core/warnings.js';
+import { totalsByCode, type WarningCode } from '../core/warnings.js';
 import { databasePath, openDatabase } from '../sinks/database.js';
 import { conversationIdFor } from './conversation-id.js';
-import { StateStore } from './state-store.js';
+import { StateStore, type ConversationWarnings } from './state-store.js';
 
-export interface ReportConversation {
-  conversationId: string | null;
-  sessionId: string | null;
-  source: string;
-  historyFile?: string;
-  sessionDir?: string;
-  createdAtMs?: number;
-  workspaceDir?: string;
-  warnings: WarningEntry[];
-}
+export type ReportConversation = ConversationWarnings;
 
 export interface WarningReport {
   conversations: ReportConversation[];
