@@ -5,9 +5,11 @@ import { databasePath, openDatabase, openMemoryDatabase } from '../sinks/databas
 import { GatewayClient } from '../sinks/gateway-client.js';
 import { GatewaySink } from '../sinks/gateway-sink.js';
 import { LocalSink } from '../sinks/local-sink.js';
+import { InlineWriter, ScalingWriter } from '../sinks/local-writer.js';
 import type { Sink } from '../sinks/sink.js';
 import { existsSync } from 'node:fs';
 import { SessionLocks } from './session-lock.js';
+import { ThreadSessionLocks } from './thread-session-locks.js';
 import { StateStore } from './state-store.js';
 import { USER_AGENT } from './user-agent.js';
 
@@ -58,13 +60,17 @@ export function openEngine(settings: Settings, sinkName: SinkName, opts: { dryRu
   const sinkClient = sinkName === 'everme' ? gatewayClientFor(settings) : undefined;
   const db = opts.dryRun ? openDryRunDatabase(settings.stateDir) : openDatabase(settings.stateDir);
   const state = new StateStore(db);
-  const sink: Sink = sinkClient ? new GatewaySink(sinkClient, state) : new LocalSink(db);
+  // A dry run commits nothing (and may hold an in-memory database no thread could share).
+  const writer = sinkClient || opts.dryRun ? undefined : new ScalingWriter(db, { stateDir: settings.stateDir });
+  const sink: Sink = sinkClient ? new GatewaySink(sinkClient, state) : new LocalSink(db, writer ?? new InlineWriter(db));
+  const locks = writer ? new ThreadSessionLocks(db, () => writer.thread()?.turn) : new SessionLocks(db);
   return {
     db,
     state,
-    locks: new SessionLocks(db),
+    locks,
     sink,
     close: () => {
+      if (locks instanceof ThreadSessionLocks) locks.settle();
       sink.close();
       db.close();
     },

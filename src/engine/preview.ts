@@ -23,9 +23,8 @@ class CollectingSink implements Sink {
   retract(): RetractOutcome {
     return { removed: 0, irreversible: false };
   }
-  finishSession(_conversation: unknown, commitState: () => void): void {
-    commitState();
-  }
+  /** A preview records nothing: its state would only describe a throwaway database. */
+  async finishSession(): Promise<void> {}
   abandonSession(): void {}
   close(): void {}
 }

@@ -174,20 +174,21 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     outcome.warnings = warnings.entries();
     if (!ctx.dryRun) {
       const current = meta();
-      ctx.sink.finishSession(current, () => {
-        ctx.state.replaceWarnings(
-          {
-            conversationId,
-            sessionId: session.sessionId,
-            source,
-            historyFile,
-            sessionDir: session.dir,
-            createdAtMs: session.createdAtMs,
-            workspaceDir: current.workspaceDir,
-          },
-          outcome.warnings,
-        );
-        ctx.state.setFingerprint(sinkName, session.sessionId, fingerprint);
+      // Awaited inside the try: the lock is released (finally) only once this commit is durable.
+      await ctx.sink.finishSession(current, {
+        sinkName,
+        sessionId: session.sessionId,
+        warningsOwner: {
+          conversationId,
+          sessionId: session.sessionId,
+          source,
+          historyFile,
+          sessionDir: session.dir,
+          createdAtMs: session.createdAtMs,
+          workspaceDir: current.workspaceDir,
+        },
+        warnings: outcome.warnings,
+        fingerprint,
       });
     }
     outcome.status = outcome.messages > 0 || outcome.removed > 0 ? 'delivered' : 'unchanged';

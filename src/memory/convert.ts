@@ -50,6 +50,78 @@ const ToolResultMessage = z.object({
   timestamp: Timestamp,
 });
 
+type ContentValue = z.infer<typeof Content>;
+type ContentBlock = Exclude<ContentValue, string>[number];
+
+/*
+ * Hand-written readers for the well-formed case, far cheaper than the schemas above on every
+ * message of a cold import. Each accepts only what its schema accepts and returns what the schema
+ * would; anything else returns undefined and the schema decides (and names the failure).
+ */
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function quickTimestamp(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+}
+
+function quickContent(v: unknown): ContentValue | undefined {
+  if (typeof v === 'string') return v;
+  if (!Array.isArray(v)) return undefined;
+  const blocks: ContentBlock[] = [];
+  for (const block of v as unknown[]) {
+    if (!isRecord(block)) return undefined;
+    const type = block['type'];
+    if (type === 'text') {
+      const text = block['text'];
+      if (typeof text !== 'string') return undefined;
+      blocks.push({ type: 'text', text });
+    } else if (type === 'toolCall') {
+      const call: ContentBlock = { type: 'toolCall' };
+      if ('id' in block) call.id = block['id'];
+      if ('name' in block) call.name = block['name'];
+      if ('arguments' in block) call.arguments = block['arguments'];
+      blocks.push(call);
+    } else if (typeof type === 'string') {
+      blocks.push({ type: 'ignored' });
+    } else {
+      return undefined;
+    }
+  }
+  return blocks;
+}
+
+function quickUser(v: Record<string, unknown>): z.infer<typeof UserMessage> | undefined {
+  const content = quickContent(v['content']);
+  const timestamp = v['timestamp'];
+  if (v['role'] !== 'user' || content === undefined || !quickTimestamp(timestamp)) return undefined;
+  return { role: 'user', content, timestamp };
+}
+
+function quickAssistant(v: Record<string, unknown>): z.infer<typeof AssistantMessage> | undefined {
+  const content = quickContent(v['content']);
+  const { timestamp, stopReason } = v;
+  if (v['role'] !== 'assistant' || content === undefined || !quickTimestamp(timestamp)) return undefined;
+  if (stopReason === undefined) return { role: 'assistant', content, timestamp };
+  return typeof stopReason === 'string' ? { role: 'assistant', content, stopReason, timestamp } : undefined;
+}
+
+function quickToolResult(v: Record<string, unknown>): z.infer<typeof ToolResultMessage> | undefined {
+  const content = quickContent(v['content']);
+  const timestamp = v['timestamp'];
+  if (v['role'] !== 'toolResult' || content === undefined || !quickTimestamp(timestamp)) return undefined;
+  return 'toolCallId' in v ? { role: 'toolResult', toolCallId: v['toolCallId'], content, timestamp } : { role: 'toolResult', content, timestamp };
+}
+
+/** Exposed so a test can hold each quick reader to its schema. */
+export const quickReaders = {
+  user: { quick: quickUser, schema: UserMessage },
+  assistant: { quick: quickAssistant, schema: AssistantMessage },
+  toolResult: { quick: quickToolResult, schema: ToolResultMessage },
+};
+
 /** Runtime records that are not conversation; the reader filters them, this is only a safety net. */
 const NOT_CONVERSATION = new Set(['compactionSummary', 'custom']);
 
@@ -114,9 +186,9 @@ export class Converter {
   }
 
   private user(item: HistoryItem): KeyedMessage | undefined {
-    const parsed = UserMessage.safeParse(item.message);
-    if (!parsed.success) return this.invalid(item);
-    const { content, timestamp } = parsed.data;
+    const parsed = quickUser(item.message) ?? UserMessage.safeParse(item.message).data;
+    if (!parsed) return this.invalid(item);
+    const { content, timestamp } = parsed;
     const text = redactText(trimBlankEdges(cleanText(stripSystemReminders(joinText(content)))));
     // Image-only or reminder-only: nothing the user said, so nothing to remember (and nothing wrong).
     if (text === '') return undefined;
@@ -124,9 +196,9 @@ export class Converter {
   }
 
   private assistant(item: HistoryItem): KeyedMessage | undefined {
-    const parsed = AssistantMessage.safeParse(item.message);
-    if (!parsed.success) return this.invalid(item);
-    const { content, stopReason, timestamp } = parsed.data;
+    const parsed = quickAssistant(item.message) ?? AssistantMessage.safeParse(item.message).data;
+    if (!parsed) return this.invalid(item);
+    const { content, stopReason, timestamp } = parsed;
 
     const text = redactText(trimBlankEdges(cleanText(joinText(content))));
     const toolCalls: AgentToolCall[] = [];
@@ -174,9 +246,9 @@ export class Converter {
   }
 
   private toolResult(item: HistoryItem): KeyedMessage | undefined {
-    const parsed = ToolResultMessage.safeParse(item.message);
-    if (!parsed.success) return this.invalid(item);
-    const { toolCallId, content, timestamp } = parsed.data;
+    const parsed = quickToolResult(item.message) ?? ToolResultMessage.safeParse(item.message).data;
+    if (!parsed) return this.invalid(item);
+    const { toolCallId, content, timestamp } = parsed;
     if (!isNonEmptyString(toolCallId)) {
       this.warn('tool_result_missing_id', item);
       return undefined;

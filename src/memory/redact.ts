@@ -31,10 +31,10 @@
  * or ≥ 20 chars of mixed case; bearer tokens also when ≥ 32 chars), so `sk-learn`, `evt_handler_…`
  * and "bearer authentication" survive. Git SHAs, UUIDs and hex match no rule.
  *
- * Speed: `redactText` first runs one cheap test for any trigger substring, then only the rules whose
- * own trigger occurs. Every pattern starts at the beginning of a run of token characters (lookbehind)
- * and consumes that run once, so hostile input (`'sk-'.repeat(…)`, a BEGIN without END, `password=`
- * repeated) stays linear.
+ * Speed: `redactText` first runs one cheap test for any trigger substring, then one per family of
+ * rare triggers, then only the rules whose own trigger occurs. Every pattern starts at the beginning
+ * of a run of token characters (lookbehind) and consumes that run once, so hostile input
+ * (`'sk-'.repeat(…)`, a BEGIN without END, `password=` repeated) stays linear.
  */
 
 export const REDACTION_RULES = [
@@ -62,10 +62,33 @@ export function placeholder(rule: RedactionRule): string {
   return `[REDACTED:${rule}]`;
 }
 
+/**
+ * Triggers tested together before one by one: a text that matches none of a family's triggers, the
+ * common case, is scanned once for the whole family rather than once per rule. A family's regex
+ * must match wherever any of its members' triggers does.
+ */
+interface TriggerFamily {
+  /** Position in the per-text memo of `redactText`. */
+  slot: number;
+  test: RegExp;
+}
+
+const RARE_TOKENS: TriggerFamily = {
+  slot: 0,
+  test: /PRIVATE KEY|eyJ|AKIA|ASIA|sk-|[sr]k_(?:live|test)_|gh[oprsu]_|github_pat_|xox[abprs]-|AIza|evt_|emk_/,
+};
+const AUTH_WORDS: TriggerFamily = { slot: 1, test: /secret_?access_?key|bearer|basic/i };
+const FAMILIES = 2;
+
 interface Rule {
+  family?: TriggerFamily;
   /** Cheap test: the rule's pattern cannot match unless this does. Never global (no lastIndex state). */
   trigger: RegExp;
   apply(s: string): string;
+}
+
+function inFamily(family: TriggerFamily, rule: Rule): Rule {
+  return { ...rule, family };
 }
 
 /**
@@ -180,33 +203,44 @@ const AWS_SECRET = new RegExp(
 
 /** Applied in this order: blocks and URLs first, specific prefixes before the generic ones. */
 const RULES: readonly Rule[] = [
-  { trigger: /PRIVATE KEY/, apply: maskPrivateKeys },
+  { family: RARE_TOKENS, trigger: /PRIVATE KEY/, apply: maskPrivateKeys },
   regexRule(
     /:\/\//,
     /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/@]*:)([^\s@/]+)@/g,
     (_m, head: string) => `${head}${placeholder('url-password')}@`,
   ),
-  tokenRule('jwt', /eyJ/, /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*/g),
-  tokenRule('aws-access-key', /AKIA|ASIA/, /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g),
-  regexRule(/secret_?access_?key/i, AWS_SECRET, (_m, head: string) => `${head}${placeholder('aws-secret-key')}`),
-  tokenRule('anthropic-key', /sk-ant-/, /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g, (m) => looksRandom(m.slice(7))),
-  tokenRule('openai-key', /sk-/, /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}/g, (m) => looksRandom(m.slice(3))),
-  tokenRule('stripe-key', /[sr]k_(?:live|test)_/, /(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{10,}/g),
-  tokenRule(
-    'github-token',
-    /gh[oprsu]_|github_pat_/,
-    /(?<![A-Za-z0-9_])(?:gh[oprsu]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g,
+  inFamily(RARE_TOKENS, tokenRule('jwt', /eyJ/, /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*/g)),
+  inFamily(RARE_TOKENS, tokenRule('aws-access-key', /AKIA|ASIA/, /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g)),
+  inFamily(AUTH_WORDS, regexRule(/secret_?access_?key/i, AWS_SECRET, (_m, head: string) => `${head}${placeholder('aws-secret-key')}`)),
+  inFamily(
+    RARE_TOKENS,
+    tokenRule('anthropic-key', /sk-ant-/, /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g, (m) => looksRandom(m.slice(7))),
   ),
-  tokenRule('slack-token', /xox[abprs]-/, /(?<![A-Za-z0-9_-])xox[abprs]-[A-Za-z0-9-]{10,}/g),
-  tokenRule('google-api-key', /AIza/, /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}/g),
-  tokenRule('everme-token', /evt_|emk_/, /(?<![A-Za-z0-9_-])(?:evt|emk)_[A-Za-z0-9_-]{8,}/g, (m) => looksRandom(m.slice(4))),
-  regexRule(/bearer/i, /\b(Bearer[ \t]+)([A-Za-z0-9._~+/=-]{8,})/gi, (m, head: string, token: string) =>
-    looksRandom(token) || token.length >= 32 ? `${head}${placeholder('bearer-token')}` : m,
+  inFamily(RARE_TOKENS, tokenRule('openai-key', /sk-/, /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}/g, (m) => looksRandom(m.slice(3)))),
+  inFamily(RARE_TOKENS, tokenRule('stripe-key', /[sr]k_(?:live|test)_/, /(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{10,}/g)),
+  inFamily(
+    RARE_TOKENS,
+    tokenRule('github-token', /gh[oprsu]_|github_pat_/, /(?<![A-Za-z0-9_])(?:gh[oprsu]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g),
   ),
-  regexRule(
-    /basic/i,
-    new RegExp(`(Authorization${SEP}${Q}Basic[ \\t]+)([A-Za-z0-9+/]{6,}={0,2})`, 'gi'),
-    (_m, head: string) => `${head}${placeholder('basic-auth')}`,
+  inFamily(RARE_TOKENS, tokenRule('slack-token', /xox[abprs]-/, /(?<![A-Za-z0-9_-])xox[abprs]-[A-Za-z0-9-]{10,}/g)),
+  inFamily(RARE_TOKENS, tokenRule('google-api-key', /AIza/, /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}/g)),
+  inFamily(
+    RARE_TOKENS,
+    tokenRule('everme-token', /evt_|emk_/, /(?<![A-Za-z0-9_-])(?:evt|emk)_[A-Za-z0-9_-]{8,}/g, (m) => looksRandom(m.slice(4))),
+  ),
+  inFamily(
+    AUTH_WORDS,
+    regexRule(/bearer/i, /\b(Bearer[ \t]+)([A-Za-z0-9._~+/=-]{8,})/gi, (m, head: string, token: string) =>
+      looksRandom(token) || token.length >= 32 ? `${head}${placeholder('bearer-token')}` : m,
+    ),
+  ),
+  inFamily(
+    AUTH_WORDS,
+    regexRule(
+      /basic/i,
+      new RegExp(`(Authorization${SEP}${Q}Basic[ \\t]+)([A-Za-z0-9+/]{6,}={0,2})`, 'gi'),
+      (_m, head: string) => `${head}${placeholder('basic-auth')}`,
+    ),
   ),
   regexRule(/pass|secret|api[_-]?key|private[_-]?key|token/i, ASSIGNMENT, maskAssignment),
 ];
@@ -218,8 +252,20 @@ const ANY_TRIGGER =
 export function redactText(s: string): string {
   if (!ANY_TRIGGER.test(s)) return s;
   let out = s;
+  // Per family: undefined until tested against the current text.
+  let familyHit: Array<boolean | undefined> = new Array<boolean | undefined>(FAMILIES);
   for (const rule of RULES) {
-    if (rule.trigger.test(out)) out = rule.apply(out);
+    const { family } = rule;
+    if (family) {
+      familyHit[family.slot] ??= family.test.test(out);
+      if (!familyHit[family.slot]) continue;
+    }
+    if (!rule.trigger.test(out)) continue;
+    const next = rule.apply(out);
+    if (next !== out) {
+      out = next;
+      familyHit = new Array<boolean | undefined>(FAMILIES);
+    }
   }
   return out;
 }

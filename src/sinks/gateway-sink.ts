@@ -1,6 +1,7 @@
 import type { StateStore } from '../engine/state-store.js';
 import type { GatewayClient } from './gateway-client.js';
-import type { ConversationMeta, DeliveryRequest, RetractOutcome, Sink } from './sink.js';
+import { writeSessionState } from './session-state.js';
+import type { ConversationMeta, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from './sink.js';
 
 /**
  * The hosted EverMe gateway. Marks move only after the gateway acknowledged a request; a request
@@ -44,8 +45,8 @@ export class GatewaySink implements Sink {
   }
 
   /** Every request was committed when the gateway acknowledged it; only the session state is left. */
-  finishSession(_conversation: ConversationMeta, commitState: () => void): void {
-    commitState();
+  async finishSession(_conversation: ConversationMeta, state: SessionStateWrite): Promise<void> {
+    this.state.transaction(() => writeSessionState(this.state, state));
   }
 
   abandonSession(): void {}

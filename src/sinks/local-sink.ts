@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { KeyedMessage } from '../memory/agent-message.js';
 import { LocalStore } from './local-store.js';
-import type { ConversationMeta, DeliveryRequest, RetractOutcome, Sink } from './sink.js';
+import { InlineWriter, type LocalWriter } from './local-writer.js';
+import type { ConversationMeta, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from './sink.js';
 
 /** Past this many held messages a session's requests are committed early, to bound memory. */
 const MAX_HELD_MESSAGES = 5000;
@@ -12,16 +13,19 @@ const MAX_HELD_MESSAGES = 5000;
  * Requests are held per conversation and committed together with the session's warnings and
  * fingerprint at its end (or early, when many are held): a commit per request cost more than the
  * indexing itself on a cold import, and grouping changes nothing about what commits together.
+ * Commits go through a `LocalWriter` (inline, or a writer thread for bulk runs); reads and the rare
+ * retraction use the engine's own connection.
  */
 export class LocalSink implements Sink {
   readonly name = 'local' as const;
   private readonly store: LocalStore;
   private readonly held = new Map<string, { conversation: ConversationMeta; messages: KeyedMessage[] }>();
-  private readonly write: (conversationId: string) => void;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    db: Database.Database,
+    private readonly writer: LocalWriter = new InlineWriter(db),
+  ) {
     this.store = new LocalStore(db);
-    this.write = db.transaction((conversationId: string) => this.writeHeld(conversationId));
   }
 
   async deliver(request: DeliveryRequest): Promise<void> {
@@ -33,23 +37,11 @@ export class LocalSink implements Sink {
     }
     entry.conversation = request.conversation;
     for (let i = 0; i < request.messages.length; i++) entry.messages.push({ key: request.keys[i]!, message: request.messages[i]! });
-    if (entry.messages.length >= MAX_HELD_MESSAGES) this.write(id);
-  }
-
-  private writeHeld(conversationId: string): void {
-    const entry = this.held.get(conversationId);
-    if (!entry || entry.messages.length === 0) return;
-    const { conversation, messages } = entry;
-    this.store.upsertConversation({
-      conversationId,
-      sessionId: conversation.sessionId,
-      source: conversation.source,
-      workspaceDir: conversation.workspaceDir,
-      historyFile: conversation.historyFile,
-      createdAtMs: conversation.createdAtMs,
-    });
-    this.store.appendMessages(conversationId, messages);
-    entry.messages = [];
+    if (entry.messages.length >= MAX_HELD_MESSAGES) {
+      const messages = entry.messages;
+      entry.messages = [];
+      await this.writer.write({ conversation: entry.conversation, messages });
+    }
   }
 
   pendingFlush(): undefined {
@@ -64,12 +56,10 @@ export class LocalSink implements Sink {
     return { removed: this.store.removeMessages(conversation.conversationId, keys), irreversible: false };
   }
 
-  finishSession(conversation: ConversationMeta, commitState: () => void): void {
-    this.db.transaction(() => {
-      this.writeHeld(conversation.conversationId);
-      commitState();
-    })();
+  async finishSession(conversation: ConversationMeta, state: SessionStateWrite): Promise<void> {
+    const entry = this.held.get(conversation.conversationId);
     this.held.delete(conversation.conversationId);
+    await this.writer.write({ conversation, messages: entry?.messages ?? [], state });
   }
 
   abandonSession(conversationId: string): void {
@@ -78,5 +68,6 @@ export class LocalSink implements Sink {
 
   close(): void {
     this.held.clear();
+    this.writer.close();
   }
 }

@@ -1,4 +1,6 @@
 import type { SinkName } from '../config/settings.js';
+import type { WarningEntry } from '../core/warnings.js';
+import type { SessionFingerprint, WarningOwner } from '../engine/state-store.js';
 import type { AgentMessage } from '../memory/agent-message.js';
 
 /** What a sink needs to know about the conversation a request belongs to (nothing MiniMax-specific). */
@@ -17,6 +19,19 @@ export interface DeliveryRequest {
   /** Parallel to `messages`: the high-water keys recorded once the sink acknowledges. */
   keys: string[];
   flush: boolean;
+}
+
+/**
+ * A session's own state, written when it was read to its end: its warnings (replacing what the last
+ * read recorded) and the fingerprint that lets the next run skip it. Data rather than a callback,
+ * so a sink may commit it on another thread, on its own connection.
+ */
+export interface SessionStateWrite {
+  sinkName: SinkName;
+  sessionId: string;
+  warningsOwner: WarningOwner;
+  warnings: WarningEntry[];
+  fingerprint: SessionFingerprint;
 }
 
 export interface RetractOutcome {
@@ -41,9 +56,10 @@ export interface Sink {
   retract(conversation: ConversationMeta, keys: string[]): RetractOutcome;
   /**
    * The session was read to its end: commit whatever the sink still holds for it together with the
-   * session's own state (`commitState` writes warnings and the fingerprint), in one commit.
+   * session's own state, in one commit. Resolves once that commit is durable; rejects (an
+   * EvermeError) with nothing of it committed.
    */
-  finishSession(conversation: ConversationMeta, commitState: () => void): void;
+  finishSession(conversation: ConversationMeta, state: SessionStateWrite): Promise<void>;
   /** The session failed or was interrupted: drop what is held for it (its marks never moved). */
   abandonSession(conversationId: string): void;
   close(): void;

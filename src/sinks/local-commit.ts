@@ -1,0 +1,79 @@
+import Database from 'better-sqlite3';
+import { EvermeError } from '../cli/errors.js';
+import { StateStore } from '../engine/state-store.js';
+import type { KeyedMessage } from '../memory/agent-message.js';
+import { LocalStore } from './local-store.js';
+import { writeSessionState } from './session-state.js';
+import type { ConversationMeta, SessionStateWrite } from './sink.js';
+
+/** One commit of the embedded store: a conversation's messages and, at a session's end, its state. */
+export interface SessionWrite {
+  conversation: ConversationMeta;
+  messages: KeyedMessage[];
+  /** Present once the session was read to its end: committed together with its messages. */
+  state?: SessionStateWrite;
+}
+
+/**
+ * SQLite result codes that describe the machine rather than the data (a full or read-only disk, a
+ * file that is gone or damaged, another process holding the lock past the timeout): `io`, which
+ * the user can act on. Everything else (a constraint, a misuse) is a defect: `internal`.
+ */
+const IO_RESULT_CODES = /^SQLITE_(?:FULL|READONLY|IOERR|CANTOPEN|PERM|CORRUPT|NOTADB|NOLFS|BUSY|LOCKED|AUTH)(?:_|$)/;
+
+/** A failed write of the embedded store, in the taxonomy; the same whichever thread it failed on. */
+export function storeWriteError(err: unknown): EvermeError {
+  if (err instanceof EvermeError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof Database.SqliteError) {
+    const type = IO_RESULT_CODES.test(err.code) ? 'io' : 'internal';
+    return new EvermeError(type, `Cannot write to the everme database: ${message}`, {
+      code: err.code.toLowerCase(),
+      ...(type === 'io' ? { hint: 'Check free space and permissions of the state directory (EVERME_STATE_DIR), then run again.' } : {}),
+      cause: err,
+    });
+  }
+  return new EvermeError('internal', message, { cause: err });
+}
+
+/**
+ * The embedded store's one commit rule: a conversation's messages and their session's state in
+ * one transaction (BEGIN IMMEDIATE: it takes the write lock up front, so a commit never fails half
+ * way on a snapshot another connection moved). A stored message is its own high-water mark.
+ */
+export class LocalCommitter {
+  private readonly store: LocalStore;
+  private readonly state: StateStore;
+  private readonly applyOne: Database.Transaction<(write: SessionWrite) => void>;
+
+  constructor(db: Database.Database) {
+    this.store = new LocalStore(db);
+    this.state = new StateStore(db);
+    this.applyOne = db.transaction((write: SessionWrite) => this.apply(write));
+  }
+
+  /** Commits one write; throws (an EvermeError) with nothing of it committed. */
+  commit(write: SessionWrite): void {
+    try {
+      this.applyOne.immediate(write);
+    } catch (err) {
+      throw storeWriteError(err);
+    }
+  }
+
+  private apply(write: SessionWrite): void {
+    const { conversation, messages, state } = write;
+    if (messages.length > 0) {
+      this.store.upsertConversation({
+        conversationId: conversation.conversationId,
+        sessionId: conversation.sessionId,
+        source: conversation.source,
+        workspaceDir: conversation.workspaceDir,
+        historyFile: conversation.historyFile,
+        createdAtMs: conversation.createdAtMs,
+      });
+      this.store.appendMessages(conversation.conversationId, messages);
+    }
+    if (state) writeSessionState(this.state, state);
+  }
+}

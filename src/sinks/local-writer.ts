@@ -1,0 +1,216 @@
+import type Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { EvermeError, type ErrorType } from '../cli/errors.js';
+import { LocalCommitter, type SessionWrite } from './local-commit.js';
+import { WRITE_TURN_BYTES, WriteTurn } from './write-turn.js';
+
+export type { SessionWrite };
+
+/** Where the embedded store's writes are committed: on the caller's connection, or on a thread's. */
+export interface LocalWriter {
+  /** Resolves once `write` committed in one transaction; rejects (an EvermeError) with none of it committed. */
+  write(write: SessionWrite): Promise<void>;
+  /** Stops the writer; returns once its connection is closed. Nothing may be pending. */
+  close(): void;
+}
+
+/** Commits on the engine's own connection, before `write` returns: small runs, hooks, tests of sources. */
+export class InlineWriter implements LocalWriter {
+  private readonly committer: LocalCommitter;
+
+  constructor(db: Database.Database) {
+    this.committer = new LocalCommitter(db);
+  }
+
+  async write(write: SessionWrite): Promise<void> {
+    this.committer.commit(write);
+  }
+
+  close(): void {}
+}
+
+// ── the thread's protocol ─────────────────────────────────────────────────────────────────────
+
+export interface WriterThreadData {
+  stateDir: string;
+  /** One Int32: the thread sets it to 1 once its connection is closed, so `close()` can wait for it. */
+  closed: SharedArrayBuffer;
+  /** The `WriteTurn` both connections of this process write in. */
+  turn: SharedArrayBuffer;
+}
+
+export type WriterRequest = { kind: 'write'; id: number; write: SessionWrite } | { kind: 'close' };
+
+export interface WriterFailure {
+  type: ErrorType;
+  code: string;
+  message: string;
+  hint?: string;
+}
+
+export interface WriterReply {
+  id: number;
+  error?: WriterFailure;
+}
+
+export function toWriterFailure(error: EvermeError): WriterFailure {
+  return { type: error.type, code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) };
+}
+
+function fromWriterFailure(failure: WriterFailure): EvermeError {
+  return new EvermeError(failure.type, failure.message, { code: failure.code, ...(failure.hint === undefined ? {} : { hint: failure.hint }) });
+}
+
+/** How long `close()` waits for the thread to finish its transaction and close its connection. */
+const CLOSE_WAIT_MS = 10_000;
+
+/**
+ * Commits on a worker thread that owns a second connection to the same file, so the main thread
+ * reads and converts the next sessions while this one indexes and commits. The promise of a write
+ * resolves only after its commit, which is what bounds how far the main thread runs ahead (one
+ * write in flight per session being delivered). If the thread dies, every pending write is
+ * rejected, never left hanging.
+ */
+export class WriterThread implements LocalWriter {
+  private readonly worker: Worker;
+  private readonly closedFlag: Int32Array;
+  private readonly pending = new Map<number, { resolve: () => void; reject: (error: EvermeError) => void }>();
+  /** The main thread's side of the turn it takes for its own writes (see `ThreadSessionLocks`). */
+  readonly turn: WriteTurn;
+  private nextId = 1;
+  private stopped: EvermeError | undefined;
+
+  constructor(stateDir: string, threadUrl: URL) {
+    const closed = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
+    this.closedFlag = new Int32Array(closed);
+    const turn = new SharedArrayBuffer(WRITE_TURN_BYTES);
+    this.turn = new WriteTurn(turn);
+    const data: WriterThreadData = { stateDir, closed, turn };
+    this.worker = new Worker(threadUrl, { workerData: data });
+    this.worker.on('message', (reply: WriterReply) => this.settle(reply));
+    this.worker.on('error', (err) => this.stop(new EvermeError('internal', `The store writer thread failed: ${err.message}`, { cause: err })));
+    this.worker.on('exit', (code) => this.stop(new EvermeError('internal', `The store writer thread exited (code ${code})`)));
+    // Referenced only while a write is pending: a process awaiting a commit must not exit, and an
+    // idle thread must not keep one alive.
+    this.worker.unref();
+  }
+
+  /** False once the thread is gone: its writes are then rejected at once. */
+  get running(): boolean {
+    return this.stopped === undefined;
+  }
+
+  write(write: SessionWrite): Promise<void> {
+    if (this.stopped) return Promise.reject(this.stopped);
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      if (this.pending.size === 0) this.worker.ref();
+      this.pending.set(id, { resolve, reject });
+      const request: WriterRequest = { kind: 'write', id, write };
+      this.worker.postMessage(request);
+    });
+  }
+
+  close(): void {
+    if (this.stopped) return;
+    const request: WriterRequest = { kind: 'close' };
+    this.worker.postMessage(request);
+    // A synchronous join: the engine closes its own connection right after, and a caller may
+    // remove the state directory as soon as close() returned.
+    Atomics.wait(this.closedFlag, 0, 0, CLOSE_WAIT_MS);
+    this.stop(new EvermeError('internal', 'The store writer was closed'));
+    void this.worker.terminate();
+  }
+
+  private settle(reply: WriterReply): void {
+    const waiter = this.pending.get(reply.id);
+    if (!waiter) return;
+    this.pending.delete(reply.id);
+    if (this.pending.size === 0) this.worker.unref();
+    if (reply.error) waiter.reject(fromWriterFailure(reply.error));
+    else waiter.resolve();
+  }
+
+  private stop(reason: EvermeError): void {
+    if (this.stopped) return;
+    this.stopped = reason;
+    this.turn.reclaimFromWriter();
+    for (const waiter of this.pending.values()) waiter.reject(reason);
+    this.pending.clear();
+    this.worker.unref();
+  }
+}
+
+/**
+ * The thread entry beside this module once built. Sources run by a test runner have no `.js` next
+ * to them (and a thread cannot load `.ts`): they commit inline.
+ */
+export function writerThreadUrl(): URL | undefined {
+  if (!import.meta.url.endsWith('.js')) return undefined;
+  const url = new URL('./local-writer-thread.js', import.meta.url);
+  return existsSync(fileURLToPath(url)) ? url : undefined;
+}
+
+/**
+ * A thread costs a second connection, an isolate and tens of ms to start: worth it only for a bulk
+ * run. Past this many conversations written by one engine the run is one (a hook worker writes a
+ * single conversation, a sync of a few changed sessions stays below it).
+ */
+export const THREAD_AFTER_CONVERSATIONS = 8;
+
+export interface ScalingWriterOptions {
+  /** The state directory the thread opens its connection in. */
+  stateDir: string;
+  threadUrl?: URL;
+  threadAfter?: number;
+}
+
+/**
+ * Commits inline until the engine has written to more than `threadAfter` conversations, then on a
+ * writer thread. Inline commits finish before they return, so switching never reorders writes. A
+ * thread that died hands the remaining writes back to the inline path.
+ */
+export class ScalingWriter implements LocalWriter {
+  private readonly inline: InlineWriter;
+  private started: WriterThread | undefined;
+  private readonly seen = new Set<string>();
+  private threadUrl: URL | undefined;
+  private readonly threadAfter: number;
+
+  constructor(
+    db: Database.Database,
+    private readonly opts: ScalingWriterOptions,
+  ) {
+    this.inline = new InlineWriter(db);
+    this.threadUrl = opts.threadUrl ?? writerThreadUrl();
+    this.threadAfter = opts.threadAfter ?? THREAD_AFTER_CONVERSATIONS;
+  }
+
+  write(write: SessionWrite): Promise<void> {
+    if (this.started === undefined && this.threadUrl !== undefined) {
+      this.seen.add(write.conversation.conversationId);
+      if (this.seen.size > this.threadAfter) {
+        this.seen.clear();
+        try {
+          this.started = new WriterThread(this.opts.stateDir, this.threadUrl);
+        } catch {
+          // No thread to be had (resource limits): inline is slower, never wrong.
+          this.threadUrl = undefined;
+        }
+      }
+    }
+    const thread = this.thread();
+    return thread ? thread.write(write) : this.inline.write(write);
+  }
+
+  /** The writer thread, while one runs: the engine's own writes (session locks) then take turns with it. */
+  thread(): WriterThread | undefined {
+    return this.started?.running ? this.started : undefined;
+  }
+
+  close(): void {
+    this.started?.close();
+  }
+}

@@ -1,0 +1,231 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EvermeError } from '../src/cli/errors.js';
+import { SessionLocks } from '../src/engine/session-lock.js';
+import { StateStore } from '../src/engine/state-store.js';
+import { ThreadSessionLocks } from '../src/engine/thread-session-locks.js';
+import { openDatabase } from '../src/sinks/database.js';
+import { storeWriteError, type SessionWrite } from '../src/sinks/local-commit.js';
+import { InlineWriter, ScalingWriter, WriterThread, type LocalWriter } from '../src/sinks/local-writer.js';
+import { LocalStore } from '../src/sinks/local-store.js';
+import { WRITE_TURN_BYTES, WriteTurn } from '../src/sinks/write-turn.js';
+import { ensureBuilt, repoRoot } from './support/cli.js';
+import { tempDir } from './transcript-helpers.js';
+
+/** Sources have no thread entry beside them: threaded tests use the built one (`npm run build`). */
+function builtThreadUrl(): URL {
+  ensureBuilt();
+  const file = path.join(repoRoot, 'dist', 'src', 'sinks', 'local-writer-thread.js');
+  if (!fs.existsSync(file)) throw new Error('dist/ predates the writer thread: run `npm run build` first');
+  return new URL(`file://${file}`);
+}
+
+function sessionWrite(n: number, messages = 3, withState = true): SessionWrite {
+  const conversationId = `conv-${n}`;
+  const sessionId = `mvs_${n}`;
+  const write: SessionWrite = {
+    conversation: { conversationId, sessionId, source: 'messages', historyFile: `/h/${n}/messages.jsonl`, createdAtMs: 1000 + n },
+    messages: Array.from({ length: messages }, (_, i) => ({
+      key: `k${i}`,
+      message: { role: 'user' as const, timestamp: 2000 + i, content: `quokka ${n} says ${i}` },
+    })),
+  };
+  if (withState) {
+    write.state = {
+      sinkName: 'local',
+      sessionId,
+      warningsOwner: { conversationId, sessionId, source: 'messages', sessionDir: `/s/${n}` },
+      warnings: [{ code: 'invalid_json', count: 2, samples: [{ file: 'messages.jsonl', line: 4 }] }],
+      fingerprint: { file: `/h/${n}/messages.jsonl`, size: 10 + n, mtimeMs: 5, ino: 7, headHash: 'h' },
+    };
+  }
+  return write;
+}
+
+/** What the store holds for conversation n: its keys, and whether its state landed with them. */
+function stored(stateDir: string, n: number): { keys: string[]; fingerprint: boolean; warnings: number } {
+  const db = openDatabase(stateDir, { readonly: true });
+  try {
+    const state = new StateStore(db);
+    return {
+      keys: [...new LocalStore(db).keysOf(`conv-${n}`)].sort(),
+      fingerprint: state.getFingerprint('local', `mvs_${n}`) !== undefined,
+      warnings: state.listWarnings({ conversationId: `conv-${n}` }).length,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+function failWritesOf(stateDir: string, conversationId: string): void {
+  const db = openDatabase(stateDir);
+  db.exec(`CREATE TRIGGER fail_one BEFORE INSERT ON messages WHEN NEW.conversation_id = '${conversationId}'
+           BEGIN SELECT RAISE(ABORT, 'forced failure'); END;`);
+  db.close();
+}
+
+const opened: Array<{ close(): void }> = [];
+afterEach(() => {
+  for (const thing of opened.splice(0)) thing.close();
+});
+
+function track<T extends { close(): void }>(thing: T): T {
+  opened.push(thing);
+  return thing;
+}
+
+describe('storeWriteError', () => {
+  it('makes a full disk an io error the user can act on, and a constraint a defect', () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t (v TEXT NOT NULL)');
+    db.pragma('max_page_count = 2');
+    let full: unknown;
+    try {
+      db.prepare('INSERT INTO t VALUES (?)').run('x'.repeat(100_000));
+    } catch (err) {
+      full = err;
+    }
+    let constraint: unknown;
+    try {
+      db.prepare('INSERT INTO t VALUES (NULL)').run();
+    } catch (err) {
+      constraint = err;
+    }
+    db.close();
+    expect(storeWriteError(full)).toMatchObject({ type: 'io', code: 'sqlite_full' });
+    expect(storeWriteError(constraint)).toMatchObject({ type: 'internal', code: 'sqlite_constraint_notnull' });
+    const own = new EvermeError('conflict', 'kept as it is');
+    expect(storeWriteError(own)).toBe(own);
+  });
+});
+
+describe.each([
+  ['inline', (dir: string) => new InlineWriter(track(openDatabase(dir)))],
+  ['on a writer thread', (dir: string) => new WriterThread(dir, builtThreadUrl())],
+] as const)('a LocalWriter committing %s', (_name, make: (dir: string) => LocalWriter) => {
+  it('commits messages, warnings and fingerprint of a session together, visible to another connection', async () => {
+    const dir = tempDir();
+    openDatabase(dir).close();
+    const writer = track(make(dir));
+    await writer.write(sessionWrite(1, 3, false));
+    expect(stored(dir, 1)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: false, warnings: 0 });
+    await writer.write(sessionWrite(2));
+    expect(stored(dir, 2)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: true, warnings: 1 });
+  });
+
+  it('fails a write with nothing of it committed, and goes on with the next one', async () => {
+    const dir = tempDir();
+    openDatabase(dir).close();
+    failWritesOf(dir, 'conv-2');
+    const writer = track(make(dir));
+    const failed = await writer.write(sessionWrite(2)).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failed).toBeInstanceOf(EvermeError);
+    expect(failed).toMatchObject({ type: 'internal', code: 'sqlite_constraint_trigger' });
+    expect((failed as Error).message).toContain('forced failure');
+    expect(stored(dir, 2)).toEqual({ keys: [], fingerprint: false, warnings: 0 });
+    await writer.write(sessionWrite(3));
+    expect(stored(dir, 3)).toMatchObject({ keys: ['k0', 'k1', 'k2'], fingerprint: true });
+  });
+});
+
+describe('WriterThread', () => {
+  it('answers every write with the reason when its database cannot be opened, instead of hanging', async () => {
+    const root = tempDir();
+    const notADir = path.join(root, 'state');
+    fs.writeFileSync(notADir, 'a file where the state directory should be');
+    const writer = track(new WriterThread(notADir, builtThreadUrl()));
+    const results = await Promise.allSettled([writer.write(sessionWrite(1)), writer.write(sessionWrite(2))]);
+    for (const result of results) {
+      expect(result.status).toBe('rejected');
+      expect((result as PromiseRejectedResult).reason).toMatchObject({ type: 'io', code: 'database_unavailable' });
+    }
+  });
+
+  it('has closed its connection when close() returns, and rejects writes from then on', async () => {
+    const dir = tempDir();
+    openDatabase(dir).close();
+    const writer = new WriterThread(dir, builtThreadUrl());
+    await writer.write(sessionWrite(1));
+    writer.close();
+    // The thread's connection is gone: the last one to close removes the WAL files.
+    const db = openDatabase(dir);
+    db.close();
+    expect(fs.existsSync(path.join(dir, 'everme.db-wal'))).toBe(false);
+    await expect(writer.write(sessionWrite(2))).rejects.toMatchObject({ type: 'internal' });
+    expect(stored(dir, 2).keys).toEqual([]);
+  });
+});
+
+describe('ScalingWriter', () => {
+  it('commits inline until more conversations than its threshold were written, then on a thread', async () => {
+    const dir = tempDir();
+    const db = track(openDatabase(dir));
+    const writer = track(new ScalingWriter(db, { stateDir: dir, threadUrl: builtThreadUrl(), threadAfter: 2 }));
+    await writer.write(sessionWrite(1));
+    await writer.write(sessionWrite(1, 4));
+    await writer.write(sessionWrite(2));
+    expect(writer.thread()).toBeUndefined();
+    await writer.write(sessionWrite(3));
+    expect(writer.thread()).toBeInstanceOf(WriterThread);
+    await writer.write(sessionWrite(4));
+    for (const n of [1, 2, 3, 4]) expect(stored(dir, n).fingerprint).toBe(true);
+    expect(stored(dir, 1).keys).toEqual(['k0', 'k1', 'k2', 'k3']);
+  });
+
+  it('never starts a thread when there is no built entry for it (sources run by a test runner)', async () => {
+    const dir = tempDir();
+    const db = track(openDatabase(dir));
+    const writer = track(new ScalingWriter(db, { stateDir: dir, threadAfter: 0 }));
+    await writer.write(sessionWrite(1));
+    await writer.write(sessionWrite(2));
+    expect(fileURLToPath(import.meta.url).endsWith('.ts')).toBe(true);
+    expect(writer.thread()).toBeUndefined();
+    expect(stored(dir, 2).fingerprint).toBe(true);
+  });
+});
+
+describe('WriteTurn', () => {
+  it('makes a main-thread write wait, without blocking, until the writer gives the turn back', async () => {
+    const turn = new WriteTurn(new SharedArrayBuffer(WRITE_TURN_BYTES));
+    turn.takeWriter();
+    let ran = false;
+    const waiting = turn.runMain(() => {
+      ran = true;
+      return 42;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(ran).toBe(false);
+    turn.give();
+    await expect(waiting).resolves.toBe(42);
+    expect(turn.tryTakeMain()).toBe(true);
+    turn.give();
+  });
+});
+
+describe('ThreadSessionLocks', () => {
+  it('releases a lock in the next free turn, and until then neither it nor another owner can take the session', async () => {
+    const dir = tempDir();
+    const db = track(openDatabase(dir));
+    const turn = new WriteTurn(new SharedArrayBuffer(WRITE_TURN_BYTES));
+    const locks = new ThreadSessionLocks(db, () => turn);
+    const other = new SessionLocks(track(openDatabase(dir)));
+    await locks.acquire('mvs_a', 1000);
+    turn.takeWriter();
+    locks.release('mvs_a');
+    expect(other.tryAcquire('mvs_a')).toBe(false);
+    expect(locks.tryAcquire('mvs_a')).toBe(false);
+    turn.give();
+    // Released as soon as the turn is free.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(other.tryAcquire('mvs_a')).toBe(true);
+    other.release('mvs_a');
+    await locks.acquire('mvs_a', 1000);
+    expect(other.tryAcquire('mvs_a')).toBe(false);
+  });
+});
