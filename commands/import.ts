@@ -15,7 +15,7 @@ export default class Import extends EvermeCommand {
   static override flags = {
     since: Flags.string({ description: 'first day to import (YYYY-MM-DD, UTC)', required: true }),
     sink: Flags.string({ description: 'where memories go (default: everme when an API key is configured, else local)', options: ['local', 'everme'] }),
-    concurrency: Flags.integer({ description: 'sessions processed at once', min: 1, max: 32, default: 4 }),
+    concurrency: Flags.integer({ description: 'sessions processed at once (default: 8 for the local store, 4 for the gateway)', min: 1, max: 32 }),
     'dry-run': Flags.boolean({ description: 'read and convert, but touch neither the network nor the state', default: false }),
   };
 

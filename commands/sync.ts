@@ -20,7 +20,7 @@ export default class Sync extends EvermeCommand {
     session: Flags.string({ description: 'only this session id (mvs_…)' }),
     since: Flags.string({ description: 'override the horizon (YYYY-MM-DD, UTC)' }),
     sink: Flags.string({ description: 'where memories go (default: everme when an API key is configured, else local)', options: ['local', 'everme'] }),
-    concurrency: Flags.integer({ description: 'sessions processed at once', min: 1, max: 32, default: 4 }),
+    concurrency: Flags.integer({ description: 'sessions processed at once (default: 8 for the local store, 4 for the gateway)', min: 1, max: 32 }),
   };
 
   async run(): Promise<void> {

@@ -51,6 +51,14 @@ export interface RunSummary {
 /** Errors that will fail every remaining session the same way: stop scheduling more work. */
 const FATAL_TYPES = new Set(['auth', 'not_logged_in', 'cancelled']);
 
+/**
+ * The embedded store overlaps reading with its writer thread's commits, so more sessions in
+ * flight keep both cores busy; the gateway gets fewer requests at once.
+ */
+export function defaultConcurrency(sink: SinkName): number {
+  return sink === 'local' ? 8 : 4;
+}
+
 export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   const dryRun = options.dryRun ?? false;
   const engine = options.engine ?? openEngine(options.settings, options.sink, { dryRun });
@@ -75,7 +83,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     summary.sessions.scanned = sessions.length;
     const progress: RunProgress = { sessionsTotal: sessions.length, sessionsDone: 0, messages: 0, bytesDone: 0, bytesTotal: 0 };
     let stop: EvermeError | undefined;
-    const limit = pLimit(Math.max(1, options.concurrency ?? 4));
+    const limit = pLimit(Math.max(1, options.concurrency ?? defaultConcurrency(options.sink)));
 
     const one = async (session: SessionRef): Promise<void> => {
       if (stop || options.signal?.aborted) return;
