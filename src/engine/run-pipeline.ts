@@ -5,7 +5,7 @@ import { totalsByCode, type WarningCode, type WarningEntry } from '../core/warni
 import { discoverSessions } from '../transcript/discover.js';
 import type { SessionRef } from '../transcript/types.js';
 import { openEngine, type Engine } from './engine-context.js';
-import { deliverSession, type DeliveryMode, type SessionOutcome } from './session-delivery.js';
+import { blankOutcome, deliverSession, type DeliveryMode, type SessionOutcome } from './session-delivery.js';
 
 export interface RunOptions {
   mode: DeliveryMode;
@@ -170,16 +170,5 @@ async function collectSessions(
 }
 
 function failedOutcome(session: SessionRef, error: EvermeError): SessionOutcome {
-  return {
-    sessionId: session.sessionId,
-    conversationId: '',
-    status: 'failed',
-    source: 'none',
-    messages: 0,
-    requests: 0,
-    removed: 0,
-    bytes: 0,
-    warnings: [],
-    error,
-  };
+  return { ...blankOutcome(session, 'failed'), error };
 }

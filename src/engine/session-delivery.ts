@@ -57,12 +57,12 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
  * One session through the whole pipeline: read → replay → convert → delta past the marks → batch →
  * sink → commit. Every mode runs exactly this; only the flush rule differs.
  */
-export async function deliverSession(session: SessionRef, ctx: DeliveryContext): Promise<SessionOutcome> {
-  const conversationId = conversationIdFor(session.sessionId);
-  const outcome: SessionOutcome = {
+/** A session before anything happened to it: nothing read, nothing sent. */
+export function blankOutcome(session: SessionRef, status: SessionStatus): SessionOutcome {
+  return {
     sessionId: session.sessionId,
-    conversationId,
-    status: 'unchanged',
+    conversationId: conversationIdFor(session.sessionId),
+    status,
     source: 'none',
     messages: 0,
     requests: 0,
@@ -70,6 +70,11 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     bytes: 0,
     warnings: [],
   };
+}
+
+export async function deliverSession(session: SessionRef, ctx: DeliveryContext): Promise<SessionOutcome> {
+  const outcome = blankOutcome(session, 'unchanged');
+  const conversationId = outcome.conversationId;
   const sinkName: SinkName = ctx.sink.name;
   let locked = false;
   /**

@@ -2,16 +2,11 @@ import type Database from 'better-sqlite3';
 import { z } from 'zod';
 import { EvermeError } from '../cli/errors.js';
 import type { AgentMessage, AgentToolCall, KeyedMessage } from '../memory/agent-message.js';
+import type { ConversationMeta } from './sink.js';
 import { buildFtsQuery, capText, excerpt, headAndTail, makeSnippet, toFtsText } from './fts-text.js';
 
-export interface ConversationRecord {
-  conversationId: string;
-  sessionId: string;
-  source: 'messages' | 'ledger';
-  workspaceDir?: string;
-  historyFile?: string;
-  createdAtMs?: number;
-}
+/** What the store keeps about a conversation: exactly what a sink is told about it. */
+export type ConversationRecord = ConversationMeta;
 
 export interface SearchHit {
   conversationId: string;
