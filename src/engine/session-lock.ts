@@ -47,10 +47,15 @@ export class SessionLocks {
     return true;
   }
 
+  /** One claim attempt of `acquire`'s wait loop; a subclass may make it wait for its turn to write. */
+  protected attemptClaim(sessionId: string): boolean | Promise<boolean> {
+    return this.tryAcquire(sessionId);
+  }
+
   /** Waits for another process to finish with the session, up to `timeoutMs`. */
   async acquire(sessionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!this.tryAcquire(sessionId)) {
+    while (!(await this.attemptClaim(sessionId))) {
       if (signal?.aborted) throw new EvermeError('cancelled', 'Interrupted while waiting for a session lock');
       if (Date.now() >= deadline) {
         throw new EvermeError('conflict', `Session ${sessionId} is being processed by another everme process`, {

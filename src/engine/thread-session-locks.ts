@@ -1,9 +1,6 @@
 import type Database from 'better-sqlite3';
-import { EvermeError } from '../cli/errors.js';
 import type { WriteTurn } from '../sinks/write-turn.js';
 import { SessionLocks } from './session-lock.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Session locks for an engine whose store writes may move to a writer thread. While that thread
@@ -22,23 +19,12 @@ export class ThreadSessionLocks extends SessionLocks {
     super(db);
   }
 
-  /** Same waiting rule as `SessionLocks.acquire`; each attempt is made in the main thread's turn. */
-  override async acquire(sessionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    const attempt = (): boolean => {
+  /** `SessionLocks.acquire`'s wait loop, each attempt made in the main thread's turn. */
+  protected override attemptClaim(sessionId: string): Promise<boolean> {
+    return this.inTurn(() => {
       this.settle();
       return this.tryAcquire(sessionId);
-    };
-    while (!(await this.inTurn(attempt))) {
-      if (signal?.aborted) throw new EvermeError('cancelled', 'Interrupted while waiting for a session lock');
-      if (Date.now() >= deadline) {
-        throw new EvermeError('conflict', `Session ${sessionId} is being processed by another everme process`, {
-          code: 'session_locked',
-          hint: 'Wait for the other import, sync or hook worker to finish, then run again.',
-        });
-      }
-      await sleep(50);
-    }
+    });
   }
 
   /**
