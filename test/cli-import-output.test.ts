@@ -1,32 +1,22 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCliTree } from './support/cli-tree.js';
 import { openDatabase } from '../src/sinks/database.js';
 import { LocalStore } from '../src/sinks/local-store.js';
-import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
+import type { FakeGateway } from './support/fake-gateway.js';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
 import { appendLines, conversationFor, expectedTurns, turnEnvelopes, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { gatewaySignatures, storeCounts } from './support/delivery-harness.js';
-import { tempDir } from './transcript-helpers.js';
 
 let gateway: FakeGateway;
 let root: string;
 let dataDir: string;
 let stateDir: string;
 
-beforeAll(async () => {
-  gateway = await startFakeGateway();
-});
-afterAll(async () => {
-  await gateway.close();
-});
-beforeEach(() => {
-  gateway.reset();
-  root = tempDir();
-  dataDir = path.join(root, 'data');
-  stateDir = path.join(root, 'state');
-  fs.mkdirSync(dataDir);
+useCliTree((tree) => {
+  ({ gateway, root, dataDir, stateDir } = tree);
 });
 
 function localEnv(): NodeJS.ProcessEnv {

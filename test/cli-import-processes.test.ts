@@ -1,29 +1,16 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeGateway, type Fault, type FakeGateway } from './support/fake-gateway.js';
-import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
+import { describe, expect, it } from 'vitest';
+import { useCliTree } from './support/cli-tree.js';
+import type { Fault, FakeGateway } from './support/fake-gateway.js';
+import { envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
 import { conversationFor, expectedTurns, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { gatewaySignatures } from './support/delivery-harness.js';
-import { tempDir } from './transcript-helpers.js';
 
 let gateway: FakeGateway;
-let root: string;
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
 
-beforeAll(async () => {
-  gateway = await startFakeGateway();
-});
-afterAll(async () => {
-  await gateway.close();
-});
-beforeEach(() => {
-  gateway.reset();
-  root = tempDir();
-  dataDir = path.join(root, 'data');
-  fs.mkdirSync(dataDir);
-  env = cliEnv(root, { EVERME_STATE_DIR: path.join(root, 'state'), EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+useCliTree((tree) => {
+  ({ gateway, dataDir, env } = tree);
 });
 
 const importArgs = (...more: string[]) => ['import', '--since', '2026-09-01', '--data-dir', dataDir, '--sink', 'everme', '--json', ...more];

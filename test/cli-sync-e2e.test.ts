@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
-import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
+import { describe, expect, it } from 'vitest';
+import { useCliTree } from './support/cli-tree.js';
+import type { FakeGateway } from './support/fake-gateway.js';
+import { envelopeOf, runCli } from './support/cli-process.js';
 import {
   appendLines,
   conversationFor,
@@ -14,25 +14,14 @@ import {
   writeMessagesSession,
 } from './support/delivery-trees.js';
 import { flushFlags, gatewaySignatures } from './support/delivery-harness.js';
-import { makeSession, tempDir } from './transcript-helpers.js';
+import { makeSession } from './transcript-helpers.js';
 
 let gateway: FakeGateway;
-let root: string;
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
 
-beforeAll(async () => {
-  gateway = await startFakeGateway();
-});
-afterAll(async () => {
-  await gateway.close();
-});
-beforeEach(() => {
-  gateway.reset();
-  root = tempDir();
-  dataDir = path.join(root, 'data');
-  fs.mkdirSync(dataDir);
-  env = cliEnv(root, { EVERME_STATE_DIR: path.join(root, 'state'), EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+useCliTree((tree) => {
+  ({ gateway, dataDir, env } = tree);
 });
 
 const sync = (...more: string[]) => runCli(['sync', '--data-dir', dataDir, '--json', ...more], env);
