@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openDatabase } from '../src/sinks/database.js';
-import { LocalStore } from '../src/sinks/local-store.js';
+import { openDatabase } from '../src/store/database.js';
+import { LocalStore } from '../src/store/message-store.js';
 import { generateBigTranscript, generateCorpus } from './corpus.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { parseSinceDate } from '../src/cli/dates.js';
+import { parseSinceDate } from '../src/core/dates.js';
 import { createProgress } from '../src/cli/progress.js';
 import { finishRun } from '../src/cli/run-output.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';

@@ -4,7 +4,7 @@ import { EvermeCommand } from '../src/cli/base-command.js';
 import { writeStderr } from '../src/cli/output.js';
 import { resolveDataDir } from '../src/config/data-dir.js';
 import { defaultSink, loadSettings, type SinkName } from '../src/config/settings.js';
-import { openRecall } from '../src/engine/recall.js';
+import { openRecall } from '../src/recall/recall.js';
 import { createRecallServer, serveStdio } from '../src/mcp/server.js';
 
 export default class Mcp extends EvermeCommand {

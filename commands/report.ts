@@ -1,11 +1,11 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { parseSinceDate } from '../src/cli/dates.js';
-import { EvermeError } from '../src/cli/errors.js';
+import { parseSinceDate } from '../src/core/dates.js';
+import { EvermeError } from '../src/core/errors.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { loadSettings } from '../src/config/settings.js';
 import { WARNING_CODES, type WarningCode } from '../src/core/warnings.js';
-import { buildReport, renderReport } from '../src/engine/warning-report.js';
+import { buildReport, renderReport } from '../src/report/warning-report.js';
 
 export default class Report extends EvermeCommand {
   static override summary = 'Show what the latest import, sync or hook runs skipped, and why';

@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { Args, Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { EvermeError } from '../src/cli/errors.js';
+import { EvermeError } from '../src/core/errors.js';
 import { writeStderr } from '../src/cli/output.js';
 import { resolveDataDir } from '../src/config/data-dir.js';
 import { defaultSink, loadSettings, type SinkName } from '../src/config/settings.js';
-import { MAX_RECALL_LIMIT, openRecall, type RecallHit, type RecallSearch } from '../src/engine/recall.js';
-import { formatHits, quoteQuery } from '../src/mcp/recall-markdown.js';
+import { MAX_RECALL_LIMIT, openRecall, type RecallHit, type RecallSearch } from '../src/recall/recall.js';
+import { formatHits, quoteQuery } from '../src/recall/recall-markdown.js';
 
 /** Exactly the documented result shape: nothing store-specific leaks into the JSON contract. */
 function jsonResult(hit: RecallHit) {

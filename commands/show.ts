@@ -1,8 +1,8 @@
 import { Args } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { EvermeError } from '../src/cli/errors.js';
+import { EvermeError } from '../src/core/errors.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
-import { previewSession, type SessionPreview } from '../src/engine/preview.js';
+import { previewSession, type SessionPreview } from '../src/report/session-preview.js';
 import { locateSession } from '../src/transcript/session-locate.js';
 
 function renderPreview(p: SessionPreview): string {

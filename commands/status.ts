@@ -1,9 +1,9 @@
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { EvermeError } from '../src/cli/errors.js';
+import { EvermeError } from '../src/core/errors.js';
 import { writeStdout } from '../src/cli/output.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { loadSettings } from '../src/config/settings.js';
-import { collectStatus, renderStatus } from '../src/engine/status.js';
+import { collectStatus, renderStatus } from '../src/status/status.js';
 
 export default class Status extends EvermeCommand {
   static override summary = 'Show whether capture and recall work: data dir, sink, hooks, store, warnings';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateCorpus } from '../bench/corpus.js';
-import { openDatabase } from '../src/sinks/database.js';
+import { openDatabase } from '../src/store/database.js';
 import { cliEnv, runCli, startCli, waitFor } from './support/cli-process.js';
 import { duplicateKeys, runEngine } from './support/delivery-harness.js';
 import { tempDir } from './transcript-helpers.js';

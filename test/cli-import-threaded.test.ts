@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateCorpus } from '../bench/corpus.js';
-import { openDatabase } from '../src/sinks/database.js';
+import { openDatabase } from '../src/store/database.js';
 import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
 import { repoRoot } from './support/cli.js';
 import { duplicateKeys, runEngine } from './support/delivery-harness.js';
@@ -83,8 +83,8 @@ const cliArgs = (dataDir: string) => ['import', '--since', SINCE, '--data-dir', 
 describe('an import committed on the writer thread', () => {
   it('leaves the store an inline import leaves: same messages and keys, warnings, fingerprints and index', async () => {
     const { THREAD_AFTER_CONVERSATIONS, writerThreadUrl } = (await import(
-      path.join(repoRoot, 'dist', 'src', 'sinks', 'local-writer.js')
-    )) as typeof import('../src/sinks/local-writer.js');
+      path.join(repoRoot, 'dist', 'src', 'store', 'local-writer.js')
+    )) as typeof import('../src/store/local-writer.js');
     // The built CLI has its thread entry, and this run writes far more conversations than it
     // takes to start the thread.
     expect(writerThreadUrl()).toBeDefined();

@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EvermeError } from '../src/cli/errors.js';
-import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/sinks/database.js';
+import { EvermeError } from '../src/core/errors.js';
+import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
 
 const dirs: string[] = [];
 function tempDir(): string {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runOutcomeError } from '../src/cli/render-run.js';
-import { exitCodeFor } from '../src/cli/errors.js';
+import { exitCodeFor } from '../src/core/errors.js';
 import { startFakeGateway, type Fault, type FakeGateway } from './support/fake-gateway.js';
 import { conversationFor, expectedTurns, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { gatewaySignatures, runEngine, type HarnessEnv } from './support/delivery-harness.js';

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EvermeError } from '../src/cli/errors.js';
+import { EvermeError } from '../src/core/errors.js';
 import { SessionLocks } from '../src/engine/session-lock.js';
-import { openDatabase } from '../src/sinks/database.js';
+import { openDatabase } from '../src/store/database.js';
 import { startFakeGateway, type Fault } from './support/fake-gateway.js';
 import { CREATED_AT_MS, DAY, conversationFor, expectedTurns, jsonlOf, sessionIdFor, turnsEnvelopes } from './support/delivery-trees.js';
 import { gatewaySignatures, runEngine } from './support/delivery-harness.js';

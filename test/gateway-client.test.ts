@@ -1,11 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EvermeError } from '../src/cli/errors.js';
+import { EvermeError } from '../src/core/errors.js';
 import { WarningCollector } from '../src/core/warnings.js';
-import type { AgentMessage } from '../src/memory/agent-message.js';
+import type { AgentMessage } from '../src/core/agent-message.js';
 import { planRequests } from '../src/memory/task-batcher.js';
-import { GatewayClient, type GatewayClientOptions } from '../src/sinks/gateway-client.js';
+import { GatewayClient, type GatewayClientOptions } from '../src/sinks/gateway/gateway-client.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 
 const TOKEN = 'evt_k3y9SECRETsecretSECRETsecret42';

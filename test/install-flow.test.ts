@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } 
 import path from 'node:path';
 import { repoRoot } from './support/cli.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EvermeError } from '../src/cli/errors.js';
+import { EvermeError } from '../src/core/errors.js';
 import { installOutcomeError, runInstall, type InstallOptions } from '../src/install/install-plan.js';
 import { readHookCommand } from '../src/install/markdown-hooks.js';
 import { MCP_SERVER_NAME } from '../src/install/mcp-config.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { repoRoot } from './support/cli.js';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EvermeError } from '../src/cli/errors.js';
+import { EvermeError } from '../src/core/errors.js';
 import { parseEnvText } from '../src/config/env-file.js';
 import { ENV_HEADER_MARKER, renderEnvFile, validateEnvValue, writeEnvFile } from '../src/install/env-file-writer.js';
 import { hookCommand, readHookCommand, renderHookFile, shellQuote } from '../src/install/markdown-hooks.js';

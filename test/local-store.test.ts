@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AgentMessage, KeyedMessage } from '../src/memory/agent-message.js';
-import { openDatabase } from '../src/sinks/database.js';
-import { buildFtsQuery, toFtsText } from '../src/sinks/fts-text.js';
-import { LocalStore, type ConversationRecord } from '../src/sinks/local-store.js';
+import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
+import { openDatabase } from '../src/store/database.js';
+import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
+import { LocalStore, type ConversationRecord } from '../src/store/message-store.js';
 
 let dir: string;
 let db: Database.Database;

@@ -3,22 +3,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EvermeError } from '../src/cli/errors.js';
+import { EvermeError } from '../src/core/errors.js';
 import { SessionLocks } from '../src/engine/session-lock.js';
-import { StateStore } from '../src/engine/state-store.js';
+import { StateStore } from '../src/store/state-store.js';
 import { ThreadSessionLocks } from '../src/engine/thread-session-locks.js';
-import { openDatabase } from '../src/sinks/database.js';
-import { storeWriteError, type SessionWrite } from '../src/sinks/local-commit.js';
-import { InlineWriter, ScalingWriter, WriterThread, type LocalWriter } from '../src/sinks/local-writer.js';
-import { LocalStore } from '../src/sinks/local-store.js';
-import { WRITE_TURN_BYTES, WriteTurn } from '../src/sinks/write-turn.js';
+import { openDatabase } from '../src/store/database.js';
+import { storeWriteError, type SessionWrite } from '../src/store/local-commit.js';
+import { InlineWriter, ScalingWriter, WriterThread, type LocalWriter } from '../src/store/local-writer.js';
+import { LocalStore } from '../src/store/message-store.js';
+import { WRITE_TURN_BYTES, WriteTurn } from '../src/store/write-turn.js';
 import { ensureBuilt, repoRoot } from './support/cli.js';
 import { tempDir } from './transcript-helpers.js';
 
 /** Sources have no thread entry beside them: threaded tests use the built one (`npm run build`). */
 function builtThreadUrl(): URL {
   ensureBuilt();
-  const file = path.join(repoRoot, 'dist', 'src', 'sinks', 'local-writer-thread.js');
+  const file = path.join(repoRoot, 'dist', 'src', 'store', 'local-writer-thread.js');
   if (!fs.existsSync(file)) throw new Error('dist/ predates the writer thread: run `npm run build` first');
   return new URL(`file://${file}`);
 }

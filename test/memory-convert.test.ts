@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 import { WarningCollector, type WarningEntry } from '../src/core/warnings.js';
-import type { KeyedMessage } from '../src/memory/agent-message.js';
+import type { KeyedMessage } from '../src/core/agent-message.js';
 import { Converter } from '../src/memory/convert.js';
 import type { HistoryItem } from '../src/transcript/types.js';
 

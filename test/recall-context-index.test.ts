@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { GatewayContext, LocalContext } from '../src/engine/recall.js';
-import { assembleIndex, MAX_CONTEXT_CHARS, renderContextIndex, type IndexSection } from '../src/mcp/context-index.js';
-import { DATA_PREFACE, EMPTY_STORE_TEXT } from '../src/mcp/recall-markdown.js';
+import type { GatewayContext, LocalContext } from '../src/recall/recall.js';
+import { assembleIndex, MAX_CONTEXT_CHARS, renderContextIndex, type IndexSection } from '../src/recall/context-index.js';
+import { DATA_PREFACE, EMPTY_STORE_TEXT } from '../src/recall/recall-markdown.js';
 
 function entries(prefix: string, count: number, size: number): string[] {
   return Array.from({ length: count }, (_, i) => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalRecall } from '../src/engine/recall.js';
+import { LocalRecall } from '../src/recall/recall.js';
 import { buildStore, conversationIdFor, corpus } from './recall-store-fixture.js';
 import { tempDir } from './transcript-helpers.js';
 

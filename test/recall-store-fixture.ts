@@ -5,9 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadSettings, type Settings } from '../src/config/settings.js';
-import { openDatabase } from '../src/sinks/database.js';
+import { openDatabase } from '../src/store/database.js';
 import { runPipeline } from '../src/engine/run-pipeline.js';
-import { StateStore } from '../src/engine/state-store.js';
+import { StateStore } from '../src/store/state-store.js';
 import { jsonl, makeSession, tempDir } from './transcript-helpers.js';
 
 export interface FixtureSession {

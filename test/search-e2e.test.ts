@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayClient } from '../src/sinks/gateway-client.js';
+import { GatewayClient } from '../src/sinks/gateway/gateway-client.js';
 import { cleanEnv, ensureBuilt, runJs } from './recall-cli.js';
 import { buildStore, conversationIdFor, corpus, sessionIdFor, type BuiltStore } from './recall-store-fixture.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';

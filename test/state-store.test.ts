@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WarningEntry } from '../src/core/warnings.js';
-import { StateStore, type SessionFingerprint } from '../src/engine/state-store.js';
-import { openDatabase } from '../src/sinks/database.js';
-import { LocalStore } from '../src/sinks/local-store.js';
+import { StateStore, type SessionFingerprint } from '../src/store/state-store.js';
+import { openDatabase } from '../src/store/database.js';
+import { LocalStore } from '../src/store/message-store.js';
 
 let dir: string;
 let db: Database.Database;

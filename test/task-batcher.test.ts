@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentMessage, AgentToolMessage, KeyedMessage } from '../src/memory/agent-message.js';
+import type { AgentMessage, AgentToolMessage, KeyedMessage } from '../src/core/agent-message.js';
 import { WarningCollector } from '../src/core/warnings.js';
 import { TaskBatcher, planRequests, trimToolContent, type PlannedRequest } from '../src/memory/task-batcher.js';
 

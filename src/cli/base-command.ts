@@ -1,5 +1,5 @@
 import { Command, Flags, Errors } from '@oclif/core';
-import { EvermeError, toEvermeError } from './errors.js';
+import { EvermeError, toEvermeError } from '../core/errors.js';
 import { reportError, successEnvelope, writeStdout } from './output.js';
 
 function isParseError(err: unknown): err is Error {

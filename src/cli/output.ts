@@ -1,5 +1,5 @@
-import { EvermeError, exitCodeFor } from './errors.js';
-import { redactOutput } from './redact-output.js';
+import { EvermeError, exitCodeFor } from '../core/errors.js';
+import { redactOutput } from '../core/redact-output.js';
 
 /** stdout carries results only; everything for humans that is not the result goes to stderr. */
 export function writeStdout(text: string): void {

@@ -1,5 +1,5 @@
 import type { RunSummary } from '../engine/run-pipeline.js';
-import { EvermeError } from './errors.js';
+import { EvermeError } from '../core/errors.js';
 
 export function warningsLine(warnings: RunSummary['warnings']): string {
   const parts = Object.entries(warnings)

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { EvermeError } from '../cli/errors.js';
+import { EvermeError } from '../core/errors.js';
 
 type Env = Record<string, string | undefined>;
 

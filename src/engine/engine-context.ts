@@ -1,17 +1,17 @@
 import type Database from 'better-sqlite3';
-import { EvermeError } from '../cli/errors.js';
+import { EvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
-import { databasePath, openDatabase, openMemoryDatabase } from '../sinks/database.js';
-import { GatewayClient } from '../sinks/gateway-client.js';
-import { GatewaySink } from '../sinks/gateway-sink.js';
-import { LocalSink } from '../sinks/local-sink.js';
-import { InlineWriter, ScalingWriter } from '../sinks/local-writer.js';
+import { databasePath, openDatabase, openMemoryDatabase } from '../store/database.js';
+import { GatewayClient } from '../sinks/gateway/gateway-client.js';
+import { GatewaySink } from '../sinks/gateway/gateway-sink.js';
+import { LocalSink } from '../sinks/local/local-sink.js';
+import { InlineWriter, ScalingWriter } from '../store/local-writer.js';
 import type { Sink } from '../sinks/sink.js';
 import { existsSync } from 'node:fs';
 import { SessionLocks } from './session-lock.js';
 import { ThreadSessionLocks } from './thread-session-locks.js';
-import { StateStore } from './state-store.js';
-import { USER_AGENT } from './user-agent.js';
+import { StateStore } from '../store/state-store.js';
+import { USER_AGENT } from '../sinks/gateway/user-agent.js';
 
 export interface Engine {
   db: Database.Database;

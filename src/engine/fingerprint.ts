@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import type { SessionFingerprint } from './state-store.js';
+import type { SessionFingerprint } from '../store/state-store.js';
 
 const HEAD_BYTES = 4096;
 

@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { EvermeError, toEvermeError } from '../cli/errors.js';
+import { EvermeError, toEvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
 import { totalsByCode, type WarningCode, type WarningEntry } from '../core/warnings.js';
 import { discoverSessions } from '../transcript/discover.js';

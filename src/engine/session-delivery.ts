@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { EvermeError, toEvermeError } from '../cli/errors.js';
+import { EvermeError, toEvermeError } from '../core/errors.js';
 import type { SinkName } from '../config/settings.js';
 import { WarningCollector, type WarningEntry } from '../core/warnings.js';
-import type { AgentMessage } from '../memory/agent-message.js';
+import type { AgentMessage } from '../core/agent-message.js';
 import { Converter } from '../memory/convert.js';
 import { TaskBatcher, type PlannedRequest } from '../memory/task-batcher.js';
 import type { ConversationMeta, Sink } from '../sinks/sink.js';
@@ -11,7 +11,7 @@ import type { SessionRef } from '../transcript/types.js';
 import { conversationIdFor } from './conversation-id.js';
 import { fingerprintFile, fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
 import type { SessionLocks } from './session-lock.js';
-import type { StateStore } from './state-store.js';
+import type { StateStore } from '../store/state-store.js';
 
 /** import flushes every conversation's last request, sync only at a finished turn, the hook never. */
 export type DeliveryMode = 'import' | 'sync' | 'hook';

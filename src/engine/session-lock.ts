@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { EvermeError } from '../cli/errors.js';
+import { EvermeError } from '../core/errors.js';
 
 function processAlive(pid: number): boolean {
   try {

@@ -1,5 +1,5 @@
-import { isoDay, parseSinceDate } from '../cli/dates.js';
-import type { StateStore } from './state-store.js';
+import { isoDay, parseSinceDate } from '../core/dates.js';
+import type { StateStore } from '../store/state-store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

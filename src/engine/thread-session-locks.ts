@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { WriteTurn } from '../sinks/write-turn.js';
+import type { WriteTurn } from '../store/write-turn.js';
 import { SessionLocks } from './session-lock.js';
 
 /**

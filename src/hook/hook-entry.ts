@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hookDataDir } from './hook-data-dir.js';
 import { loadSettings } from '../config/settings.js';
-import { redactOutput } from '../cli/redact-output.js';
+import { redactOutput } from '../core/redact-output.js';
 import { recordHookEvent, type HookOutcome } from './hook-events.js';
 import { parseHookInput, readStdinCapped } from './hook-input.js';
 import { HookSlot } from './hook-slot.js';

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { toEvermeError } from '../cli/errors.js';
+import { toEvermeError } from '../core/errors.js';
 import { resolveDataDir } from '../config/data-dir.js';
 import { defaultSink, loadSettings, type Settings } from '../config/settings.js';
 import { openEngine, type Engine } from '../engine/engine-context.js';

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { EvermeError } from '../cli/errors.js';
+import { EvermeError } from '../core/errors.js';
 import { writeFileAtomic } from './atomic-write.js';
 import type { StepStatus } from './staging.js';
 

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { EvermeError } from '../cli/errors.js';
+import { EvermeError } from '../core/errors.js';
 
 export const PACKAGE_NAME = '@everme/minimaxcode';
 

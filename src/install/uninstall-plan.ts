@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { EvermeError } from '../cli/errors.js';
+import { EvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
 import { envFilePath } from '../config/settings.js';
 import { isHeaderOnly } from './env-file-writer.js';

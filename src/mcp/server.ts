@@ -3,12 +3,12 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { toEvermeError } from '../cli/errors.js';
-import { redactOutput } from '../cli/redact-output.js';
-import { MAX_RECALL_LIMIT, type Recall } from '../engine/recall.js';
-import { VERSION } from '../engine/user-agent.js';
-import { renderContextIndex } from './context-index.js';
-import { renderSearchMarkdown } from './recall-markdown.js';
+import { toEvermeError } from '../core/errors.js';
+import { redactOutput } from '../core/redact-output.js';
+import { MAX_RECALL_LIMIT, type Recall } from '../recall/recall.js';
+import { VERSION } from '../sinks/gateway/user-agent.js';
+import { renderContextIndex } from '../recall/context-index.js';
+import { renderSearchMarkdown } from '../recall/recall-markdown.js';
 
 export const SERVER_NAME = 'everme';
 export const DEFAULT_TOP_K = 5;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 import type { WarningCode, WarningCollector } from '../core/warnings.js';
 import type { HistoryItem } from '../transcript/types.js';
-import type { AgentAssistantMessage, AgentToolCall, KeyedMessage } from './agent-message.js';
+import type { AgentAssistantMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
 import { redactJsonValue, redactText } from './redact.js';
 import { cleanText, stripSystemReminders, trimBlankEdges } from './text-clean.js';
 

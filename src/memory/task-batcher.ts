@@ -1,4 +1,4 @@
-import type { AgentMessage, KeyedMessage } from './agent-message.js';
+import type { AgentMessage, KeyedMessage } from '../core/agent-message.js';
 import type { WarningCollector } from '../core/warnings.js';
 
 /** The gateway's limits for one POST /mem/agent-memory body. */

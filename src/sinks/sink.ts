@@ -1,17 +1,8 @@
 import type { SinkName } from '../config/settings.js';
-import type { WarningEntry } from '../core/warnings.js';
-import type { SessionFingerprint, WarningOwner } from '../engine/state-store.js';
-import type { AgentMessage } from '../memory/agent-message.js';
+import type { ConversationMeta, SessionStateWrite } from '../store/store-types.js';
+import type { AgentMessage } from '../core/agent-message.js';
 
-/** What a sink needs to know about the conversation a request belongs to (nothing MiniMax-specific). */
-export interface ConversationMeta {
-  conversationId: string;
-  sessionId: string;
-  source: 'messages' | 'ledger';
-  workspaceDir?: string;
-  historyFile?: string;
-  createdAtMs?: number;
-}
+export type { ConversationMeta, SessionStateWrite };
 
 export interface DeliveryRequest {
   conversation: ConversationMeta;
@@ -19,19 +10,6 @@ export interface DeliveryRequest {
   /** Parallel to `messages`: the high-water keys recorded once the sink acknowledges. */
   keys: string[];
   flush: boolean;
-}
-
-/**
- * A session's own state, written when it was read to its end: its warnings (replacing what the last
- * read recorded) and the fingerprint that lets the next run skip it. Data rather than a callback,
- * so a sink may commit it on another thread, on its own connection.
- */
-export interface SessionStateWrite {
-  sinkName: SinkName;
-  sessionId: string;
-  warningsOwner: WarningOwner;
-  warnings: WarningEntry[];
-  fingerprint: SessionFingerprint;
 }
 
 export interface RetractOutcome {

@@ -1,7 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { EvermeError } from '../cli/errors.js';
+import { EvermeError } from '../core/errors.js';
 import { readManifest, sessionRefOf } from './manifest.js';
 import type { SessionRef } from './types.js';
 

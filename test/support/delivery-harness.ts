@@ -4,11 +4,11 @@
  */
 import path from 'node:path';
 import { loadSettings, type Settings, type SinkName } from '../../src/config/settings.js';
-import { openDatabase } from '../../src/sinks/database.js';
-import { LocalStore } from '../../src/sinks/local-store.js';
+import { openDatabase } from '../../src/store/database.js';
+import { LocalStore } from '../../src/store/message-store.js';
 import { runPipeline, type RunOptions, type RunSummary } from '../../src/engine/run-pipeline.js';
 import type { DeliveryMode } from '../../src/engine/session-delivery.js';
-import { StateStore, type ConversationWarnings } from '../../src/engine/state-store.js';
+import { StateStore, type ConversationWarnings } from '../../src/store/state-store.js';
 import type { FakeGateway } from './fake-gateway.js';
 import { signature } from './delivery-trees.js';
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AgentMessage } from '../../src/memory/agent-message.js';
+import type { AgentMessage } from '../../src/core/agent-message.js';
 import { conversationIdFor } from '../../src/engine/conversation-id.js';
 import { makeSession } from '../transcript-helpers.js';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { EvermeError, type ErrorType } from '../cli/errors.js';
-import { redactOutput } from '../cli/redact-output.js';
-import type { AgentMessage } from '../memory/agent-message.js';
+import { EvermeError, type ErrorType } from '../../core/errors.js';
+import { redactOutput } from '../../core/redact-output.js';
+import type { AgentMessage } from '../../core/agent-message.js';
 import {
   agentMemoryResultSchema,
   contextResultSchema,

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EvermeError } from '../cli/errors.js';
+import { EvermeError } from '../core/errors.js';
 
 type Db = Database.Database;
 

@@ -1,7 +1,7 @@
-import type { StateStore } from '../engine/state-store.js';
+import type { StateStore } from '../../store/state-store.js';
 import type { GatewayClient } from './gateway-client.js';
-import { writeSessionState } from './session-state.js';
-import type { ConversationMeta, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from './sink.js';
+import { writeSessionState } from '../../store/session-state.js';
+import type { ConversationMeta, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from '../sink.js';
 
 /**
  * The hosted EverMe gateway. Marks move only after the gateway acknowledged a request; a request

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { EvermeError, type ErrorType } from '../cli/errors.js';
+import { EvermeError, type ErrorType } from '../core/errors.js';
 import { LocalCommitter, type SessionWrite } from './local-commit.js';
 import { WRITE_TURN_BYTES, WriteTurn } from './write-turn.js';
 

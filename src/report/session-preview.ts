@@ -1,10 +1,10 @@
-import type { AgentMessage } from '../memory/agent-message.js';
-import { openMemoryDatabase } from '../sinks/database.js';
+import type { AgentMessage } from '../core/agent-message.js';
+import { openMemoryDatabase } from '../store/database.js';
 import type { DeliveryRequest, RetractOutcome, Sink } from '../sinks/sink.js';
 import type { SessionRef } from '../transcript/types.js';
-import { conversationIdFor } from './conversation-id.js';
-import { deliverSession } from './session-delivery.js';
-import { StateStore } from './state-store.js';
+import { conversationIdFor } from '../engine/conversation-id.js';
+import { deliverSession } from '../engine/session-delivery.js';
+import { StateStore } from '../store/state-store.js';
 import type { WarningEntry } from '../core/warnings.js';
 
 /** A sink that keeps what it is given: `everme show` runs the real pipeline into it. */

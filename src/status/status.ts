@@ -4,12 +4,12 @@ import { defaultSink } from '../config/settings.js';
 import { readHookEvents, type HookOutcome } from '../hook/hook-events.js';
 import { HOOK_EVENTS, hookFilePath, readHookCommand } from '../install/markdown-hooks.js';
 import { MCP_SERVER_NAME, mcpConfigPath, readMcpDocument } from '../install/mcp-config.js';
-import { databasePath, openDatabase } from '../sinks/database.js';
-import { LocalStore } from '../sinks/local-store.js';
+import { databasePath, openDatabase } from '../store/database.js';
+import { LocalStore } from '../store/message-store.js';
 import { discoverSessions } from '../transcript/discover.js';
-import { gatewayClientFor } from './engine-context.js';
-import { StateStore, type RunRecord } from './state-store.js';
-import { toEvermeError } from '../cli/errors.js';
+import { gatewayClientFor } from '../engine/engine-context.js';
+import { StateStore, type RunRecord } from '../store/state-store.js';
+import { toEvermeError } from '../core/errors.js';
 
 export interface StatusProblem {
   what: string;

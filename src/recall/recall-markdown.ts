@@ -1,4 +1,4 @@
-import type { RecallHit } from '../engine/recall.js';
+import type { RecallHit } from './recall.js';
 
 /** Retrieved text may contain anything a past session saw, including text written to steer an agent. */
 export const DATA_PREFACE =

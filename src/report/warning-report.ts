@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '../config/settings.js';
 import { totalsByCode, type WarningCode } from '../core/warnings.js';
-import { databasePath, openDatabase } from '../sinks/database.js';
-import { conversationIdFor } from './conversation-id.js';
-import { StateStore, type ConversationWarnings } from './state-store.js';
+import { databasePath, openDatabase } from '../store/database.js';
+import { conversationIdFor } from '../engine/conversation-id.js';
+import { StateStore, type ConversationWarnings } from '../store/state-store.js';
 
 export type ReportConversation = ConversationWarnings;
 

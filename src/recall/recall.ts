@@ -1,12 +1,12 @@
 import type Database from 'better-sqlite3';
-import { EvermeError } from '../cli/errors.js';
+import { EvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
-import { openDatabase } from '../sinks/database.js';
-import { buildFtsQuery, excerpt, makeSnippet } from '../sinks/fts-text.js';
-import type { GatewayClient } from '../sinks/gateway-client.js';
-import type { GatewaySearchItem } from '../sinks/gateway-schemas.js';
-import { LocalStore, type ConversationSummary } from '../sinks/local-store.js';
-import { gatewayClientFor } from './engine-context.js';
+import { openDatabase } from '../store/database.js';
+import { buildFtsQuery, excerpt, makeSnippet } from '../store/fts-text.js';
+import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
+import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
+import { LocalStore, type ConversationSummary } from '../store/message-store.js';
+import { gatewayClientFor } from '../engine/engine-context.js';
 
 export const MAX_RECALL_LIMIT = 50;
 /** Conversations an index may list; the renderer trims them to its character budget. */

@@ -1,5 +1,5 @@
-import type { StateStore } from '../engine/state-store.js';
-import type { SessionStateWrite } from './sink.js';
+import type { StateStore } from './state-store.js';
+import type { SessionStateWrite } from './store-types.js';
 
 /** Writes a finished session's warnings and fingerprint; the caller owns the transaction around it. */
 export function writeSessionState(state: StateStore, write: SessionStateWrite): void {

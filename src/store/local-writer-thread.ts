@@ -5,7 +5,7 @@
 import type Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import { z } from 'zod';
-import type { EvermeError } from '../cli/errors.js';
+import type { EvermeError } from '../core/errors.js';
 import { openDatabase } from './database.js';
 import { LocalCommitter, storeWriteError, type SessionWrite } from './local-commit.js';
 import { toWriterFailure, type WriterReply, type WriterRequest } from './local-writer.js';

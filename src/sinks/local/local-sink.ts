@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
-import type { KeyedMessage } from '../memory/agent-message.js';
-import { LocalStore } from './local-store.js';
-import { InlineWriter, type LocalWriter } from './local-writer.js';
-import type { ConversationMeta, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from './sink.js';
+import type { KeyedMessage } from '../../core/agent-message.js';
+import { LocalStore } from '../../store/message-store.js';
+import { InlineWriter, type LocalWriter } from '../../store/local-writer.js';
+import type { ConversationMeta, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from '../sink.js';
 
 /** Past this many held messages a session's requests are committed early, to bound memory. */
 const MAX_HELD_MESSAGES = 5000;

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
-import { EvermeError } from '../cli/errors.js';
-import type { AgentMessage, AgentToolCall, KeyedMessage } from '../memory/agent-message.js';
-import type { ConversationMeta } from './sink.js';
+import { EvermeError } from '../core/errors.js';
+import type { AgentMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
+import type { ConversationMeta } from './store-types.js';
 import { buildFtsQuery, capText, excerpt, headAndTail, makeSnippet, toFtsText } from './fts-text.js';
 
 /** What the store keeps about a conversation: exactly what a sink is told about it. */

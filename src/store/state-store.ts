@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
-import { EvermeError } from '../cli/errors.js';
+import { EvermeError } from '../core/errors.js';
 import type { SinkName } from '../config/settings.js';
 import { WARNING_CODES, WarningCollector, type WarningEntry } from '../core/warnings.js';
 

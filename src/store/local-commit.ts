@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
-import { EvermeError } from '../cli/errors.js';
-import { StateStore } from '../engine/state-store.js';
-import type { KeyedMessage } from '../memory/agent-message.js';
-import { LocalStore } from './local-store.js';
+import { EvermeError } from '../core/errors.js';
+import { StateStore } from './state-store.js';
+import type { KeyedMessage } from '../core/agent-message.js';
+import { LocalStore } from './message-store.js';
 import { writeSessionState } from './session-state.js';
-import type { ConversationMeta, SessionStateWrite } from './sink.js';
+import type { ConversationMeta, SessionStateWrite } from './store-types.js';
 
 /** One commit of the embedded store: a conversation's messages and, at a session's end, its state. */
 export interface SessionWrite {
