@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { locateSession, recentDayDirs, sessionDirSuffix } from '../src/transcript/session-locate.js';
+import { sessionDirSuffix } from '../src/core/session-dirs.js';
+import { locateSession, recentDayDirs } from '../src/transcript/session-locate.js';
 import { sessionsRoot } from '../src/transcript/discover.js';
 import { makeSession, minimaxFixtures, tempDir } from './transcript-helpers.js';
 

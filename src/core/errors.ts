@@ -60,10 +60,6 @@ export class EvermeError extends Error {
   }
 }
 
-export function isEvermeError(value: unknown): value is EvermeError {
-  return value instanceof EvermeError;
-}
-
 /** Wraps anything thrown into the taxonomy; unknown failures are `internal`, never a raw stack. */
 export function toEvermeError(err: unknown): EvermeError {
   if (err instanceof EvermeError) return err;

@@ -1,20 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-
-/** `session_<base64url(id)>`: how MiniMax names a session directory. */
-export function sessionDirSuffix(sessionId: string): string {
-  return `-session_${Buffer.from(sessionId, 'utf8').toString('base64url')}`;
-}
-
-function dayDirs(now: number): string[] {
-  const dirs = new Set<string>();
-  for (const offsetDays of [0, -1, 1]) {
-    const t = new Date(now + offsetDays * 86_400_000);
-    dirs.add(`${t.getUTCFullYear()}/${String(t.getUTCMonth() + 1).padStart(2, '0')}/${String(t.getUTCDate()).padStart(2, '0')}`);
-    dirs.add(`${t.getFullYear()}/${String(t.getMonth() + 1).padStart(2, '0')}/${String(t.getDate()).padStart(2, '0')}`);
-  }
-  return [...dirs];
-}
+import { recentDayPaths, sessionDirSuffix } from '../core/session-dirs.js';
 
 function findIn(dayDir: string, suffix: string): string | undefined {
   let names: string[];
@@ -38,7 +24,7 @@ export interface FindOptions {
 
 /**
  * Finds a session directory by name only, cheapest first: a remembered path, the recent day
- * directories (UTC and local, since both eras name them differently), then the whole date tree
+ * directories (today and yesterday, UTC and local, since both eras name them differently), then the whole date tree
  * by directory listing. No manifest is opened here; the worker confirms identity.
  */
 export function findSessionDir(dataDir: string, sessionId: string, opts: FindOptions = {}): string | undefined {
@@ -46,7 +32,7 @@ export function findSessionDir(dataDir: string, sessionId: string, opts: FindOpt
   const { remembered } = opts;
   if (remembered && remembered.endsWith(suffix) && existsSync(path.join(remembered, 'manifest.json'))) return remembered;
   const root = path.join(dataDir, 'v2', 'sessions');
-  const recent = dayDirs(opts.now ?? Date.now());
+  const recent = recentDayPaths(opts.now ?? Date.now());
   for (const day of recent) {
     const hit = findIn(path.join(root, day), suffix);
     if (hit) return hit;
@@ -63,7 +49,7 @@ export function findSessionDir(dataDir: string, sessionId: string, opts: FindOpt
   for (const year of list(root)) {
     for (const month of list(path.join(root, year))) {
       for (const day of list(path.join(root, year, month))) {
-        if (checked.has(`${year}/${month}/${day}`)) continue;
+        if (checked.has(path.join(year, month, day))) continue;
         const hit = findIn(path.join(root, year, month, day), suffix);
         if (hit) return hit;
       }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { isRecord } from '../core/json.js';
 import { existingMode, writeFileAtomic } from './atomic-write.js';
 import type { StepStatus } from './staging.js';
 
@@ -21,10 +22,6 @@ export function mcpBackupPath(file: string): string {
 }
 
 type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 interface JsonFormat {
   indent: string;
@@ -68,16 +65,16 @@ export function readMcpDocument(file: string): McpDocument {
   } catch (err) {
     return { kind: 'invalid', reason: `not valid JSON (${(err as Error).message})` };
   }
-  if (!isObject(doc)) return { kind: 'invalid', reason: 'the top level is not a JSON object' };
+  if (!isRecord(doc)) return { kind: 'invalid', reason: 'the top level is not a JSON object' };
   const servers = doc.mcpServers;
-  if (servers !== undefined && !isObject(servers)) return { kind: 'invalid', reason: '"mcpServers" is not a JSON object' };
+  if (servers !== undefined && !isRecord(servers)) return { kind: 'invalid', reason: '"mcpServers" is not a JSON object' };
   return { kind: 'ok', text, doc, servers, format: detectFormat(text), mode: existingMode(file) ?? NEW_FILE_MODE };
 }
 
 /** Our entry merged over whatever the user added to it (a timeout, `enabled`), keys in their order. */
 function mergedEntry(previous: unknown, entry: McpServerEntry): JsonObject {
-  const base = isObject(previous) ? previous : {};
-  const env = isObject(base.env) ? base.env : {};
+  const base = isRecord(previous) ? previous : {};
+  const env = isRecord(base.env) ? base.env : {};
   return { ...base, command: entry.command, args: entry.args, env: { ...env, ...entry.env } };
 }
 

@@ -12,11 +12,9 @@ import {
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { EvermeError } from '../core/errors.js';
-
-export const PACKAGE_NAME = '@everme/minimaxcode';
+import { findPackageRoot as findPackageRootFrom, PACKAGE_NAME } from '../core/package-root.js';
 
 /** What of the package itself the runtime needs; everything else in the source tree is for building. */
 const ROOT_ENTRIES = ['bin', 'dist', 'package.json', 'oclif.manifest.json'] as const;
@@ -31,12 +29,12 @@ const PackageJson = z.object({
 });
 type PackageJson = z.infer<typeof PackageJson>;
 
-export const RuntimeManifest = z.object({
-  version: z.string(),
-  node: z.string(),
-  dataDir: z.string(),
-});
-export type RuntimeManifest = z.infer<typeof RuntimeManifest>;
+/** What `<runtime>/runtime.json` records (the hook reads `dataDir` from it: hook/hook-data-dir.ts). */
+export interface RuntimeManifest {
+  version: string;
+  node: string;
+  dataDir: string;
+}
 
 export const RUNTIME_MANIFEST_FILE = 'runtime.json';
 
@@ -60,14 +58,10 @@ function isDirectory(p: string): boolean {
 }
 
 /** The directory holding this package (the one whose package.json names it), walking up from `start`. */
-export function findPackageRoot(start: string = path.dirname(fileURLToPath(import.meta.url))): string {
-  let dir = path.resolve(start);
-  for (;;) {
-    if (readPackageJson(dir)?.name === PACKAGE_NAME) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new EvermeError('internal', `cannot find the ${PACKAGE_NAME} package root above ${start}`);
-    dir = parent;
-  }
+export function findPackageRoot(start?: string): string {
+  const root = findPackageRootFrom(start);
+  if (root === undefined) throw new EvermeError('internal', `cannot find the ${PACKAGE_NAME} package root above ${start ?? 'the everme modules'}`);
+  return root;
 }
 
 /** Node's lookup: `<dir>/node_modules/<name>` for `dir` and each ancestor, skipping `node_modules` dirs themselves. */
@@ -364,13 +358,4 @@ export function stageRuntime(options: StageOptions): StageResult {
     rmSync(staging, { recursive: true, force: true });
   }
   return { status, version, files: files.size };
-}
-
-export function readRuntimeManifest(runtimeDir: string): RuntimeManifest | undefined {
-  try {
-    const parsed = RuntimeManifest.safeParse(JSON.parse(readFileSync(path.join(runtimeDir, RUNTIME_MANIFEST_FILE), 'utf8')));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }

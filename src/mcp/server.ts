@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
 import { MAX_RECALL_LIMIT, type Recall } from '../recall/recall.js';
-import { VERSION } from '../sinks/gateway/user-agent.js';
+import { PACKAGE_VERSION } from '../core/package-root.js';
 import { renderContextIndex } from '../recall/context-index.js';
 import { renderSearchMarkdown } from '../recall/recall-markdown.js';
 
@@ -51,7 +51,7 @@ const contextInput = {
 /** The MCP tools over one recall source. Tool failures are tool errors (`isError`), never a dead server. */
 export function createRecallServer(recall: Recall, opts: RecallServerOptions = {}): McpServer {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${redactOutput(line)}\n`));
-  const server = new McpServer({ name: SERVER_NAME, version: VERSION });
+  const server = new McpServer({ name: SERVER_NAME, version: PACKAGE_VERSION });
   const annotations = { readOnlyHint: true, openWorldHint: recall.sink === 'everme' };
 
   const guarded = async (tool: string, body: () => Promise<string>): Promise<CallToolResult> => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isPlainObject, isRecord } from '../core/json.js';
 
 import type { WarningCode, WarningCollector } from '../core/warnings.js';
 import type { HistoryItem } from '../transcript/types.js';
@@ -58,10 +59,6 @@ type ContentBlock = Exclude<ContentValue, string>[number];
  * message of a cold import. Each accepts only what its schema accepts and returns what the schema
  * would; anything else returns undefined and the schema decides (and names the failure).
  */
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function quickTimestamp(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -135,12 +132,6 @@ function joinText(content: z.infer<typeof Content>): string {
 
 function isNonEmptyString(v: unknown): v is string {
   return typeof v === 'string' && v.trim() !== '';
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto: unknown = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
 }
 
 /** How many calls of the session so far carried an id, split by whether they were kept. */

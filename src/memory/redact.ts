@@ -37,6 +37,8 @@
  * (`'sk-'.repeat(…)`, a BEGIN without END, `password=` repeated) stays linear.
  */
 
+import { isPlainObject } from '../core/json.js';
+
 export const REDACTION_RULES = [
   'private-key',
   'url-password',
@@ -296,12 +298,6 @@ function redactStringUnder(key: string, value: string): string {
   const redacted = redactText(value);
   if (WHOLE_PLACEHOLDER.test(redacted)) return redacted;
   return redactByKey(key, value) ?? redacted;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto: unknown = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
 }
 
 /**

@@ -6,6 +6,7 @@ import { buildFtsQuery, excerpt, makeSnippet } from '../store/fts-text.js';
 import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
 import { LocalStore, type ConversationSummary } from '../store/message-store.js';
+import { clampLimit } from '../store/limits.js';
 import { gatewayClientFor } from '../engine/engine-context.js';
 
 export const MAX_RECALL_LIMIT = 50;
@@ -76,10 +77,6 @@ export interface Recall {
   close(): void;
 }
 
-function clampLimit(limit: number): number {
-  return Math.min(MAX_RECALL_LIMIT, Math.max(1, Math.floor(Number.isFinite(limit) ? limit : 1)));
-}
-
 /**
  * Reads the embedded store through a read-only connection. The database may not exist yet when a
  * long-lived reader (the MCP server) starts: each call tries again until it does, so memories that
@@ -113,7 +110,7 @@ export class LocalRecall implements Recall {
   async search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
     const store = this.open();
     if (!store) return { hits: [], storeEmpty: true };
-    const hits: RecallHit[] = store.search(query, { limit: clampLimit(opts.limit), project: opts.project });
+    const hits: RecallHit[] = store.search(query, { limit: clampLimit(opts.limit, MAX_RECALL_LIMIT), project: opts.project });
     return { hits, storeEmpty: hits.length === 0 && this.isEmpty(store) };
   }
 
@@ -190,7 +187,7 @@ export class GatewayRecall implements Recall {
   constructor(private readonly client: GatewayClient) {}
 
   async search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
-    const result = await this.client.search(query, clampLimit(opts.limit), opts.signal);
+    const result = await this.client.search(query, clampLimit(opts.limit, MAX_RECALL_LIMIT), opts.signal);
     // The gateway cannot tell "nothing stored" from "nothing matched".
     return { hits: result.items.map((item) => gatewayHit(item, query)), storeEmpty: false };
   }

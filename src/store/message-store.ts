@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { EvermeError } from '../core/errors.js';
 import type { AgentMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
 import type { ConversationMeta } from './store-types.js';
+import { parseJsonColumn } from './json-column.js';
+import { clampLimit } from './limits.js';
 import { buildFtsQuery, capText, excerpt, headAndTail, makeSnippet, toFtsText } from './fts-text.js';
 
 /** What the store keeps about a conversation: exactly what a sink is told about it. */
@@ -45,7 +47,6 @@ export interface RecentOptions {
   limit?: number;
 }
 
-const DEFAULT_LIMIT = 10;
 const MAX_SEARCH_LIMIT = 50;
 const MAX_RECENT_LIMIT = 100;
 const PREVIEW_CHARS = 300;
@@ -101,11 +102,6 @@ export function searchableText(message: AgentMessage): string {
 
 function hasText(text: string | undefined): text is string {
   return text !== undefined && /\S/u.test(text);
-}
-
-function clampLimit(limit: number | undefined, max: number): number {
-  if (limit === undefined || !Number.isFinite(limit)) return DEFAULT_LIMIT;
-  return Math.min(max, Math.max(1, Math.floor(limit)));
 }
 
 interface ProjectParams {
@@ -455,11 +451,5 @@ function storedSearchableText(row: HitRow): string {
 }
 
 function parseToolCalls(json: string | null): AgentToolCall[] | undefined {
-  if (json === null) return undefined;
-  try {
-    const parsed = toolCallsSchema.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseJsonColumn(json, toolCallsSchema);
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { EvermeError } from '../core/errors.js';
 import type { SinkName } from '../config/settings.js';
 import { WARNING_CODES, WarningCollector, type WarningEntry } from '../core/warnings.js';
+import { parseJsonColumn } from './json-column.js';
 
 export type { SinkName };
 
@@ -58,15 +59,6 @@ const runStatusSchema = z.enum(['ok', 'partial', 'failed', 'cancelled']);
 /** Imports that covered their range: a failed or cancelled one may have stopped anywhere. */
 const COVERING_IMPORT_STATUSES: readonly RunStatus[] = ['ok', 'partial'];
 
-function parseJsonObject(text: string | null): Record<string, unknown> | undefined {
-  if (text === null) return undefined;
-  try {
-    const parsed = jsonObjectSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 interface FingerprintRow {
   file: string;
@@ -314,13 +306,7 @@ export class StateStore {
     for (const row of rows) {
       const code = warningCodeSchema.safeParse(row.code);
       if (!code.success) continue;
-      let samples: WarningEntry['samples'] = [];
-      try {
-        const parsed = samplesSchema.safeParse(JSON.parse(row.samples_json));
-        if (parsed.success) samples = parsed.data;
-      } catch {
-        samples = [];
-      }
+      const samples: WarningEntry['samples'] = parseJsonColumn(row.samples_json, samplesSchema) ?? [];
       let set = bySet.get(row.id);
       if (!set) {
         set = { conversationId: row.conversation_id, sessionId: row.session_id, source: row.source, warnings: [] };
@@ -354,12 +340,12 @@ export class StateStore {
       id: row.id,
       kind,
       startedAtMs: row.started_at_ms,
-      params: parseJsonObject(row.params_json) ?? {},
+      params: parseJsonColumn(row.params_json, jsonObjectSchema) ?? {},
     };
     if (row.finished_at_ms !== null) run.finishedAtMs = row.finished_at_ms;
     const status = runStatusSchema.safeParse(row.status);
     if (status.success) run.status = status.data;
-    const summary = parseJsonObject(row.summary_json);
+    const summary = parseJsonColumn(row.summary_json, jsonObjectSchema);
     if (summary) run.summary = summary;
     return run;
   }

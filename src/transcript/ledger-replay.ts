@@ -27,14 +27,12 @@ const retractedPayload = z.looseObject({
   removedDisplayMsgIds: z.array(z.string()).optional(),
 });
 const metadataPayload = z.looseObject({ record: z.looseObject({ workspaceDir: z.string().min(1).optional() }) });
-const displayPayload = z.looseObject({ message: z.looseObject({ msg_id: z.string() }) });
 
 type Effect =
   | { type: 'append'; messages: Record<string, unknown>[] }
-  | { type: 'replace'; messages: Record<string, unknown>[]; removedDisplayMsgIds: string[] }
+  | { type: 'replace'; messages: Record<string, unknown>[] }
   | { type: 'clear'; sessionDeleted: boolean }
   | { type: 'workspace'; workspaceDir: string }
-  | { type: 'display'; msgId: string }
   | { type: 'none' };
 
 /** A validated event reduced to what it does; `lineNo` locates the messages it carries. */
@@ -57,12 +55,12 @@ function effectOf(kind: string, event: Record<string, unknown>): Effect | undefi
     }
     case 'message.pi_history_replaced': {
       const p = messagesPayload.safeParse(event);
-      return p.success ? { type: 'replace', messages: p.data.messages, removedDisplayMsgIds: [] } : undefined;
+      return p.success ? { type: 'replace', messages: p.data.messages } : undefined;
     }
     case 'message.turn_retracted': {
+      // removedDisplayMsgIds is validated with the event but only touches display rows, not the history.
       const p = retractedPayload.safeParse(event);
-      if (!p.success) return undefined;
-      return { type: 'replace', messages: p.data.messages, removedDisplayMsgIds: p.data.removedDisplayMsgIds ?? [] };
+      return p.success ? { type: 'replace', messages: p.data.messages } : undefined;
     }
     case 'message.state_deleted':
       return { type: 'clear', sessionDeleted: false };
@@ -74,10 +72,6 @@ function effectOf(kind: string, event: Record<string, unknown>): Effect | undefi
       const p = metadataPayload.safeParse(event);
       const dir = p.success ? p.data.record.workspaceDir : undefined;
       return dir === undefined ? { type: 'none' } : { type: 'workspace', workspaceDir: dir };
-    }
-    case 'message.display_upserted': {
-      const p = displayPayload.safeParse(event);
-      return p.success ? { type: 'display', msgId: p.data.message.msg_id } : { type: 'none' };
     }
     default:
       return { type: 'none' };
@@ -92,12 +86,8 @@ export interface LedgerEntry {
 
 export interface LedgerReplay {
   history: LedgerEntry[];
-  /** A `session.deleted` event was replayed: the session has no history any more. */
-  deleted: boolean;
   /** The project directory, from the latest `session.created` / `session.metadata_updated`. */
   workspaceDir?: string;
-  /** Display rows still present (upserted and not retracted), in first-upsert order. */
-  displayMsgIds: string[];
 }
 
 function compareEvents(a: LedgerEvent, b: LedgerEvent): number {
@@ -109,7 +99,6 @@ function compareEvents(a: LedgerEvent, b: LedgerEvent): number {
 /** Replays events (already filtered to one session) in `seq`, then `eventId`, order. */
 export function replayLedgerEvents(events: readonly LedgerEvent[]): LedgerReplay {
   let history: LedgerEntry[] = [];
-  const display = new Set<string>();
   let deleted = false;
   let workspaceDir: string | undefined;
   for (const event of [...events].sort(compareEvents)) {
@@ -122,24 +111,19 @@ export function replayLedgerEvents(events: readonly LedgerEvent[]): LedgerReplay
         break;
       case 'replace':
         history = effect.messages.map((message) => ({ message, lineNo: event.lineNo }));
-        for (const id of effect.removedDisplayMsgIds) display.delete(id);
         break;
       case 'clear':
         history = [];
-        display.clear();
         deleted = effect.sessionDeleted;
         break;
       case 'workspace':
         workspaceDir = effect.workspaceDir;
         break;
-      case 'display':
-        display.add(effect.msgId);
-        break;
       case 'none':
         break;
     }
   }
-  const replay: LedgerReplay = { history, deleted, displayMsgIds: [...display] };
+  const replay: LedgerReplay = { history };
   if (workspaceDir !== undefined) replay.workspaceDir = workspaceDir;
   return replay;
 }

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { isRecord } from '../core/json.js';
 import type { WarningCollector } from '../core/warnings.js';
 import { readLines, type Line, type ReadLinesOptions, type ReadLinesResult } from './line-reader.js';
 import type { HistoryItem } from './types.js';
@@ -44,10 +45,6 @@ export function snapshotFileName(generation: number, compactionId: string): stri
 interface Located {
   envelope: Envelope;
   lineNo: number;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

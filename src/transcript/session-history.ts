@@ -63,8 +63,6 @@ export interface SessionHistory extends HistoryFileChoice {
   items(): AsyncIterable<HistoryItem>;
   /** The project directory (ledger sessions only); known once `items()` has been read to the end. */
   workspaceDir(): string | undefined;
-  /** A ledger `session.deleted` was replayed; known once `items()` has been read to the end. */
-  deleted(): boolean;
 }
 
 /** Chooses the file now (see `chooseHistoryFile`); reading starts when `items()` is iterated. */
@@ -75,7 +73,6 @@ export function openSessionHistory(
 ): SessionHistory {
   const choice = chooseHistoryFileSync(session.dir);
   let workspaceDir: string | undefined;
-  let deleted = false;
 
   async function* items(): AsyncGenerator<HistoryItem> {
     if (choice.source === 'messages') {
@@ -90,7 +87,6 @@ export function openSessionHistory(
         throw err;
       }
       workspaceDir = replay.workspaceDir;
-      deleted = replay.deleted;
       yield* keyLedgerHistory(session.sessionId, replay.history, choice.relFile);
     }
   }
@@ -99,6 +95,5 @@ export function openSessionHistory(
     ...choice,
     items,
     workspaceDir: () => workspaceDir,
-    deleted: () => deleted,
   };
 }

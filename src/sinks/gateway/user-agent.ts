@@ -1,31 +1,3 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_VERSION } from '../../core/package-root.js';
 
-/** The package root, found by walking up from this module (it runs from src/ in tests, dist/ when built). */
-export function packageRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string };
-      if (pkg.name === '@everme/minimaxcode') return dir;
-    } catch {
-      // keep walking up
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) return process.cwd();
-    dir = parent;
-  }
-}
-
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
-
-export const VERSION = packageVersion();
-export const USER_AGENT = `everme-minimaxcode/${VERSION} node/${process.versions.node}`;
+export const USER_AGENT = `everme-minimaxcode/${PACKAGE_VERSION} node/${process.versions.node}`;
