@@ -1,10 +1,10 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { parseSinceDate } from '../src/core/dates.js';
+import { concurrencyFlag, requiredSinceFlag, sinkFlag, sinkFrom } from '../src/cli/flags.js';
 import { createProgress } from '../src/cli/progress.js';
 import { finishRun } from '../src/cli/run-output.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
-import { defaultSink, loadSettings, type SinkName } from '../src/config/settings.js';
+import { loadSettings } from '../src/config/settings.js';
 import { runPipeline } from '../src/engine/run-pipeline.js';
 
 export default class Import extends EvermeCommand {
@@ -13,25 +13,24 @@ export default class Import extends EvermeCommand {
     'Reads every session created on or after --since, converts it to agent memory, and delivers what is not delivered yet. Re-running it is a no-op.';
   static override examples = ['<%= config.bin %> import --since 2026-09-01', '<%= config.bin %> import --since 2026-09-01 --sink everme --json'];
   static override flags = {
-    since: Flags.string({ description: 'first day to import (YYYY-MM-DD, UTC)', required: true }),
-    sink: Flags.string({ description: 'where memories go (default: everme when an API key is configured, else local)', options: ['local', 'everme'] }),
-    concurrency: Flags.integer({ description: 'sessions processed at once (default: 8 for the local store, 4 for the gateway)', min: 1, max: 32 }),
+    since: requiredSinceFlag('first day to import (YYYY-MM-DD, UTC)'),
+    sink: sinkFlag('where memories go (default: everme when an API key is configured, else local)'),
+    concurrency: concurrencyFlag,
     'dry-run': Flags.boolean({ description: 'read and convert, but touch neither the network nor the state', default: false }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Import);
-    const sinceMs = parseSinceDate(flags.since);
     const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
     const settings = loadSettings(dataDir);
-    const sink = (flags.sink as SinkName | undefined) ?? defaultSink(settings);
+    const sink = sinkFrom(flags.sink, settings);
     const progress = createProgress('import', { json: this.jsonMode });
     const summary = await runPipeline({
       mode: 'import',
       settings,
       sink,
-      since: flags.since,
-      sinceMs,
+      since: flags.since.text,
+      sinceMs: flags.since.ms,
       concurrency: flags.concurrency,
       dryRun: flags['dry-run'],
       signal: this.abort.signal,

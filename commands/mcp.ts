@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
+import { sinkFlag, sinkFrom } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
 import { resolveDataDir } from '../src/config/data-dir.js';
-import { defaultSink, loadSettings, type SinkName } from '../src/config/settings.js';
+import { loadSettings } from '../src/config/settings.js';
 import { openRecall } from '../src/recall/recall.js';
 import { createRecallServer, serveStdio } from '../src/mcp/server.js';
 
@@ -14,13 +15,13 @@ export default class Mcp extends EvermeCommand {
   static override examples = ['<%= config.bin %> mcp', '<%= config.bin %> mcp --project ~/src/widget'];
   static override flags = {
     project: Flags.string({ description: 'the project mem_context describes (default: the current directory)' }),
-    sink: Flags.string({ description: 'where to recall from (default: everme when an API key is configured, else local)', options: ['local', 'everme'] }),
+    sink: sinkFlag('where to recall from (default: everme when an API key is configured, else local)'),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Mcp);
     const settings = loadSettings(resolveDataDir(flags['data-dir']));
-    const sink = (flags.sink as SinkName | undefined) ?? defaultSink(settings);
+    const sink = sinkFrom(flags.sink, settings);
     const project = path.resolve(flags.project ?? process.cwd());
     const recall = openRecall(settings, sink);
     const server = createRecallServer(recall, { project, log: writeStderr });

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { parseSinceDate } from '../src/core/dates.js';
+import { sinceFlag } from '../src/cli/flags.js';
 import { EvermeError } from '../src/core/errors.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { loadSettings } from '../src/config/settings.js';
@@ -19,7 +19,7 @@ export default class Report extends EvermeCommand {
   static override flags = {
     conversation: Flags.string({ description: 'one conversation (minimaxcode-mvs_… or the session id mvs_…)' }),
     code: Flags.string({ description: `one warning code (${WARNING_CODES.join(', ')})` }),
-    since: Flags.string({ description: 'only sessions created on or after this day (YYYY-MM-DD, UTC)' }),
+    since: sinceFlag('only sessions created on or after this day (YYYY-MM-DD, UTC)'),
   };
 
   async run(): Promise<void> {
@@ -29,13 +29,12 @@ export default class Report extends EvermeCommand {
         hint: `Known codes: ${WARNING_CODES.join(', ')}`,
       });
     }
-    const sinceMs = flags.since === undefined ? undefined : parseSinceDate(flags.since);
     const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
     const settings = loadSettings(dataDir);
     const report = buildReport(settings, {
       conversation: flags.conversation,
       code: flags.code as WarningCode | undefined,
-      sinceMs,
+      sinceMs: flags.since?.ms,
     });
     this.emit(report, () => renderReport(report));
   }

@@ -1,37 +1,14 @@
 import path from 'node:path';
 import { Args, Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
+import { limitFlag, sinkFlag, sinkFrom } from '../src/cli/flags.js';
 import { EvermeError } from '../src/core/errors.js';
 import { writeStderr } from '../src/cli/output.js';
 import { resolveDataDir } from '../src/config/data-dir.js';
-import { defaultSink, loadSettings, type SinkName } from '../src/config/settings.js';
-import { MAX_RECALL_LIMIT, openRecall, type RecallHit, type RecallSearch } from '../src/recall/recall.js';
-import { formatHits, quoteQuery } from '../src/recall/recall-markdown.js';
-
-/** Exactly the documented result shape: nothing store-specific leaks into the JSON contract. */
-function jsonResult(hit: RecallHit) {
-  return {
-    conversationId: hit.conversationId,
-    sessionId: hit.sessionId,
-    role: hit.role,
-    timestamp: hit.timestamp,
-    snippet: hit.snippet,
-    score: hit.score,
-  };
-}
-
-const DEFAULT_LIMIT = 10;
-
-function parseLimit(value: string): number {
-  const limit = /^\s*\d{1,3}\s*$/.test(value) ? Number(value) : Number.NaN;
-  if (!(limit >= 1 && limit <= MAX_RECALL_LIMIT)) {
-    throw new EvermeError('invalid_args', `--limit must be a whole number from 1 to ${MAX_RECALL_LIMIT} (got ${JSON.stringify(value)})`, {
-      code: 'invalid_limit',
-      hint: 'See `everme search --help`.',
-    });
-  }
-  return limit;
-}
+import { loadSettings } from '../src/config/settings.js';
+import { openRecall, type RecallSearch } from '../src/recall/recall.js';
+import { formatHits } from '../src/recall/recall-markdown.js';
+import { noHitsNote, searchResultJson } from '../src/recall/search-output.js';
 
 export default class Search extends EvermeCommand {
   static override summary = 'Search your memories (full text, ranked by relevance)';
@@ -46,20 +23,18 @@ export default class Search extends EvermeCommand {
     query: Args.string({ description: 'what to look for', required: true }),
   };
   static override flags = {
-    // A string parsed here: oclif's own integer parsing fails with a plain Error, not an invalid_args one.
-    limit: Flags.string({ description: `how many results, ${MAX_RECALL_LIMIT} at most`, default: String(DEFAULT_LIMIT) }),
+    limit: limitFlag,
     project: Flags.string({ description: 'only conversations whose workspace is this directory or lies under it (embedded store)' }),
-    sink: Flags.string({ description: 'where to search (default: everme when an API key is configured, else local)', options: ['local', 'everme'] }),
+    sink: sinkFlag('where to search (default: everme when an API key is configured, else local)'),
   };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Search);
-    const limit = parseLimit(flags.limit);
     if (args.query.trim() === '') {
       throw new EvermeError('invalid_args', 'The search query is empty', { code: 'empty_query', hint: 'Pass the words to look for.' });
     }
     const settings = loadSettings(resolveDataDir(flags['data-dir']));
-    const sink = (flags.sink as SinkName | undefined) ?? defaultSink(settings);
+    const sink = sinkFrom(flags.sink, settings);
     const project = flags.project === undefined ? undefined : path.resolve(flags.project);
     if (project !== undefined && sink === 'everme' && !this.jsonMode) {
       writeStderr('note: --project filters the embedded store only; the EverMe gateway searches all your memories');
@@ -67,17 +42,11 @@ export default class Search extends EvermeCommand {
     const recall = openRecall(settings, sink);
     let result: RecallSearch;
     try {
-      result = await recall.search(args.query, { limit, project, signal: this.abort.signal });
+      result = await recall.search(args.query, { limit: flags.limit, project, signal: this.abort.signal });
     } finally {
       recall.close();
     }
-    if (!this.jsonMode && result.hits.length === 0) {
-      writeStderr(
-        result.storeEmpty
-          ? 'no memories yet; run `everme import --since YYYY-MM-DD` (or `everme sync`) first'
-          : `no memories match ${quoteQuery(args.query)}${project ? ` in ${project}` : ''}`,
-      );
-    }
-    this.emit({ results: result.hits.map(jsonResult) }, () => formatHits(result.hits), { sink, count: result.hits.length });
+    if (!this.jsonMode && result.hits.length === 0) writeStderr(noHitsNote(result, args.query, project));
+    this.emit({ results: result.hits.map(searchResultJson) }, () => formatHits(result.hits), { sink, count: result.hits.length });
   }
 }

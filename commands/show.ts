@@ -2,32 +2,9 @@ import { Args } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { EvermeError } from '../src/core/errors.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
-import { previewSession, type SessionPreview } from '../src/report/session-preview.js';
+import { renderPreview } from '../src/report/render-preview.js';
+import { previewSession } from '../src/report/session-preview.js';
 import { locateSession } from '../src/transcript/session-locate.js';
-
-function renderPreview(p: SessionPreview): string {
-  const lines = [
-    `conversation ${p.conversationId} (${p.source}${p.historyFile ? `: ${p.historyFile}` : ''})`,
-    `${p.messages.length} messages in ${p.requests.length} requests`,
-  ];
-  for (const m of p.messages) {
-    const when = new Date(m.timestamp).toISOString();
-    if (m.role === 'tool') {
-      lines.push(`\n[${when}] tool result ${m.toolCallId}`, m.content);
-    } else if (m.role === 'assistant') {
-      lines.push(`\n[${when}] assistant${m.turnComplete ? ' (turn complete)' : ''}`);
-      if (m.content) lines.push(m.content);
-      for (const call of m.toolCalls ?? []) lines.push(`→ ${call.name} ${call.id} ${call.arguments}`);
-    } else {
-      lines.push(`\n[${when}] user`, m.content);
-    }
-  }
-  lines.push('', p.warnings.length === 0 ? 'warnings: none' : 'warnings:');
-  for (const w of p.warnings) {
-    lines.push(`  ${w.code} ×${w.count}  ${w.samples.map((s) => `${s.file}:${s.line}`).join(', ')}`);
-  }
-  return lines.join('\n');
-}
 
 export default class Show extends EvermeCommand {
   static override summary = 'Show one session exactly as it would be uploaded (converted, cleaned, redacted)';

@@ -1,11 +1,11 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { parseSinceDate } from '../src/core/dates.js';
+import { concurrencyFlag, sinceFlag, sinkFlag, sinkFrom } from '../src/cli/flags.js';
 import { EvermeError } from '../src/core/errors.js';
 import { createProgress } from '../src/cli/progress.js';
 import { finishRun } from '../src/cli/run-output.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
-import { defaultSink, loadSettings, type SinkName } from '../src/config/settings.js';
+import { loadSettings } from '../src/config/settings.js';
 import { openEngine } from '../src/engine/engine-context.js';
 import { runPipeline } from '../src/engine/run-pipeline.js';
 import { syncHorizon } from '../src/engine/sync-horizon.js';
@@ -18,17 +18,16 @@ export default class Sync extends EvermeCommand {
   static override examples = ['<%= config.bin %> sync', '<%= config.bin %> sync --session mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40 --json'];
   static override flags = {
     session: Flags.string({ description: 'only this session id (mvs_…)' }),
-    since: Flags.string({ description: 'override the horizon (YYYY-MM-DD, UTC)' }),
-    sink: Flags.string({ description: 'where memories go (default: everme when an API key is configured, else local)', options: ['local', 'everme'] }),
-    concurrency: Flags.integer({ description: 'sessions processed at once (default: 8 for the local store, 4 for the gateway)', min: 1, max: 32 }),
+    since: sinceFlag('override the horizon (YYYY-MM-DD, UTC)'),
+    sink: sinkFlag('where memories go (default: everme when an API key is configured, else local)'),
+    concurrency: concurrencyFlag,
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Sync);
-    const sinceMs = flags.since === undefined ? undefined : parseSinceDate(flags.since);
     const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
     const settings = loadSettings(dataDir);
-    const sink = (flags.sink as SinkName | undefined) ?? defaultSink(settings);
+    const sink = sinkFrom(flags.sink, settings);
     const engine = openEngine(settings, sink);
     try {
       let sessions;
@@ -42,7 +41,7 @@ export default class Sync extends EvermeCommand {
         engine.state.rememberSessionDir(found.sessionId, found.dir);
         sessions = [found];
       }
-      const horizon = syncHorizon(engine.state, sinceMs);
+      const horizon = syncHorizon(engine.state, flags.since?.ms);
       const progress = createProgress('sync', { json: this.jsonMode });
       const summary = await runPipeline({
         mode: 'sync',

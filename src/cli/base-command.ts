@@ -1,6 +1,10 @@
 import { Command, Flags, Errors } from '@oclif/core';
 import { EvermeError, toEvermeError } from '../core/errors.js';
+import { dataDirFlag } from './flags.js';
 import { reportError, successEnvelope, writeStdout } from './output.js';
+
+/** oclif's wrapping of an error thrown by a flag's own parser: `Parsing --flag \n\t<message>\nSee more help…`. */
+const FLAG_PARSE_WRAPPING = /^Parsing --[\w-]+ \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
 
 function isParseError(err: unknown): err is Error {
   // oclif's parser errors (unknown flag, missing arg, bad option) carry the `parse` context; a flag
@@ -15,10 +19,7 @@ function isParseError(err: unknown): err is Error {
  */
 export abstract class EvermeCommand extends Command {
   static override baseFlags = {
-    'data-dir': Flags.string({
-      description: 'MiniMax Code data directory (default: $MINIMAX_DATA_DIR, $MAVIS_DATA_DIR, ~/.minimax)',
-      helpGroup: 'GLOBAL',
-    }),
+    'data-dir': dataDirFlag,
     json: Flags.boolean({
       description: 'Print exactly one JSON envelope on stdout',
       helpGroup: 'GLOBAL',
@@ -70,6 +71,15 @@ export abstract class EvermeCommand extends Command {
       });
     } else {
       mapped = toEvermeError(err);
+      // A shared flag's parser (src/cli/flags.ts) threw this error: say it in its own words.
+      const wrapped = FLAG_PARSE_WRAPPING.exec(mapped.message);
+      if (mapped.type === 'invalid_args' && wrapped?.[1] !== undefined) {
+        mapped = new EvermeError('invalid_args', wrapped[1], {
+          code: mapped.code,
+          hint: mapped.hint ?? `See \`everme ${this.id ?? ''} --help\`.`.replace('  ', ' '),
+          detail: mapped.detail,
+        });
+      }
     }
     if (mapped.type === 'internal' && process.env.EVERME_DEBUG) process.stderr.write(`${err.stack ?? err}\n`);
     process.exitCode = reportError(mapped, this.jsonMode);

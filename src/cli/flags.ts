@@ -1,0 +1,71 @@
+import { Flags } from '@oclif/core';
+import { parseSinceDate } from '../core/dates.js';
+import { EvermeError } from '../core/errors.js';
+import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
+import { MAX_RECALL_LIMIT } from '../recall/recall.js';
+
+/**
+ * The flags several commands share, defined once so that their names, parsing and errors agree.
+ * A value a parser rejects is an EvermeError (invalid_args); oclif prefixes its message with
+ * `Parsing --flag`, and the base command takes that off again (see `catch` in base-command.ts).
+ */
+
+const SINKS = ['local', 'everme'] as const satisfies readonly SinkName[];
+
+export const dataDirFlag = Flags.string({
+  description: 'MiniMax Code data directory (default: $MINIMAX_DATA_DIR, $MAVIS_DATA_DIR, ~/.minimax)',
+  helpGroup: 'GLOBAL',
+});
+
+/** `--sink local|everme`; absent means the configured default (see `sinkFrom`). */
+export function sinkFlag(description: string) {
+  return Flags.option({ description, options: SINKS })();
+}
+
+/** The sink a command uses: the flag when given, else everme when an API key is configured, else local. */
+export function sinkFrom(flag: SinkName | undefined, settings: Settings): SinkName {
+  return flag ?? defaultSink(settings);
+}
+
+/** A `--since YYYY-MM-DD` day: the text as given (recorded with the run) and its UTC midnight. */
+export interface SinceDay {
+  text: string;
+  ms: number;
+}
+
+const sinceDay = Flags.custom<SinceDay>({
+  parse: async (input) => ({ text: input, ms: parseSinceDate(input) }),
+});
+
+export function sinceFlag(description: string) {
+  return sinceDay({ description });
+}
+
+export function requiredSinceFlag(description: string) {
+  return sinceDay({ description, required: true });
+}
+
+export const concurrencyFlag = Flags.integer({
+  description: 'sessions processed at once (default: 8 for the local store, 4 for the gateway)',
+  min: 1,
+  max: 32,
+});
+
+export const DEFAULT_SEARCH_LIMIT = 10;
+
+/** A whole number from 1 to MAX_RECALL_LIMIT, written as digits (no sign, no fraction, no exponent). */
+export function parseLimit(value: string): number {
+  const limit = /^\s*\d{1,3}\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_RECALL_LIMIT)) {
+    throw new EvermeError('invalid_args', `--limit must be a whole number from 1 to ${MAX_RECALL_LIMIT} (got ${JSON.stringify(value)})`, {
+      code: 'invalid_limit',
+    });
+  }
+  return limit;
+}
+
+export const limitFlag = Flags.custom<number>({
+  description: `how many results, ${MAX_RECALL_LIMIT} at most`,
+  default: DEFAULT_SEARCH_LIMIT,
+  parse: async (input) => parseLimit(input),
+})();
