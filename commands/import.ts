@@ -2,10 +2,11 @@ import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { concurrencyFlag, requiredSinceFlag, sinkFlag, sinkFrom } from '../src/cli/flags.js';
 import { createProgress } from '../src/cli/progress.js';
+import { renderRunSummary } from '../src/cli/render-run.js';
 import { finishRun } from '../src/cli/run-output.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { loadSettings } from '../src/config/settings.js';
-import { runPipeline } from '../src/engine/run-pipeline.js';
+import { runPipeline, type RunSummary } from '../src/engine/run-pipeline.js';
 
 export default class Import extends EvermeCommand {
   static override summary = 'Import MiniMax Code history since a date (the cold start)';
@@ -19,7 +20,7 @@ export default class Import extends EvermeCommand {
     'dry-run': Flags.boolean({ description: 'read and convert, but touch neither the network nor the state', default: false }),
   };
 
-  async run(): Promise<void> {
+  async run(): Promise<RunSummary> {
     const { flags } = await this.parse(Import);
     const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
     const settings = loadSettings(dataDir);
@@ -36,6 +37,6 @@ export default class Import extends EvermeCommand {
       signal: this.abort.signal,
       onProgress: (p) => progress.update(p),
     }).finally(() => progress.stop());
-    finishRun(summary, this.jsonMode, (data, render) => this.emit(data, render));
+    return this.result(finishRun(summary, this.jsonMode), () => renderRunSummary(summary));
   }
 }

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { writeStderr, writeStdout } from '../src/cli/output.js';
 import { resolveDataDir } from '../src/config/data-dir.js';
-import { installOutcomeError, runInstall } from '../src/install/install-plan.js';
+import { installOutcomeError, runInstall, type InstallResult } from '../src/install/install-plan.js';
 import { renderInstall, renderWarnings } from '../src/install/render.js';
 
 export default class Install extends EvermeCommand {
@@ -24,7 +24,7 @@ export default class Install extends EvermeCommand {
     'dry-run': Flags.boolean({ description: 'list the planned changes without writing anything', default: false }),
   };
 
-  async run(): Promise<void> {
+  async run(): Promise<InstallResult> {
     const { flags } = await this.parse(Install);
     const result = await runInstall({
       dataDir: resolveDataDir(flags['data-dir']),
@@ -35,8 +35,9 @@ export default class Install extends EvermeCommand {
     const failure = installOutcomeError(result);
     if (failure && this.jsonMode) throw failure;
     if (failure) writeStdout(renderInstall(result));
-    else this.emit(result, () => renderInstall(result));
+    const data = failure ? result : this.result(result, () => renderInstall(result));
     if (!this.jsonMode) for (const line of renderWarnings(result.warnings)) writeStderr(line);
     if (failure) throw failure;
+    return data;
   }
 }

@@ -5,7 +5,7 @@ import { EvermeError } from '../src/core/errors.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { loadSettings } from '../src/config/settings.js';
 import { WARNING_CODES, type WarningCode } from '../src/core/warnings.js';
-import { buildReport, renderReport } from '../src/report/warning-report.js';
+import { buildReport, renderReport, type WarningReport } from '../src/report/warning-report.js';
 
 export default class Report extends EvermeCommand {
   static override summary = 'Show what the latest import, sync or hook runs skipped, and why';
@@ -22,7 +22,7 @@ export default class Report extends EvermeCommand {
     since: sinceFlag('only sessions created on or after this day (YYYY-MM-DD, UTC)'),
   };
 
-  async run(): Promise<void> {
+  async run(): Promise<WarningReport> {
     const { flags } = await this.parse(Report);
     if (flags.code !== undefined && !(WARNING_CODES as readonly string[]).includes(flags.code)) {
       throw new EvermeError('invalid_args', `Unknown warning code "${flags.code}"`, {
@@ -36,6 +36,6 @@ export default class Report extends EvermeCommand {
       code: flags.code as WarningCode | undefined,
       sinceMs: flags.since?.ms,
     });
-    this.emit(report, () => renderReport(report));
+    return this.result(report, () => renderReport(report));
   }
 }

@@ -8,7 +8,7 @@ import { resolveDataDir } from '../src/config/data-dir.js';
 import { loadSettings } from '../src/config/settings.js';
 import { openRecall, type RecallSearch } from '../src/recall/recall.js';
 import { formatHits } from '../src/recall/recall-markdown.js';
-import { noHitsNote, searchResultJson } from '../src/recall/search-output.js';
+import { noHitsNote, searchResultJson, type SearchResultJson } from '../src/recall/search-output.js';
 
 export default class Search extends EvermeCommand {
   static override summary = 'Search your memories (full text, ranked by relevance)';
@@ -28,7 +28,7 @@ export default class Search extends EvermeCommand {
     sink: sinkFlag('where to search (default: everme when an API key is configured, else local)'),
   };
 
-  async run(): Promise<void> {
+  async run(): Promise<{ results: SearchResultJson[] }> {
     const { args, flags } = await this.parse(Search);
     if (args.query.trim() === '') {
       throw new EvermeError('invalid_args', 'The search query is empty', { code: 'empty_query', hint: 'Pass the words to look for.' });
@@ -47,6 +47,6 @@ export default class Search extends EvermeCommand {
       recall.close();
     }
     if (!this.jsonMode && result.hits.length === 0) writeStderr(noHitsNote(result, args.query, project));
-    this.emit({ results: result.hits.map(searchResultJson) }, () => formatHits(result.hits), { sink, count: result.hits.length });
+    return this.result({ results: result.hits.map(searchResultJson) }, () => formatHits(result.hits), { sink, count: result.hits.length });
   }
 }

@@ -3,7 +3,7 @@ import { EvermeCommand } from '../src/cli/base-command.js';
 import { EvermeError } from '../src/core/errors.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { renderPreview } from '../src/report/render-preview.js';
-import { previewSession } from '../src/report/session-preview.js';
+import { previewSession, type SessionPreview } from '../src/report/session-preview.js';
 import { locateSession } from '../src/transcript/session-locate.js';
 
 export default class Show extends EvermeCommand {
@@ -15,7 +15,7 @@ export default class Show extends EvermeCommand {
     sessionId: Args.string({ description: 'session id (mvs_…)', required: true }),
   };
 
-  async run(): Promise<void> {
+  async run(): Promise<SessionPreview> {
     const { args, flags } = await this.parse(Show);
     const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
     const session = await locateSession(dataDir, args.sessionId);
@@ -25,6 +25,6 @@ export default class Show extends EvermeCommand {
       });
     }
     const preview = await previewSession(session);
-    this.emit(preview, () => renderPreview(preview));
+    return this.result(preview, () => renderPreview(preview));
   }
 }

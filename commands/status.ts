@@ -3,14 +3,14 @@ import { EvermeError } from '../src/core/errors.js';
 import { writeStdout } from '../src/cli/output.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { loadSettings } from '../src/config/settings.js';
-import { collectStatus, renderStatus } from '../src/status/status.js';
+import { collectStatus, renderStatus, type StatusReport } from '../src/status/status.js';
 
 export default class Status extends EvermeCommand {
   static override summary = 'Show whether capture and recall work: data dir, sink, hooks, store, warnings';
   static override description = 'Exits non-zero with a hint when something is broken (no hooks, a dead gateway, a missing runtime, an unreadable mcp.json, nothing imported).';
   static override examples = ['<%= config.bin %> status', '<%= config.bin %> status --json'];
 
-  async run(): Promise<void> {
+  async run(): Promise<StatusReport> {
     const { flags } = await this.parse(Status);
     const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
     const status = await collectStatus(loadSettings(dataDir));
@@ -22,6 +22,6 @@ export default class Status extends EvermeCommand {
       }
       throw new EvermeError('conflict', `${status.problems.length} problem(s): ${first.what}`, { code: 'status_problems', hint: first.hint, detail: { status } });
     }
-    this.emit(status, () => renderStatus(status));
+    return this.result(status, () => renderStatus(status));
   }
 }

@@ -3,11 +3,12 @@ import { EvermeCommand } from '../src/cli/base-command.js';
 import { concurrencyFlag, sinceFlag, sinkFlag, sinkFrom } from '../src/cli/flags.js';
 import { EvermeError } from '../src/core/errors.js';
 import { createProgress } from '../src/cli/progress.js';
+import { renderRunSummary } from '../src/cli/render-run.js';
 import { finishRun } from '../src/cli/run-output.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { loadSettings } from '../src/config/settings.js';
 import { openEngine } from '../src/engine/engine-context.js';
-import { runPipeline } from '../src/engine/run-pipeline.js';
+import { runPipeline, type RunSummary } from '../src/engine/run-pipeline.js';
 import { syncHorizon } from '../src/engine/sync-horizon.js';
 import { locateSession } from '../src/transcript/session-locate.js';
 
@@ -23,7 +24,7 @@ export default class Sync extends EvermeCommand {
     concurrency: concurrencyFlag,
   };
 
-  async run(): Promise<void> {
+  async run(): Promise<RunSummary> {
     const { flags } = await this.parse(Sync);
     const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
     const settings = loadSettings(dataDir);
@@ -55,7 +56,7 @@ export default class Sync extends EvermeCommand {
         signal: this.abort.signal,
         onProgress: (p) => progress.update(p),
       }).finally(() => progress.stop());
-      finishRun(summary, this.jsonMode, (data, render) => this.emit(data, render));
+      return this.result(finishRun(summary, this.jsonMode), () => renderRunSummary(summary));
     } finally {
       engine.close();
     }

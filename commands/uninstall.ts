@@ -3,7 +3,7 @@ import { EvermeCommand } from '../src/cli/base-command.js';
 import { writeStderr, writeStdout } from '../src/cli/output.js';
 import { resolveDataDir } from '../src/config/data-dir.js';
 import { renderUninstall, renderWarnings } from '../src/install/render.js';
-import { runUninstall, uninstallOutcomeError } from '../src/install/uninstall-plan.js';
+import { runUninstall, uninstallOutcomeError, type UninstallResult } from '../src/install/uninstall-plan.js';
 
 export default class Uninstall extends EvermeCommand {
   static override summary = 'Remove what `everme install` added to MiniMax Code';
@@ -16,14 +16,15 @@ export default class Uninstall extends EvermeCommand {
     'dry-run': Flags.boolean({ description: 'list what would be removed without removing it', default: false }),
   };
 
-  async run(): Promise<void> {
+  async run(): Promise<UninstallResult> {
     const { flags } = await this.parse(Uninstall);
     const result = runUninstall({ dataDir: resolveDataDir(flags['data-dir']), purge: flags.purge, dryRun: flags['dry-run'] });
     const failure = uninstallOutcomeError(result);
     if (failure && this.jsonMode) throw failure;
     if (failure) writeStdout(renderUninstall(result));
-    else this.emit(result, () => renderUninstall(result));
+    const data = failure ? result : this.result(result, () => renderUninstall(result));
     if (!this.jsonMode) for (const line of renderWarnings(result.warnings)) writeStderr(line);
     if (failure) throw failure;
+    return data;
   }
 }

@@ -1,7 +1,7 @@
-import { Command, Flags, Errors } from '@oclif/core';
-import { EvermeError, toEvermeError } from '../core/errors.js';
-import { dataDirFlag } from './flags.js';
-import { reportError, successEnvelope, writeStdout } from './output.js';
+import { Command, Errors } from '@oclif/core';
+import { EvermeError, exitCodeFor, toEvermeError } from '../core/errors.js';
+import { dataDirFlag, jsonFlag } from './flags.js';
+import { errorEnvelope, reportErrorText, successEnvelope, writeStdout, type ErrorEnvelope, type SuccessEnvelope } from './output.js';
 
 /** oclif's wrapping of an error thrown by a flag's own parser: `Parsing --flag \n\t<message>\nSee more help…`. */
 const FLAG_PARSE_WRAPPING = /^Parsing --[\w-]+ \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
@@ -16,26 +16,32 @@ function isParseError(err: unknown): err is Error {
 /**
  * Every command: `--data-dir`, `--json`, one place that turns failures into the error envelope and
  * an exit code, and Ctrl-C turned into an abort signal the engine honours.
+ *
+ * oclif owns `--json` (`enableJsonFlag`): `run()` returns the data, oclif prints it through
+ * `toSuccessJson` and a failure through `catch`/`toErrorJson`; both are this project's envelope,
+ * printed by `logJson` as one line. In text mode `run()` renders the data itself (`result`).
  */
 export abstract class EvermeCommand extends Command {
+  static override enableJsonFlag = true;
   static override baseFlags = {
     'data-dir': dataDirFlag,
-    json: Flags.boolean({
-      description: 'Print exactly one JSON envelope on stdout',
-      helpGroup: 'GLOBAL',
-      default: false,
-    }),
+    // Our own wording for the flag oclif adds with enableJsonFlag (baseFlags override its default).
+    json: jsonFlag,
   };
 
-  protected jsonMode = false;
   protected readonly abort = new AbortController();
+  private meta?: Record<string, unknown>;
   private readonly onSigint = (): void => {
     if (this.abort.signal.aborted) process.exit(130);
     this.abort.abort();
   };
 
+  /** `--json` was given: stdout gets exactly one envelope and nothing else. */
+  protected get jsonMode(): boolean {
+    return this.jsonEnabled();
+  }
+
   protected override async init(): Promise<void> {
-    this.jsonMode = this.argv.includes('--json');
     process.on('SIGINT', this.onSigint);
     process.on('SIGTERM', this.onSigint);
     await super.init();
@@ -47,18 +53,47 @@ export abstract class EvermeCommand extends Command {
     await super.finally(err);
   }
 
-  /** Prints the result: the envelope with --json, otherwise the human rendering. */
-  protected emit(data: unknown, renderText: () => string, meta?: Record<string, unknown>): void {
-    if (this.jsonMode) writeStdout(successEnvelope(data, meta));
+  /**
+   * What `run()` returns: the data (oclif turns it into the envelope with --json, carrying `meta`);
+   * in text mode its human rendering goes to stdout now.
+   */
+  protected result<T>(data: T, renderText: () => string, meta?: Record<string, unknown>): T {
+    if (this.jsonMode) this.meta = meta;
     else {
       const text = renderText();
       if (text) writeStdout(text);
     }
+    return data;
+  }
+
+  protected override toSuccessJson(result: unknown): SuccessEnvelope {
+    return successEnvelope(result, this.meta);
+  }
+
+  protected override toErrorJson(err: unknown): ErrorEnvelope {
+    return errorEnvelope(toEvermeError(err));
+  }
+
+  /** One line, redacted like everything else on stdout (oclif's default pretty-prints with colour). */
+  protected override logJson(json: unknown): void {
+    writeStdout(JSON.stringify(json));
   }
 
   protected override async catch(err: Error & { exitCode?: number }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
-    let mapped: EvermeError;
+    const mapped = this.toEvermeError(err);
+    if (mapped.type === 'internal' && process.env.EVERME_DEBUG) process.stderr.write(`${err.stack ?? String(err)}\n`);
+    if (this.jsonMode) {
+      this.logJson(this.toErrorJson(mapped));
+      process.exitCode = exitCodeFor(mapped.type);
+    } else {
+      process.exitCode = reportErrorText(mapped);
+    }
+  }
+
+  /** Any failure in the taxonomy: oclif's parse errors become invalid_args with a pointer to --help. */
+  private toEvermeError(err: Error): EvermeError {
+    const help = `See \`everme ${this.id ?? ''} --help\`.`.replace('  ', ' ');
     if (isParseError(err)) {
       const message = err.message
         .replace(/\u001b\[[0-9;]*m/g, '')
@@ -66,22 +101,14 @@ export abstract class EvermeCommand extends Command {
         .map((line) => line.trim())
         .filter((line) => line && !line.startsWith('See more help') && !/^The following errors? occurred:?$/.test(line))
         .join(': ');
-      mapped = new EvermeError('invalid_args', message, {
-        hint: `See \`everme ${this.id ?? ''} --help\`.`.replace('  ', ' '),
-      });
-    } else {
-      mapped = toEvermeError(err);
-      // A shared flag's parser (src/cli/flags.ts) threw this error: say it in its own words.
-      const wrapped = FLAG_PARSE_WRAPPING.exec(mapped.message);
-      if (mapped.type === 'invalid_args' && wrapped?.[1] !== undefined) {
-        mapped = new EvermeError('invalid_args', wrapped[1], {
-          code: mapped.code,
-          hint: mapped.hint ?? `See \`everme ${this.id ?? ''} --help\`.`.replace('  ', ' '),
-          detail: mapped.detail,
-        });
-      }
+      return new EvermeError('invalid_args', message, { hint: help });
     }
-    if (mapped.type === 'internal' && process.env.EVERME_DEBUG) process.stderr.write(`${err.stack ?? err}\n`);
-    process.exitCode = reportError(mapped, this.jsonMode);
+    const mapped = toEvermeError(err);
+    // A shared flag's parser (src/cli/flags.ts) threw this error: say it in its own words.
+    const wrapped = FLAG_PARSE_WRAPPING.exec(mapped.message);
+    if (mapped.type === 'invalid_args' && wrapped?.[1] !== undefined) {
+      return new EvermeError('invalid_args', wrapped[1], { code: mapped.code, hint: mapped.hint ?? help, detail: mapped.detail });
+    }
+    return mapped;
   }
 }

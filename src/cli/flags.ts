@@ -69,3 +69,9 @@ export const limitFlag = Flags.custom<number>({
   default: DEFAULT_SEARCH_LIMIT,
   parse: async (input) => parseLimit(input),
 })();
+
+export const jsonFlag = Flags.boolean({
+  description: 'Print exactly one JSON envelope on stdout',
+  helpGroup: 'GLOBAL',
+  default: false,
+});

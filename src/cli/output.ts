@@ -10,24 +10,31 @@ export function writeStderr(text: string): void {
   process.stderr.write(redactOutput(text.endsWith('\n') ? text : `${text}\n`));
 }
 
-export function successEnvelope(data: unknown, meta?: Record<string, unknown>): string {
-  return JSON.stringify(meta === undefined ? { ok: true, data } : { ok: true, data, meta });
+export interface SuccessEnvelope {
+  ok: true;
+  data: unknown;
+  meta?: Record<string, unknown>;
 }
 
-export function errorEnvelope(err: EvermeError): string {
-  const error: Record<string, unknown> = { type: err.type, code: err.code, message: err.message };
+export interface ErrorEnvelope {
+  ok: false;
+  error: { type: EvermeError['type']; code: string; message: string; hint?: string; detail?: Record<string, unknown> };
+}
+
+export function successEnvelope(data: unknown, meta?: Record<string, unknown>): SuccessEnvelope {
+  return meta === undefined ? { ok: true, data } : { ok: true, data, meta };
+}
+
+export function errorEnvelope(err: EvermeError): ErrorEnvelope {
+  const error: ErrorEnvelope['error'] = { type: err.type, code: err.code, message: err.message };
   if (err.hint !== undefined) error.hint = err.hint;
   if (err.detail !== undefined) error.detail = err.detail;
-  return JSON.stringify({ ok: false, error });
+  return { ok: false, error };
 }
 
-/** Prints a failure the way the contract asks and returns the exit code to use. */
-export function reportError(err: EvermeError, json: boolean): number {
-  if (json) {
-    writeStdout(errorEnvelope(err));
-  } else {
-    writeStderr(`error: ${err.message}`);
-    if (err.hint) writeStderr(`hint: ${err.hint}`);
-  }
+/** A failure in text mode: `error:` and `hint:` on stderr, stdout untouched. Returns the exit code. */
+export function reportErrorText(err: EvermeError): number {
+  writeStderr(`error: ${err.message}`);
+  if (err.hint) writeStderr(`hint: ${err.hint}`);
   return exitCodeFor(err.type);
 }

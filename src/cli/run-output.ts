@@ -6,11 +6,11 @@ import { renderRunSummary, runOutcomeError } from './render-run.js';
  * How import and sync end: the summary on success; on failure stdout stays empty, the summary of
  * what was done goes in front of the error on stderr, and the error decides the exit code.
  */
-export function finishRun(summary: RunSummary, jsonMode: boolean, emit: (data: unknown, render: () => string) => void): void {
+export function finishRun(summary: RunSummary, jsonMode: boolean): RunSummary {
   const failure = runOutcomeError(summary);
   if (failure) {
     if (!jsonMode) writeStderr(renderRunSummary(summary));
     throw failure;
   }
-  emit(summary, () => renderRunSummary(summary));
+  return summary;
 }

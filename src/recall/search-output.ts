@@ -1,8 +1,10 @@
 import type { RecallHit, RecallSearch } from './recall.js';
 import { quoteQuery } from './recall-markdown.js';
 
+export type SearchResultJson = Pick<RecallHit, 'conversationId' | 'sessionId' | 'role' | 'timestamp' | 'snippet' | 'score'>;
+
 /** One `everme search --json` result: exactly the documented shape, nothing store-specific leaks. */
-export function searchResultJson(hit: RecallHit) {
+export function searchResultJson(hit: RecallHit): SearchResultJson {
   return {
     conversationId: hit.conversationId,
     sessionId: hit.sessionId,
