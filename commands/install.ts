@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { writeStderr, writeStdout } from '../src/cli/output.js';
+import { writeStderr } from '../src/cli/output.js';
 import { resolveDataDir } from '../src/config/data-dir.js';
 import { installOutcomeError, runInstall, type InstallResult } from '../src/install/install-plan.js';
 import { renderInstall, renderWarnings } from '../src/install/render.js';
@@ -33,11 +33,9 @@ export default class Install extends EvermeCommand {
       dryRun: flags['dry-run'],
     });
     const failure = installOutcomeError(result);
-    if (failure && this.jsonMode) throw failure;
-    if (failure) writeStdout(renderInstall(result));
-    const data = failure ? result : this.result(result, () => renderInstall(result));
+    if (failure) return this.failWithReport(failure, () => [renderInstall(result), ...renderWarnings(result.warnings)].join('\n'));
+    const data = this.result(result, () => renderInstall(result));
     if (!this.jsonMode) for (const line of renderWarnings(result.warnings)) writeStderr(line);
-    if (failure) throw failure;
     return data;
   }
 }

@@ -1,9 +1,8 @@
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { EvermeError } from '../src/core/errors.js';
-import { writeStdout } from '../src/cli/output.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { loadSettings } from '../src/config/settings.js';
-import { collectStatus, renderStatus, type StatusReport } from '../src/status/status.js';
+import { collectStatus, renderStatus, statusFailureText, type StatusReport } from '../src/status/status.js';
 
 export default class Status extends EvermeCommand {
   static override summary = 'Show whether capture and recall work: data dir, sink, hooks, store, warnings';
@@ -16,11 +15,8 @@ export default class Status extends EvermeCommand {
     const status = await collectStatus(loadSettings(dataDir));
     const first = status.problems[0];
     if (first) {
-      if (!this.jsonMode) {
-        writeStdout(renderStatus(status));
-        for (const p of status.problems.slice(1)) process.stderr.write(`problem: ${p.what}\n  hint: ${p.hint}\n`);
-      }
-      throw new EvermeError('conflict', `${status.problems.length} problem(s): ${first.what}`, { code: 'status_problems', hint: first.hint, detail: { status } });
+      const failure = new EvermeError('conflict', `${status.problems.length} problem(s): ${first.what}`, { code: 'status_problems', hint: first.hint, detail: { status } });
+      return this.failWithReport(failure, () => statusFailureText(status));
     }
     return this.result(status, () => renderStatus(status));
   }

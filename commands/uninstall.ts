@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { writeStderr, writeStdout } from '../src/cli/output.js';
+import { writeStderr } from '../src/cli/output.js';
 import { resolveDataDir } from '../src/config/data-dir.js';
 import { renderUninstall, renderWarnings } from '../src/install/render.js';
 import { runUninstall, uninstallOutcomeError, type UninstallResult } from '../src/install/uninstall-plan.js';
@@ -20,11 +20,9 @@ export default class Uninstall extends EvermeCommand {
     const { flags } = await this.parse(Uninstall);
     const result = runUninstall({ dataDir: resolveDataDir(flags['data-dir']), purge: flags.purge, dryRun: flags['dry-run'] });
     const failure = uninstallOutcomeError(result);
-    if (failure && this.jsonMode) throw failure;
-    if (failure) writeStdout(renderUninstall(result));
-    const data = failure ? result : this.result(result, () => renderUninstall(result));
+    if (failure) return this.failWithReport(failure, () => [renderUninstall(result), ...renderWarnings(result.warnings)].join('\n'));
+    const data = this.result(result, () => renderUninstall(result));
     if (!this.jsonMode) for (const line of renderWarnings(result.warnings)) writeStderr(line);
-    if (failure) throw failure;
     return data;
   }
 }

@@ -9,7 +9,7 @@ import { FAKE_GATEWAY_TOKEN, startFakeGateway, type FakeGateway } from './suppor
 interface StatusData {
   sessions: number;
   sink: string;
-  gateway: { configured: boolean; reachable?: boolean };
+  gateway: { configured: boolean; reachable?: boolean; error?: { type: string; message: string } };
   lastImport?: { since?: string };
   hooks: { installed: Array<{ event: string; runnable: boolean }>; latencyMs: { count: number; p50?: number; p95?: number }; outcomes: Record<string, number> };
   mcp: { registered: boolean };
@@ -111,20 +111,27 @@ describe('everme status', () => {
   it('says whether the gateway answers, and never prints the key', async () => {
     const dataDir = dataDirFromFixture('report');
     const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };
-    cli(dataDir, ['import', '--since', '2026-10-01', '--sink', 'local']);
+    // Installed and imported, so the gateway is the only thing left that can fail.
+    expect(cli(dataDir, ['install', '--json'], env).status).toBe(0);
+    expect(cli(dataDir, ['import', '--since', '2026-10-01', '--sink', 'local', '--json']).status).toBe(0);
     const up = await cliAsync(dataDir, ['status', '--json'], env);
-    const upStatus = (JSON.parse(up.stdout) as { ok: boolean; error?: { detail: { status: StatusData } }; data?: StatusData });
-    const s1 = upStatus.data ?? upStatus.error!.detail.status;
+    expect(up.status).toBe(0);
+    const upBody = JSON.parse(up.stdout) as { ok: boolean; data: StatusData };
+    expect(upBody.ok).toBe(true);
+    const s1 = upBody.data;
     expect(s1.gateway.error).toBeUndefined();
     expect(s1.gateway).toMatchObject({ configured: true, reachable: true });
     expect(s1.sink).toBe('everme');
+    expect(s1.problems).toEqual([]);
 
     await gateway.stop();
     try {
       const down = await cliAsync(dataDir, ['status'], env);
       expect(down.status).toBe(1);
-      expect(down.stdout).toContain('does not answer (network)');
-      expect(down.stderr).toMatch(/hint: /);
+      expect(down.stdout).toBe('');
+      expect(down.stderr).toContain('does not answer (network)');
+      expect(down.stderr).toMatch(/^error: 1 problem\(s\): the EverMe gateway at .* did not answer \(network\)$/m);
+      expect(down.stderr).toMatch(/^hint: /m);
       for (const out of [up.stdout, up.stderr, down.stdout, down.stderr]) expect(out).not.toContain(FAKE_GATEWAY_TOKEN);
     } finally {
       await gateway.restart();

@@ -1,7 +1,7 @@
 import { Command, Errors } from '@oclif/core';
 import { EvermeError, exitCodeFor, toEvermeError } from '../core/errors.js';
 import { dataDirFlag, jsonFlag } from './flags.js';
-import { errorEnvelope, reportErrorText, successEnvelope, writeStdout, type ErrorEnvelope, type SuccessEnvelope } from './output.js';
+import { errorEnvelope, reportErrorText, successEnvelope, writeStderr, writeStdout, type ErrorEnvelope, type SuccessEnvelope } from './output.js';
 
 /** oclif's wrapping of an error thrown by a flag's own parser: `Parsing --flag \n\t<message>\nSee more help…`. */
 const FLAG_PARSE_WRAPPING = /^Parsing --[\w-]+ \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
@@ -64,6 +64,15 @@ export abstract class EvermeCommand extends Command {
       if (text) writeStdout(text);
     }
     return data;
+  }
+
+  /**
+   * A failure that has a report (install, uninstall, status): in text mode the report goes to
+   * stderr ahead of the error, so stdout stays empty; with --json it travels in the error's detail.
+   */
+  protected failWithReport(failure: EvermeError, renderText: () => string): never {
+    if (!this.jsonMode) writeStderr(renderText());
+    throw failure;
   }
 
   protected override toSuccessJson(result: unknown): SuccessEnvelope {

@@ -169,9 +169,12 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
 export function installOutcomeError(result: InstallResult): EvermeError | undefined {
   const invalid = result.warnings.find((w) => w.code === 'mcp_config_invalid');
   if (!invalid) return undefined;
-  return new EvermeError('conflict', `installed, except the MCP server: ${invalid.message}`, {
+  // A dry run installed nothing: it says what it would do, never that something is in place.
+  return new EvermeError('conflict', `${result.dryRun ? 'would install' : 'installed'}, except the MCP server: ${invalid.message}`, {
     code: 'mcp_config_invalid',
-    hint: 'The hooks and runtime are in place; only mcp.json needs fixing.',
+    hint: result.dryRun
+      ? 'Fix mcp.json by hand first; `everme install` would stage the runtime and hooks and leave mcp.json untouched.'
+      : 'The hooks and runtime are in place; only mcp.json needs fixing.',
     detail: { path: invalid.path, result },
   });
 }

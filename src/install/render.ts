@@ -19,15 +19,22 @@ function table(rows: Array<{ status: string; step: string; path: string; note?: 
   return rows.map((r, i) => `  ${words[i].padEnd(width)}  ${r.step.padEnd(stepWidth)}  ${r.path}${r.note ? `  (${r.note})` : ''}`);
 }
 
+function apiKeyLine(result: InstallResult): string {
+  if (result.apiKey === 'none') {
+    return 'No API key configured: memories go to the local store. Set EVERME_API_KEY in everme.env (or run `everme install --api-key …`) to use the EverMe gateway.';
+  }
+  // A dry run wrote no key: it says what would happen.
+  if (result.apiKey === 'set' && result.dryRun) return 'The API key would be written to everme.env: memories would go to the EverMe gateway.';
+  return 'API key configured in everme.env: memories go to the EverMe gateway.';
+}
+
 /** The human rendering of an install: one line per step, then the next thing to run. Warnings go to stderr separately. */
 export function renderInstall(result: InstallResult): string {
   const lines = [
     `${result.dryRun ? 'everme install --dry-run (nothing written)' : 'everme install'}: ${result.dataDir}`,
     ...table(result.steps, result.dryRun),
     '',
-    result.apiKey === 'none'
-      ? 'No API key configured: memories go to the local store. Set EVERME_API_KEY in everme.env (or run `everme install --api-key …`) to use the EverMe gateway.'
-      : 'API key configured in everme.env: memories go to the EverMe gateway.',
+    apiKeyLine(result),
   ];
   if (!result.dryRun) {
     lines.push('', 'Next, import your recent history:', ...result.next.map((cmd) => `  ${cmd}`));

@@ -154,8 +154,9 @@ export function runUninstall(options: UninstallOptions): UninstallResult {
 export function uninstallOutcomeError(result: UninstallResult): EvermeError | undefined {
   const invalid = result.warnings.find((w) => w.code === 'mcp_config_invalid');
   if (!invalid) return undefined;
-  return new EvermeError('conflict', `uninstalled, except the MCP server entry: ${invalid.message}`, {
+  return new EvermeError('conflict', `${result.dryRun ? 'would uninstall' : 'uninstalled'}, except the MCP server entry: ${invalid.message}`, {
     code: 'mcp_config_invalid',
+    hint: 'Remove the "everme-memory" entry from mcp.json by hand; everme never rewrites a file it cannot parse.',
     detail: { path: invalid.path, result },
   });
 }

@@ -152,6 +152,11 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
   };
 }
 
+/** A failing status in text mode (all on stderr): the report, then every problem after the first (the error names that one). */
+export function statusFailureText(status: StatusReport): string {
+  return [renderStatus(status), ...status.problems.slice(1).map((p) => `problem: ${p.what}\n  hint: ${p.hint}`)].join('\n');
+}
+
 export function renderStatus(s: StatusReport): string {
   const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
   const run = (r?: RunSummaryView) => (r ? `${r.at} (${r.status ?? 'running'})` : 'never');
