@@ -123,7 +123,7 @@ describe('everme install', () => {
     mkdirSync(cached, { recursive: true });
     const result = await install(data);
     expect(result.warnings.map((w) => w.code)).toEqual(['official_plugin_installed']);
-    expect(result.warnings[0].message).toMatch(/stored twice/);
+    expect(result.warnings[0]!.message).toMatch(/stored twice/);
     expect(existsSync(cached)).toBe(true);
     expect(installOutcomeError(result)).toBeUndefined();
   });

@@ -7,11 +7,10 @@ export function parseEnvText(text: string): Map<string, string> {
     const line = rawLine.trim();
     if (!line || line.startsWith('#')) continue;
     const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!match) continue;
-    let value = match[2];
-    const quoted = /^(['"])(.*)\1$/.exec(value);
-    if (quoted) value = quoted[2];
-    values.set(match[1], value);
+    const [, key, raw] = match ?? [];
+    if (key === undefined || raw === undefined) continue;
+    const quoted = /^(['"])(.*)\1$/.exec(raw);
+    values.set(key, quoted?.[2] ?? raw);
   }
   return values;
 }

@@ -69,10 +69,11 @@ export function renderEnvFile(existing: string | undefined, updates: EnvUpdates)
   for (const [key, value] of Object.entries(updates)) if (value !== undefined) pending.set(key, value);
   const written = new Set<string>();
   const out = lines.map((line) => {
-    const match = ASSIGNMENT.exec(line);
-    if (!match || !pending.has(match[2])) return line;
-    written.add(match[2]);
-    return `${match[1]}${match[2]}${match[3]}${encodeValue(pending.get(match[2])!)}`;
+    const [, lead = '', key, sep = ''] = ASSIGNMENT.exec(line) ?? [];
+    const value = key === undefined ? undefined : pending.get(key);
+    if (key === undefined || value === undefined) return line;
+    written.add(key);
+    return `${lead}${key}${sep}${encodeValue(value)}`;
   });
   for (const [key, value] of pending) if (!written.has(key)) out.push(`${key}=${encodeValue(value)}`);
   if (!out.some((line) => line.trim() === ENV_HEADER_MARKER)) out.unshift(...ENV_HEADER.split('\n'));

@@ -89,10 +89,10 @@ export function writeHookFile(dataDir: string, event: HookEvent, command: string
 
 /** The command of a hook file we wrote, read back from its front matter (for tests and diagnostics). */
 export function readHookCommand(text: string): string | undefined {
-  const match = /^ {10}command: (".*")$/m.exec(text);
-  if (!match) return undefined;
+  const quoted = /^ {10}command: (".*")$/m.exec(text)?.[1];
+  if (quoted === undefined) return undefined;
   try {
-    const parsed: unknown = JSON.parse(match[1]);
+    const parsed: unknown = JSON.parse(quoted);
     return typeof parsed === 'string' ? parsed : undefined;
   } catch {
     return undefined;

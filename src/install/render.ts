@@ -13,10 +13,9 @@ function statusWord(status: string, dryRun: boolean): string {
 }
 
 function table(rows: Array<{ status: string; step: string; path: string; note?: string }>, dryRun: boolean): string[] {
-  const words = rows.map((r) => statusWord(r.status, dryRun));
-  const width = Math.max(...words.map((w) => w.length));
+  const width = Math.max(...rows.map((r) => statusWord(r.status, dryRun).length));
   const stepWidth = Math.max(...rows.map((r) => r.step.length));
-  return rows.map((r, i) => `  ${words[i].padEnd(width)}  ${r.step.padEnd(stepWidth)}  ${r.path}${r.note ? `  (${r.note})` : ''}`);
+  return rows.map((r) => `  ${statusWord(r.status, dryRun).padEnd(width)}  ${r.step.padEnd(stepWidth)}  ${r.path}${r.note ? `  (${r.note})` : ''}`);
 }
 
 function apiKeyLine(result: InstallResult): string {

@@ -178,7 +178,7 @@ export class LocalStore {
   private readonly appendInTransaction: (conversationId: string, messages: KeyedMessage[]) => number;
   private readonly removeInTransaction: (conversationId: string, keys: string[]) => number;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
     this.stmts = {
       upsertConversation: db.prepare<ConversationRecordParams>(
         `INSERT INTO conversations (conversation_id, session_id, source, workspace_dir, history_file, created_at_ms, updated_at_ms)
