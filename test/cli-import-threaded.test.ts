@@ -138,7 +138,7 @@ describe('an import committed on the writer thread', () => {
     expect(keysOf(stateDir, victim.conversation_id)).toEqual([]);
     const partial = dump(stateDir);
     expect(partial.messages).toEqual((expected.messages as Array<{ conversation_id: string }>).filter((m) => m.conversation_id !== victim.conversation_id));
-    expect(partial.fingerprints).toHaveLength((expected.fingerprints as unknown[]).length - 1);
+    expect(partial.fingerprints).toHaveLength(expected.fingerprints.length - 1);
 
     const fixed = openDatabase(stateDir);
     fixed.exec('DROP TRIGGER fail_one');
@@ -171,7 +171,7 @@ describe('an import committed on the writer thread', () => {
     // Every session is committed whole (messages with their fingerprint) or not at all.
     const partial = dump(stateDir);
     const done = new Set((partial.fingerprints as Array<{ session_id: string }>).map((f) => f.session_id));
-    expect(done.size).toBeLessThan((expected.fingerprints as unknown[]).length);
+    expect(done.size).toBeLessThan(expected.fingerprints.length);
     const doneConversations = new Set(
       (expected.conversations as Array<{ conversation_id: string; session_id: string }>)
         .filter((c) => done.has(c.session_id))

@@ -43,7 +43,7 @@ export async function readStdinCapped(stream: NodeJS.ReadableStream, cap = MAX_H
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     size += buf.length;
     if (size > cap) return { data: Buffer.alloc(0), tooLarge: true };
     chunks.push(buf);
