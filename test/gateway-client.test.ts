@@ -91,10 +91,13 @@ describe('GatewayClient against the fake gateway', () => {
     expect(plan.length).toBeGreaterThan(1);
     const c = client();
     for (const [i, r] of plan.entries()) {
-      await c.postAgentMemory({ conversationId: CID, flush: i === plan.length - 1, messages: r.messages });
+      const last = i === plan.length - 1;
+      await c.postAgentMemory({ conversationId: CID, flush: last, sync: !last, messages: r.messages });
     }
     const sent = fake.requestsTo('/mem/agent-memory');
-    expect(sent.map((s) => s.bodyBytes)).toEqual(plan.map((r, i) => (i === plan.length - 1 ? r.bytes - 1 : r.bytes)));
+    // The plan counts `"flush":false` and `"sync":true`; the flushing request carries neither.
+    expect(sent.map((s) => s.bodyBytes)).toEqual(plan.map((r, i) => (i === plan.length - 1 ? r.bytes - 1 - ',"sync":true'.length : r.bytes)));
+    expect(sent.map((s) => (s.body as { sync?: boolean }).sync)).toEqual(plan.map((_r, i) => (i === plan.length - 1 ? undefined : true)));
     expect(plan[0]!.bytes).toBeGreaterThan(60_000);
     expect(fake.messagesFor(CID)).toEqual(big);
   });

@@ -43,11 +43,33 @@ export interface DeliveryContext {
   onDelivered?: (messages: number) => void;
 }
 
-function flushFor(mode: DeliveryMode, last: AgentMessage | undefined): boolean {
-  if (mode === 'import') return true;
-  if (mode === 'sync') return last?.role === 'assistant' && last.turnComplete;
-  return false;
+/**
+ * Whether an upload ends in a flush: import always, the hook never, sync only when the upload
+ * ends on a finished turn, which is known once the last message has been read.
+ */
+type FlushPlan = 'always' | 'at-turn-end' | 'never';
+
+function flushPlanFor(mode: DeliveryMode): FlushPlan {
+  switch (mode) {
+    case 'import':
+      return 'always';
+    case 'sync':
+      return 'at-turn-end';
+    case 'hook':
+      return 'never';
+  }
 }
+
+function endsTurn(last: AgentMessage | undefined): boolean {
+  return last?.role === 'assistant' && last.turnComplete;
+}
+
+/**
+ * While a sync upload cannot yet tell whether it ends in a flush, its requests wait in memory up to
+ * this many bytes. Past it the oldest goes out with `sync: true`: a synchronous add that no flush
+ * follows costs the server a little time, a queued add that a flush overtakes loses memories.
+ */
+export const MAX_UNDECIDED_BYTES = 8 * 1024 * 1024;
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new EvermeError('cancelled', 'Interrupted');
@@ -91,6 +113,8 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       messages: [],
       keys: [],
       flush: true,
+      sync: false,
+      ...(ctx.signal ? { waitSignal: ctx.signal } : {}),
     });
     outcome.requests += 1;
     return outcome;
@@ -142,21 +166,39 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       createdAtMs: session.createdAtMs,
     });
 
-    let held: PlannedRequest | undefined;
-    const send = async (request: PlannedRequest, flush: boolean): Promise<void> => {
+    const plan = flushPlanFor(ctx.mode);
+    const send = async (request: PlannedRequest, flush: boolean, sync: boolean): Promise<void> => {
       throwIfAborted(ctx.signal);
       if (!ctx.dryRun) {
-        await ctx.sink.deliver({ conversation: meta(), messages: request.messages, keys: request.keys, flush });
+        await ctx.sink.deliver({
+          conversation: meta(),
+          messages: request.messages,
+          keys: request.keys,
+          flush,
+          sync,
+          ...(ctx.signal ? { waitSignal: ctx.signal } : {}),
+        });
       }
       outcome.requests += 1;
       outcome.messages += request.messages.length;
       ctx.onDelivered?.(request.messages.length);
     };
-    // The last request is held back until the end: only then is it known whether it flushes.
+    /*
+     * Requests wait until it is known whether the upload ends in a flush: every request before a
+     * flushing one carries `sync: true`, the others do not. The last request always waits (only the
+     * end tells whether it flushes); with a sync upload, the earlier ones wait too (bounded).
+     */
+    const waiting: PlannedRequest[] = [];
+    let waitingBytes = 0;
     const enqueue = async (ready: PlannedRequest[]): Promise<void> => {
       for (const request of ready) {
-        if (held) await send(held, false);
-        held = request;
+        waiting.push(request);
+        waitingBytes += request.bytes;
+        while (waiting.length > 1 && (plan !== 'at-turn-end' || waitingBytes > MAX_UNDECIDED_BYTES)) {
+          const next = waiting.shift()!;
+          waitingBytes -= next.bytes;
+          await send(next, false, plan !== 'never');
+        }
       }
     };
 
@@ -167,7 +209,12 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       await enqueue(batcher.push(converted));
     }
     await enqueue(batcher.end());
-    if (held) await send(held, flushFor(ctx.mode, held.messages.at(-1)));
+    const last = waiting.at(-1);
+    const flush = last !== undefined && (plan === 'always' || (plan === 'at-turn-end' && endsTurn(last.messages.at(-1))));
+    for (const [i, request] of waiting.entries()) {
+      const isLast = i === waiting.length - 1;
+      await send(request, isLast && flush, !isLast && flush);
+    }
 
     // A history read without its snapshot chain is incomplete, not rewritten: what it lacks is kept.
     const complete = !warnings.entries().some((entry) => entry.code === 'missing_snapshot');
