@@ -129,7 +129,8 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     const chosenSource = chosen.source;
     // Equal path, size, mtime and inode already mean equal fingerprints: the head is read only when
     // the file changed, for the fingerprint committed after this read.
-    if (unchangedByStat(ctx.state.getFingerprint(sinkName, session.sessionId), chosen.file, chosen.stat)) {
+    const storedFingerprint = ctx.state.getFingerprint(sinkName, session.sessionId);
+    if (unchangedByStat(storedFingerprint, chosen.file, chosen.stat)) {
       return await settleOwedFlush(chosenSource);
     }
     let fingerprint = fingerprintFromStat(chosen.file, chosen.stat);
@@ -245,7 +246,10 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
         fingerprint,
       });
     }
-    outcome.status = outcome.messages > 0 || outcome.removed > 0 ? 'delivered' : 'unchanged';
+    // A session never read before (no fingerprint, nothing delivered) that yields nothing to send
+    // is empty, never "unchanged": nothing about it was known to stay the same.
+    const firstSeen = storedFingerprint === undefined && delivered.size === 0;
+    outcome.status = outcome.messages > 0 || outcome.removed > 0 ? 'delivered' : firstSeen ? 'empty' : 'unchanged';
     return await settleOwedFlush(source);
   } catch (err) {
     ctx.sink.abandonSession(conversationId);
