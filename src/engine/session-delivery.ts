@@ -7,6 +7,7 @@ import { Converter } from '../memory/convert.js';
 import { TaskBatcher, type PlannedRequest } from '../memory/task-batcher.js';
 import type { ConversationMeta, Sink } from '../sinks/sink.js';
 import { chooseHistoryFile, openSessionHistory } from '../transcript/session-history.js';
+import { openLedgerCarryover } from '../transcript/ledger-carryover.js';
 import type { SessionRef } from '../transcript/types.js';
 import { conversationIdFor } from './conversation-id.js';
 import { fingerprintFile, fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
@@ -203,11 +204,16 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       }
     };
 
+    const carryover = source === 'messages' ? await openLedgerCarryover(session, delivered) : undefined;
+    for (const key of carryover?.keys() ?? []) seen.add(key);
     for await (const item of history.items()) {
       seen.add(item.key);
+      // Converted even when already delivered: the converter judges results by the calls before them.
       const converted = converter.convert(item);
-      if (!converted || delivered.has(converted.key)) continue;
-      await enqueue(batcher.push(converted));
+      if (delivered.has(item.key)) continue;
+      // Delivered under its ledger key before this session gained a messages.jsonl.
+      if (carryover?.claim(item.message) !== undefined) continue;
+      if (converted) await enqueue(batcher.push(converted));
     }
     await enqueue(batcher.end());
     const last = waiting.at(-1);
