@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
 import { installOutcomeError, runInstall, type InstallOptions } from '../src/install/install-plan.js';
 import { readHookCommand } from '../src/install/markdown-hooks.js';
+import { renderInstall } from '../src/install/render.js';
 import { MCP_SERVER_NAME } from '../src/install/mcp-config.js';
 import { runUninstall } from '../src/install/uninstall-plan.js';
 import { filesContaining, hashTree, makeFakePackage, tempDir } from './install-helpers.js';
@@ -137,6 +138,19 @@ describe('everme install', () => {
     expect(result.warnings[0].message).toMatch(/^everme@official is installed and enabled according to MiniMax Code's runtime state\. .*stored twice/);
     expect(readFileSync(stateFile)).toEqual(before);
     expect(installOutcomeError(result)).toBeUndefined();
+  });
+
+  it('keeps an everme.env written by EverMe\'s own installer: its agent token counts as the configured credential', async () => {
+    const data = dataDir();
+    const everme = '# EverMe plugin for MiniMax Code\nEVERME_API_BASE=https://api.everme.evermind.ai\nEVERME_AGENT_ID=agt_1\nEVERME_AGENT_TOKEN=evt_agent0000000000\n';
+    writeFileSync(path.join(data, 'everme.env'), everme, { mode: 0o600 });
+    const result = await install(data);
+    expect(result.apiKey).toBe('kept');
+    expect(readFileSync(path.join(data, 'everme.env'), 'utf8').endsWith(everme)).toBe(true);
+    const text = renderInstall(result);
+    expect(text).toContain('A credential is configured in everme.env');
+    expect(text).toContain('Official EverMe plugin: everme@official was not detected');
+    expect(text).not.toContain('evt_agent0000000000');
   });
 
   it('refuses a key with a line break before writing anything', async () => {

@@ -147,7 +147,10 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
     writeInstallRecord(dataDir, [...previous, ...createdNow]);
   }
 
-  const keyConfigured = options.apiKey !== undefined ? 'set' : readEnvFile(envFile).get('EVERME_API_KEY')?.trim() ? 'kept' : 'none';
+  // A key already in the file, or the agent token EverMe's own installer wrote there, is kept.
+  const fileValues = readEnvFile(envFile);
+  const inFile = Boolean(fileValues.get('EVERME_API_KEY')?.trim() || fileValues.get('EVERME_AGENT_TOKEN')?.trim());
+  const keyConfigured = options.apiKey !== undefined ? 'set' : inFile ? 'kept' : 'none';
   return {
     dataDir,
     dryRun,

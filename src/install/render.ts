@@ -27,7 +27,8 @@ export function renderInstall(result: InstallResult): string {
     '',
     result.apiKey === 'none'
       ? 'No API key configured: memories go to the local store. Set EVERME_API_KEY in everme.env (or run `everme install --api-key …`) to use the EverMe gateway.'
-      : 'API key configured in everme.env: memories go to the EverMe gateway.',
+      : 'A credential is configured in everme.env: memories go to the EverMe gateway.',
+    `Official EverMe plugin: ${result.officialPlugin.message}.`,
   ];
   if (!result.dryRun) {
     lines.push('', 'Next, import your recent history:', ...result.next.map((cmd) => `  ${cmd}`));
