@@ -192,11 +192,13 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
      */
     const waiting: PlannedRequest[] = [];
     let waitingBytes = 0;
+    // The embedded store has no flushes: holding its requests back would only delay its commits.
+    const undecidedLimit = sinkName === 'everme' ? MAX_UNDECIDED_BYTES : 0;
     const enqueue = async (ready: PlannedRequest[]): Promise<void> => {
       for (const request of ready) {
         waiting.push(request);
         waitingBytes += request.bytes;
-        while (waiting.length > 1 && (plan !== 'at-turn-end' || waitingBytes > MAX_UNDECIDED_BYTES)) {
+        while (waiting.length > 1 && (plan !== 'at-turn-end' || waitingBytes > undecidedLimit)) {
           const next = waiting.shift()!;
           waitingBytes -= next.bytes;
           await send(next, false, plan !== 'never');
