@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_API_BASE, defaultSink, loadSettings } from '../src/config/settings.js';
+import { DEFAULT_API_BASE, defaultSink, loadSettings, maskToken } from '../src/config/settings.js';
 import { tempDir } from './transcript-helpers.js';
 
 function dataDirWithEnvFile(lines: string[] | undefined): string {
@@ -76,5 +76,59 @@ describe('loadSettings precedence: flags, then the environment, then <data>/ever
   it('resolves a relative state dir from the environment to an absolute path', () => {
     const settings = loadSettings(dataDirWithEnvFile(undefined), {}, { EVERME_STATE_DIR: 'relative/state' });
     expect(settings.stateDir).toBe(path.resolve('relative/state'));
+  });
+});
+
+const EVERME_FILE = [
+  '# EverMe plugin for MiniMax Code',
+  'EVERME_API_BASE=https://file.example.test',
+  'EVERME_AGENT_ID=agt_fromfile',
+  'EVERME_AGENT_TOKEN=evt_filetoken000000000000000000',
+];
+
+describe('credentials in the format EverMe\'s own installer writes', () => {
+  it('an everme.env with EVERME_AGENT_TOKEN and EVERME_AGENT_ID configures the gateway sink without EVERME_API_KEY', () => {
+    const settings = loadSettings(dataDirWithEnvFile(EVERME_FILE), {}, {});
+    expect(settings.apiKey).toBe('evt_filetoken000000000000000000');
+    expect(settings.credential).toEqual({ token: 'evt_filetoken000000000000000000', variable: 'EVERME_AGENT_TOKEN', source: 'everme.env' });
+    expect(settings.agentId).toBe('agt_fromfile');
+    expect(defaultSink(settings)).toBe('everme');
+  });
+
+  it('the file wins over the environment for EVERME_AGENT_TOKEN and EVERME_AGENT_ID (a reinstall rotates them), the environment for every other key', () => {
+    const settings = loadSettings(dataDirWithEnvFile(EVERME_FILE), {}, {
+      EVERME_AGENT_TOKEN: 'evt_staleenvtoken00000000000000',
+      EVERME_AGENT_ID: 'agt_stale',
+      EVERME_API_BASE: 'https://env.example.test',
+    });
+    expect(settings.credential?.token).toBe('evt_filetoken000000000000000000');
+    expect(settings.credential?.source).toBe('everme.env');
+    expect(settings.agentId).toBe('agt_fromfile');
+    expect(settings.apiBase).toBe('https://env.example.test');
+  });
+
+  it('the environment fills the agent token and id when the file leaves them unset', () => {
+    const settings = loadSettings(dataDirWithEnvFile(undefined), {}, { EVERME_AGENT_TOKEN: 'evt_envtoken0000', EVERME_AGENT_ID: 'agt_env' });
+    expect(settings.credential).toEqual({ token: 'evt_envtoken0000', variable: 'EVERME_AGENT_TOKEN', source: 'env' });
+    expect(settings.agentId).toBe('agt_env');
+  });
+
+  it('with both an agent token and EVERME_API_KEY the agent token is used (writes need it); EVERME_API_KEY alone still works', () => {
+    const both = loadSettings(dataDirWithEnvFile(EVERME_FILE), {}, { EVERME_API_KEY: 'emk_account00000000000' });
+    expect(both.credential?.variable).toBe('EVERME_AGENT_TOKEN');
+    const keyOnly = loadSettings(dataDirWithEnvFile(undefined), {}, { EVERME_API_KEY: 'emk_account00000000000' });
+    expect(keyOnly.credential).toEqual({ token: 'emk_account00000000000', variable: 'EVERME_API_KEY', source: 'env' });
+    expect(keyOnly.agentId).toBeUndefined();
+  });
+
+  it('an --api-key flag beats every configured credential and is named as the flag', () => {
+    const settings = loadSettings(dataDirWithEnvFile(EVERME_FILE), { apiKey: 'evt_flag00000000' }, {});
+    expect(settings.credential).toEqual({ token: 'evt_flag00000000', variable: 'EVERME_API_KEY', source: 'flag' });
+  });
+
+  it('masks a token to its first eight characters as the CLI contract does', () => {
+    expect(maskToken('evt_a1b2c3d4e5f6')).toBe('evt_a1b2_REDACTED');
+    expect(maskToken('emk_zz99abcdef')).toBe('emk_zz99_REDACTED');
+    expect(maskToken('something-else-secret')).toBe('[REDACTED]');
   });
 });

@@ -5,7 +5,7 @@ import { EvermeError } from '../src/core/errors.js';
 import { WarningCollector } from '../src/core/warnings.js';
 import type { AgentMessage } from '../src/core/agent-message.js';
 import { planRequests } from '../src/memory/task-batcher.js';
-import { GatewayClient, type GatewayClientOptions } from '../src/sinks/gateway/gateway-client.js';
+import { defaultSleep, GatewayClient, type GatewayClientOptions } from '../src/sinks/gateway/gateway-client.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 
 const TOKEN = 'evt_k3y9SECRETsecretSECRETsecret42';
@@ -91,12 +91,35 @@ describe('GatewayClient against the fake gateway', () => {
     expect(plan.length).toBeGreaterThan(1);
     const c = client();
     for (const [i, r] of plan.entries()) {
-      await c.postAgentMemory({ conversationId: CID, flush: i === plan.length - 1, messages: r.messages });
+      const last = i === plan.length - 1;
+      await c.postAgentMemory({ conversationId: CID, flush: last, sync: !last, messages: r.messages });
     }
     const sent = fake.requestsTo('/mem/agent-memory');
-    expect(sent.map((s) => s.bodyBytes)).toEqual(plan.map((r, i) => (i === plan.length - 1 ? r.bytes - 1 : r.bytes)));
+    // The plan counts `"flush":false` and `"sync":true`; the flushing request carries neither.
+    expect(sent.map((s) => s.bodyBytes)).toEqual(plan.map((r, i) => (i === plan.length - 1 ? r.bytes - 1 - ',"sync":true'.length : r.bytes)));
+    expect(sent.map((s) => (s.body as { sync?: boolean }).sync)).toEqual(plan.map((_r, i) => (i === plan.length - 1 ? undefined : true)));
     expect(plan[0]!.bytes).toBeGreaterThan(60_000);
     expect(fake.messagesFor(CID)).toEqual(big);
+  });
+
+  it('a wait signal ends a Retry-After wait at once, but lets a request in flight settle', async () => {
+    // In flight: the signal fires while the gateway is still answering; the answer is kept.
+    const inFlight = new AbortController();
+    fake.failNext({ kind: 'delay', ms: 300, path: '/mem/agent-memory' });
+    const settled = client({ sleep: defaultSleep }).postAgentMemory({ conversationId: CID, flush: false, messages }, undefined, inFlight.signal);
+    setTimeout(() => inFlight.abort(), 50);
+    await expect(settled).resolves.toMatchObject({ messageCount: 3 });
+
+    // Waiting: a 60 s Retry-After ends when the signal fires, and no second attempt is made.
+    const waiting = new AbortController();
+    fake.failNext({ kind: 'rate_limit', retryAfter: '60', path: '/mem/agent-memory' });
+    const started = Date.now();
+    const pending = client({ sleep: defaultSleep }).postAgentMemory({ conversationId: CID, flush: false, messages }, undefined, waiting.signal);
+    setTimeout(() => waiting.abort(), 100);
+    const error = await failure(pending);
+    expect(error.type).toBe('cancelled');
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(fake.requestsTo('/mem/agent-memory')).toHaveLength(2);
   });
 
   it('searches and reads context', async () => {

@@ -1,10 +1,12 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './support/cli.js';
+import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
 import { installOutcomeError, runInstall, type InstallOptions } from '../src/install/install-plan.js';
 import { readHookCommand } from '../src/install/markdown-hooks.js';
+import { renderInstall } from '../src/install/render.js';
 import { MCP_SERVER_NAME } from '../src/install/mcp-config.js';
 import { runUninstall } from '../src/install/uninstall-plan.js';
 import { filesContaining, hashTree, makeFakePackage, tempDir } from './install-helpers.js';
@@ -117,15 +119,38 @@ describe('everme install', () => {
     expect(failure?.type).toBe('conflict');
   });
 
-  it('warns about an enabled official everme plugin and leaves it alone', async () => {
+  it('warns about an enabled official everme plugin (from the runtime state) and leaves it alone', async () => {
     const data = dataDir();
-    const cached = path.join(data, 'v2', 'plugin-cache', 'official', 'everme');
-    mkdirSync(cached, { recursive: true });
+    const stateFile = path.join(data, 'v2', 'sqlite', 'runtime-state.sqlite');
+    mkdirSync(path.dirname(stateFile), { recursive: true });
+    const db = new Database(stateFile);
+    db.exec('CREATE TABLE local_runtime_plugin_official_state (principal_id TEXT, deployment TEXT, state_json TEXT, updated_at_ms INTEGER)');
+    db.prepare('INSERT INTO local_runtime_plugin_official_state VALUES (?, ?, ?, ?)').run(
+      'acct',
+      'prod',
+      JSON.stringify({ schemaVersion: 1, installations: [{ name: 'everme', installed: true, enabled: true, cachedPackages: [] }] }),
+      1,
+    );
+    db.close();
+    const before = readFileSync(stateFile);
     const result = await install(data);
-    expect(result.warnings.map((w) => w.code)).toEqual(['official_plugin_installed']);
-    expect(result.warnings[0]!.message).toMatch(/stored twice/);
-    expect(existsSync(cached)).toBe(true);
+    expect(result.warnings.map((w) => w.code)).toEqual(['official_plugin_enabled']);
+    expect(result.warnings[0]!.message).toMatch(/^everme@official is installed and enabled according to MiniMax Code's runtime state\. .*stored twice/);
+    expect(readFileSync(stateFile)).toEqual(before);
     expect(installOutcomeError(result)).toBeUndefined();
+  });
+
+  it('keeps an everme.env written by EverMe\'s own installer: its agent token counts as the configured credential', async () => {
+    const data = dataDir();
+    const everme = '# EverMe plugin for MiniMax Code\nEVERME_API_BASE=https://api.everme.evermind.ai\nEVERME_AGENT_ID=agt_1\nEVERME_AGENT_TOKEN=evt_agent0000000000\n';
+    writeFileSync(path.join(data, 'everme.env'), everme, { mode: 0o600 });
+    const result = await install(data);
+    expect(result.apiKey).toBe('kept');
+    expect(readFileSync(path.join(data, 'everme.env'), 'utf8').endsWith(everme)).toBe(true);
+    const text = renderInstall(result);
+    expect(text).toContain('A credential is configured in everme.env');
+    expect(text).toContain('Official EverMe plugin: everme@official was not detected');
+    expect(text).not.toContain('evt_agent0000000000');
   });
 
   it('refuses a key with a line break before writing anything', async () => {

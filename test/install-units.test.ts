@@ -256,64 +256,117 @@ describe('mcp.json', () => {
 describe('official everme plugin detection', () => {
   const noMcode = { pathEnv: '' };
 
-  function runtimeState(data: string, rows: Array<[string, string]>, columns = '(account_id TEXT, state_json TEXT)'): void {
+  /** The runtime's table as the public MiniMax Code source creates it, one row per account. */
+  function runtimeState(data: string, rows: Array<{ principal: string; updatedAtMs: number; state: unknown }>): string {
     const dir = path.join(data, 'v2', 'sqlite');
     mkdirSync(dir, { recursive: true });
-    const db = new Database(path.join(dir, 'runtime-state.sqlite'));
-    db.exec(`CREATE TABLE local_runtime_plugin_official_state ${columns}`);
-    const insert = db.prepare('INSERT INTO local_runtime_plugin_official_state VALUES (?, ?)');
-    for (const row of rows) insert.run(...row);
+    const file = path.join(dir, 'runtime-state.sqlite');
+    const db = new Database(file);
+    db.exec(`CREATE TABLE local_runtime_plugin_official_state (
+      principal_id TEXT NOT NULL, deployment TEXT NOT NULL, state_json TEXT NOT NULL, updated_at_ms INTEGER NOT NULL,
+      PRIMARY KEY (principal_id, deployment))`);
+    const insert = db.prepare('INSERT INTO local_runtime_plugin_official_state VALUES (?, ?, ?, ?)');
+    for (const row of rows) insert.run(row.principal, 'prod', typeof row.state === 'string' ? row.state : JSON.stringify(row.state), row.updatedAtMs);
     db.close();
+    return file;
   }
 
-  it('reports nothing in an empty data dir', async () => {
-    expect((await detectOfficialPlugin(tempDir(), noMcode)).status).toBe('not_detected');
+  const installation = (name: string, installed: boolean, enabled: boolean) => ({
+    name,
+    installed,
+    enabled,
+    installationPolicy: 'USER_MANAGED',
+    cachedPackages: [{ name, version: '1.0.0', archiveSha256: 'a'.repeat(64), contentDigest: `sha256-tree-v1:${'b'.repeat(64)}`, cacheKey: `sha256-tree-v1-${'b'.repeat(64)}` }],
   });
+  const state = (...installations: unknown[]) => ({ schemaVersion: 1, installations });
 
-  it('sees a cached official package as installed', async () => {
+  it('enabled: the runtime state lists everme installed and enabled, and install warns with that message', async () => {
     const data = tempDir();
-    mkdirSync(path.join(data, 'v2', 'plugin-cache', 'official', 'everme-1.2.0'), { recursive: true });
+    const file = runtimeState(data, [{ principal: 'acct', updatedAtMs: 2, state: state(installation('other', true, true), installation('everme', true, true)) }]);
     const found = await detectOfficialPlugin(data, noMcode);
-    expect(found).toMatchObject({ status: 'installed', source: 'data-dir' });
+    expect(found).toMatchObject({ status: 'enabled', source: 'runtime-state' });
+    expect(found.message).toBe("everme@official is installed and enabled according to MiniMax Code's runtime state");
+    expect(found.evidence).toEqual([`${file} lists everme@official as installed and enabled`]);
   });
 
-  it('reads enabled and disabled from the runtime state JSON, whatever its shape', async () => {
-    const enabled = tempDir();
-    runtimeState(enabled, [['acct', JSON.stringify({ plugins: { 'everme@official': { enabled: true, version: '1.0.0' } } })]]);
-    expect((await detectOfficialPlugin(enabled, noMcode)).status).toBe('enabled');
-
-    const listed = tempDir();
-    runtimeState(listed, [['acct', JSON.stringify({ enabledPluginIds: ['other', 'everme'] })]]);
-    expect((await detectOfficialPlugin(listed, noMcode)).status).toBe('enabled');
-
-    const disabled = tempDir();
-    mkdirSync(path.join(disabled, 'v2', 'plugin-cache', 'official', 'everme'), { recursive: true });
-    runtimeState(disabled, [['acct', JSON.stringify([{ id: 'everme', enabled: false }])]]);
-    expect((await detectOfficialPlugin(disabled, noMcode)).status).toBe('disabled');
+  it('disabled: installed but not enabled', async () => {
+    const data = tempDir();
+    runtimeState(data, [{ principal: 'acct', updatedAtMs: 2, state: state(installation('everme', true, false)) }]);
+    const found = await detectOfficialPlugin(data, noMcode);
+    expect(found).toMatchObject({ status: 'disabled', source: 'runtime-state' });
+    expect(found.message).toBe("everme@official is installed but disabled according to MiniMax Code's runtime state");
   });
 
-  it('shrugs off an unexpected schema or a file that is not SQLite', async () => {
+  it('absent: the state holds no everme installation (or none installed); the most recently updated account decides', async () => {
+    const data = tempDir();
+    runtimeState(data, [
+      { principal: 'old-account', updatedAtMs: 1, state: state(installation('everme', true, true)) },
+      { principal: 'current', updatedAtMs: 5, state: state(installation('other', true, true)) },
+    ]);
+    const found = await detectOfficialPlugin(data, noMcode);
+    expect(found).toMatchObject({ status: 'not_detected', source: 'runtime-state' });
+    expect(found.message).toBe("everme@official is not installed according to MiniMax Code's runtime state");
+  });
+
+  it('says it could not tell in an empty data dir, and never reads digest-named cache dirs as the plugin', async () => {
+    const data = tempDir();
+    mkdirSync(path.join(data, 'v2', 'plugin-cache', 'official', `sha256-tree-v1-${'c'.repeat(64)}`), { recursive: true });
+    const found = await detectOfficialPlugin(data, noMcode);
+    expect(found).toMatchObject({ status: 'not_detected', source: 'none', evidence: [] });
+    expect(found.message).toBe("everme@official was not detected (neither `mcode` nor MiniMax Code's runtime state could tell)");
+  });
+
+  it('shrugs off rows of another shape, a file that is not SQLite, and a database locked by the runtime', async () => {
     const odd = tempDir();
-    runtimeState(odd, [['1', 'x']], '(a INTEGER, b BLOB)');
-    expect((await detectOfficialPlugin(odd, noMcode)).status).toBe('not_detected');
+    runtimeState(odd, [{ principal: 'acct', updatedAtMs: 1, state: 'not json' }, { principal: 'b', updatedAtMs: 0, state: { plugins: {} } }]);
+    expect((await detectOfficialPlugin(odd, noMcode)).source).toBe('none');
     const garbage = tempDir();
     mkdirSync(path.join(garbage, 'v2', 'sqlite'), { recursive: true });
     writeFileSync(path.join(garbage, 'v2', 'sqlite', 'runtime-state.sqlite'), 'not a database');
-    expect((await detectOfficialPlugin(garbage, noMcode)).status).toBe('not_detected');
+    expect((await detectOfficialPlugin(garbage, noMcode)).source).toBe('none');
+
+    const locked = tempDir();
+    const file = runtimeState(locked, [{ principal: 'acct', updatedAtMs: 1, state: state(installation('everme', true, true)) }]);
+    const holder = new Database(file);
+    holder.exec('BEGIN EXCLUSIVE');
+    try {
+      const started = Date.now();
+      expect((await detectOfficialPlugin(locked, noMcode)).source).toBe('none');
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
   });
 
-  it('asks `mcode plugin list --json` first, and falls back to the data dir when it hangs', async () => {
+  it('asks `mcode plugin list --json` first: enabled, disabled and absent each with its message', async () => {
     const bin = tempDir();
     const mcode = path.join(bin, 'mcode');
-    writeFileSync(mcode, `#!/bin/sh\necho 'note: listing plugins'\necho '{"plugins":[{"id":"everme@official","name":"everme","enabled":true}]}'\n`);
-    chmodSync(mcode, 0o755);
-    expect(await detectOfficialPlugin(tempDir(), { pathEnv: bin })).toMatchObject({ status: 'enabled', source: 'mcode' });
+    const answer = (json: string): void => {
+      writeFileSync(mcode, `#!/bin/sh\necho 'note: listing plugins'\necho '${json}'\n`);
+      chmodSync(mcode, 0o755);
+    };
+    answer('{"plugins":[{"id":"everme@official","name":"everme","enabled":true}]}');
+    const enabled = await detectOfficialPlugin(tempDir(), { pathEnv: bin });
+    expect(enabled).toMatchObject({ status: 'enabled', source: 'mcode', message: 'everme@official is installed and enabled according to `mcode plugin list`' });
+    answer('[{"id":"everme@official","enabled":false}]');
+    expect(await detectOfficialPlugin(tempDir(), { pathEnv: bin })).toMatchObject({ status: 'disabled', source: 'mcode', message: 'everme@official is installed but disabled according to `mcode plugin list`' });
+    answer('{"plugins":[{"id":"other@official","enabled":true}]}');
+    expect(await detectOfficialPlugin(tempDir(), { pathEnv: bin })).toMatchObject({ status: 'not_detected', source: 'mcode', message: 'everme@official is not installed according to `mcode plugin list`' });
+  });
 
-    writeFileSync(mcode, '#!/bin/sh\nexec sleep 5\n');
+  it('gives up on a hanging `mcode` at the timeout (its children killed too) and falls back to the runtime state', async () => {
+    const bin = tempDir();
+    const mcode = path.join(bin, 'mcode');
+    // Not exec'd: the shell waits on a child that holds the output pipe open.
+    writeFileSync(mcode, '#!/bin/sh\nsleep 30\necho "[]"\n');
+    chmodSync(mcode, 0o755);
     const data = tempDir();
-    mkdirSync(path.join(data, 'v2', 'plugin-cache', 'official', 'everme'), { recursive: true });
+    runtimeState(data, [{ principal: 'acct', updatedAtMs: 1, state: state(installation('everme', true, true)) }]);
     const started = Date.now();
-    expect(await detectOfficialPlugin(data, { pathEnv: bin, timeoutMs: 300 })).toMatchObject({ status: 'installed', source: 'data-dir' });
-    expect(Date.now() - started).toBeLessThan(3000);
+    const found = await detectOfficialPlugin(data, { pathEnv: bin, timeoutMs: 300 });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(found).toMatchObject({ status: 'enabled', source: 'runtime-state' });
+    expect(found.evidence[0]).toBe(`\`${mcode} plugin list --json\` did not answer within 300 ms`);
   });
 });

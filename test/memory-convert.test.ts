@@ -181,7 +181,8 @@ describe('assistant messages', () => {
     ['stop, text, no call', [text('Done.')], 'stop', true],
     ['stop, text and a valid call', [text('Running.'), call('c1')], 'stop', false],
     ['stop, whitespace-only text and a valid call', [text('  \n'), call('c1')], 'stop', false],
-    ['stop, text and only an invalid call', [text('Done.'), call('c1', '')], 'stop', true],
+    // A tool-call block, valid or not, means the turn goes on.
+    ['stop, text and only an invalid call', [text('Done.'), call('c1', '')], 'stop', false],
     ['toolUse, text', [text('Running.')], 'toolUse', false],
     ['length, text', [text('Cut off')], 'length', false],
     ['error, text', [text('Partial')], 'error', false],
@@ -327,10 +328,11 @@ describe('tool results', () => {
     expect(counts(warnings)).toStrictEqual({ tool_call_invalid_arguments: 1, duplicate_tool_call_id: 2 });
   });
 
-  it('drops a result when every call that used its id was rejected', () => {
-    const { out, warnings } = convertAll([assistant([call('x', ''), call('x', 'bash', [])], 'toolUse'), result('x')]);
-    expect(out).toEqual([]);
-    expect(counts(warnings)).toMatchObject({ tool_result_of_rejected_call: 1 });
+  it('keeps as it is, with duplicate_tool_call_id, a result whose id two rejected calls share (it names neither uniquely)', () => {
+    const { out, warnings } = convertAll([assistant([call('x', ''), call('x', 'bash', [])], 'toolUse'), result('x', [text('output')])]);
+    expect(out.map((m) => m.message)).toStrictEqual([{ role: 'tool', timestamp: T + 2, toolCallId: 'x', content: 'output' }]);
+    // One for the second call reusing the id, one for the ambiguous result; nothing dropped as "of a rejected call".
+    expect(counts(warnings)).toStrictEqual({ tool_call_missing_name: 1, tool_call_invalid_arguments: 1, duplicate_tool_call_id: 2 });
   });
 
   it('keeps, with unmatched_tool_result, a result that matches no call, never re-matching it', () => {
@@ -350,7 +352,6 @@ describe('tool results', () => {
 
 describe('invalid records', () => {
   it.each<[string, Raw]>([
-    ['a user message with no content', { role: 'user', timestamp: T }],
     ['a user message with a numeric content', user(5)],
     ['a non-number timestamp', user('hi', { timestamp: '1789355112345' })],
     ['a fractional timestamp', user('hi', { timestamp: 1.5 })],
@@ -359,7 +360,6 @@ describe('invalid records', () => {
     ['a block without a type', assistant([{ text: 'x' }])],
     ['a non-string stopReason', assistant([text('x')], 'stop', { stopReason: 1 })],
     ['an assistant without a timestamp', assistant([text('x')], 'stop', { timestamp: undefined })],
-    ['a tool result without content', { role: 'toolResult', toolCallId: 'c1', timestamp: T }],
     ['an unknown role', { role: 'system', content: 'x', timestamp: T }],
     ['no role', { content: 'x', timestamp: T }],
   ])('drops %s with invalid_record and its location as the only sample', (_name, message) => {
@@ -433,5 +433,42 @@ describe('redaction during conversion', () => {
       for (const sample of entry.samples) expect(Object.keys(sample).sort()).toStrictEqual(['file', 'line']);
     }
     expect(JSON.stringify(warnings)).not.toContain(secret);
+  });
+});
+
+describe('the conversion contract, literally', () => {
+  it('non-empty means non-empty: ids and names made of whitespace are kept verbatim', () => {
+    const { out, warnings } = convertAll([assistant([call(' ', '\tbash ')], 'toolUse'), result(' ', [text('ran')])]);
+    expect(out.map((m) => m.message)).toStrictEqual([
+      { role: 'assistant', timestamp: T + 1, toolCalls: [{ id: ' ', type: 'function', name: '\tbash ', arguments: '{"command":"ls"}' }], turnComplete: false },
+      { role: 'tool', timestamp: T + 2, toolCallId: ' ', content: 'ran' },
+    ]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('only "" or a non-string id or name is missing', () => {
+    const { warnings } = convertAll([assistant([call(''), call(null), call('c1', ''), call('c2', 3)], 'toolUse'), result('')]);
+    expect(counts(warnings)).toStrictEqual({ tool_call_missing_id: 2, tool_call_missing_name: 2, tool_result_missing_id: 1 });
+  });
+
+  it('a message whose content is absent is a message with empty content, not an invalid record', () => {
+    const { out, warnings } = convertAll([
+      { role: 'user', timestamp: T },
+      { role: 'toolResult', toolCallId: 'c9', timestamp: T + 2 },
+    ]);
+    // The user said nothing (dropped silently); the tool result is kept with empty output.
+    expect(out.map((m) => m.message)).toStrictEqual([{ role: 'tool', timestamp: T + 2, toolCallId: 'c9', content: '' }]);
+    expect(counts(warnings)).toStrictEqual({ unmatched_tool_result: 1 });
+  });
+
+  it('an assistant row with a stopReason but no content is dropped silently, like an empty one', () => {
+    const { out, warnings } = convertAll([{ role: 'assistant', stopReason: 'stop', timestamp: T }, { role: 'assistant', stopReason: 'aborted', errorMessage: 'x', timestamp: T }]);
+    expect(out).toEqual([]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('turnComplete is false whenever the message holds a tool-call block, even an invalid one', () => {
+    const { out } = convertAll([assistant([text('Done.'), call('', 'bash')], 'stop'), assistant([text('Done.')], 'stop')]);
+    expect(out.map((m) => (m.message.role === 'assistant' ? m.message.turnComplete : undefined))).toStrictEqual([false, true]);
   });
 });

@@ -28,7 +28,7 @@ function keyed(messages: AgentMessage[], prefix = 'k'): KeyedMessage[] {
 }
 
 function bodyBytes(r: PlannedRequest, flush = false): number {
-  return utf8(JSON.stringify({ conversationId: CID, flush, messages: r.messages }));
+  return utf8(JSON.stringify({ conversationId: CID, flush, sync: true, messages: r.messages }));
 }
 
 /** The invariants every plan must keep: limits, exact byte accounting, every key once and in order. */
@@ -165,7 +165,7 @@ describe('TaskBatcher', () => {
       messages.push(assistant('', [`c${i}`]), tool(`c${i}`, i === 0 ? output(3000, 'big') : 'ok'), assistant('a'), assistant('b'));
     }
     const input = keyed(messages);
-    expect(utf8(JSON.stringify({ conversationId: CID, flush: false, messages }))).toBeLessThan(LIMIT);
+    expect(utf8(JSON.stringify({ conversationId: CID, flush: false, sync: true, messages }))).toBeLessThan(LIMIT);
     const plan = planRequests(CID, input, { warnings: new WarningCollector() });
     checkPlan(input, plan);
     expect(plan.map((r) => r.messages.length)).toEqual([500, 21]);

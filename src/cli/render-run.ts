@@ -53,7 +53,7 @@ export function runOutcomeError(summary: RunSummary): EvermeError | undefined {
 function hintFor(type: string): string | undefined {
   switch (type) {
     case 'auth':
-      return 'Check EVERME_API_KEY (`everme install --api-key <key>`), or use `--sink local`.';
+      return 'Check the credential `everme status` names (EVERME_AGENT_TOKEN or EVERME_API_KEY; `everme install --api-key <key>`), or use `--sink local`.';
     case 'network':
       return 'The EverMe gateway could not be reached; nothing was lost, run again later.';
     case 'rate_limit':

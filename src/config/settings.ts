@@ -6,9 +6,27 @@ export const DEFAULT_SYNC_INTERVAL_MS = 60_000;
 
 export type SinkName = 'local' | 'everme';
 
+/** Where the credential in use was found. */
+export type CredentialSource = 'flag' | 'env' | 'everme.env';
+
+/**
+ * The bearer token everme sends, and what it is: EverMe's per-agent token (`EVERME_AGENT_TOKEN`,
+ * `evt_…`, written by EverMe's own installer together with `EVERME_AGENT_ID`) or an account/API key
+ * (`EVERME_API_KEY`, `evt_…` or `emk_…`).
+ */
+export interface Credential {
+  token: string;
+  variable: 'EVERME_AGENT_TOKEN' | 'EVERME_API_KEY';
+  source: CredentialSource;
+}
+
 export interface Settings {
   dataDir: string;
+  /** The bearer token in use (`credential.token`); unset when no credential is configured. */
   apiKey?: string;
+  credential?: Credential;
+  /** EverMe's agent id, named in the User-Agent when known. */
+  agentId?: string;
   apiBase: string;
   stateDir: string;
   syncIntervalMs: number;
@@ -27,26 +45,66 @@ export function envFilePath(dataDir: string): string {
   return path.join(dataDir, 'everme.env');
 }
 
-/** Precedence everywhere: flags, then the process environment, then `<data>/everme.env`, then defaults. */
+/** Keys a reinstall of EverMe rotates: for these the file is newer than any shell that exported them. */
+const FILE_FIRST = new Set(['EVERME_AGENT_TOKEN', 'EVERME_AGENT_ID']);
+
+function trimmed(value: string | undefined): string | undefined {
+  const t = value?.trim();
+  return t ? t : undefined;
+}
+
+/**
+ * Precedence: flags first; then, for `EVERME_AGENT_TOKEN` and `EVERME_AGENT_ID`, `<data>/everme.env`
+ * before the process environment (EverMe's installer rotates them there); for every other key the
+ * environment before the file; then the defaults.
+ *
+ * The credential: a `--api-key` flag; else the agent token (writes need it, with its agent id);
+ * else `EVERME_API_KEY`. When both an agent token and an API key are configured, the agent token is
+ * used for everything, since an `emk_` key alone is enough for reads but not for writes.
+ */
 export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: Env = process.env): Settings {
   const file = readEnvFile(envFilePath(dataDir));
-  const pick = (key: string): string | undefined => {
-    const fromEnv = env[key]?.trim();
-    if (fromEnv) return fromEnv;
-    const fromFile = file.get(key)?.trim();
-    return fromFile ? fromFile : undefined;
+  const pickWithSource = (key: string): { value: string; source: CredentialSource } | undefined => {
+    const fromEnv = trimmed(env[key]);
+    const fromFile = trimmed(file.get(key));
+    const order: Array<[string | undefined, CredentialSource]> = FILE_FIRST.has(key)
+      ? [[fromFile, 'everme.env'], [fromEnv, 'env']]
+      : [[fromEnv, 'env'], [fromFile, 'everme.env']];
+    for (const [value, source] of order) if (value) return { value, source };
+    return undefined;
   };
+  const pick = (key: string): string | undefined => pickWithSource(key)?.value;
   const interval = Number(pick('EVERME_MINIMAX_SYNC_INTERVAL_MS'));
   const stateDir = pick('EVERME_STATE_DIR');
   const timeout = Number(pick('EVERME_REQUEST_TIMEOUT_MS'));
+  const credential = chooseCredential(trimmed(flags.apiKey), pickWithSource('EVERME_AGENT_TOKEN'), pickWithSource('EVERME_API_KEY'));
+  const agentId = pick('EVERME_AGENT_ID');
   return {
     dataDir,
-    apiKey: flags.apiKey?.trim() || pick('EVERME_API_KEY'),
-    apiBase: (flags.apiBase?.trim() || pick('EVERME_API_BASE') || DEFAULT_API_BASE).replace(/\/+$/, ''),
+    ...(credential ? { apiKey: credential.token, credential } : {}),
+    ...(agentId ? { agentId } : {}),
+    apiBase: (trimmed(flags.apiBase) ?? pick('EVERME_API_BASE') ?? DEFAULT_API_BASE).replace(/\/+$/, ''),
     stateDir: stateDir ? path.resolve(stateDir) : path.join(dataDir, 'everme'),
     syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
   };
+}
+
+function chooseCredential(
+  flag: string | undefined,
+  agentToken: { value: string; source: CredentialSource } | undefined,
+  apiKey: { value: string; source: CredentialSource } | undefined,
+): Credential | undefined {
+  if (flag) return { token: flag, variable: 'EVERME_API_KEY', source: 'flag' };
+  if (agentToken) return { token: agentToken.value, variable: 'EVERME_AGENT_TOKEN', source: agentToken.source };
+  if (apiKey) return { token: apiKey.value, variable: 'EVERME_API_KEY', source: apiKey.source };
+  return undefined;
+}
+
+/** How `status` names the credential: masked as the CLI contract masks tokens, never whole. */
+export function maskToken(token: string): string {
+  const head = /^(evt|emk)_[A-Za-z0-9]{4}/.exec(token);
+  return head ? `${head[0]}_REDACTED` : '[REDACTED]';
 }
 
 export function defaultSink(settings: Settings): SinkName {

@@ -17,6 +17,7 @@ export const WARNING_CODES = [
   'unmatched_tool_result',
   'oversized_unit',
   'history_rewritten',
+  'duplicate_session_dir',
 ] as const;
 
 export type WarningCode = (typeof WARNING_CODES)[number];

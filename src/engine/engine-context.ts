@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { SessionLocks } from './session-lock.js';
 import { ThreadSessionLocks } from './thread-session-locks.js';
 import { StateStore } from '../store/state-store.js';
-import { USER_AGENT } from '../sinks/gateway/user-agent.js';
+import { userAgentFor } from '../sinks/gateway/user-agent.js';
 
 export interface Engine {
   db: Database.Database;
@@ -23,14 +23,14 @@ export interface Engine {
 
 export function gatewayClientFor(settings: Settings): GatewayClient {
   if (!settings.apiKey) {
-    throw new EvermeError('not_logged_in', 'No EverMe API key is configured for the everme sink', {
-      hint: 'Run `everme install --api-key <key>`, set EVERME_API_KEY, or use `--sink local`.',
+    throw new EvermeError('not_logged_in', 'No EverMe credential is configured for the everme sink', {
+      hint: 'Run `everme install --api-key <key>`, set EVERME_API_KEY (or EverMe\'s EVERME_AGENT_TOKEN and EVERME_AGENT_ID), or use `--sink local`.',
     });
   }
   return new GatewayClient({
     apiBase: settings.apiBase,
     apiKey: settings.apiKey,
-    userAgent: USER_AGENT,
+    userAgent: userAgentFor(settings.agentId),
     ...(settings.requestTimeoutMs !== undefined ? { timeoutMs: settings.requestTimeoutMs } : {}),
   });
 }

@@ -162,6 +162,13 @@ async function collectSessions(
       if (dryRun) return;
       engine.state.replaceWarnings({ conversationId: null, sessionId: null, source: 'manifest', sessionDir: dir }, [entry]);
     },
+    // A restored copy of a session: only the newest is read; the other is named in the report.
+    onDuplicateSession: (ignored) => {
+      const entry: WarningEntry = { code: 'duplicate_session_dir', count: 1, samples: [{ file: 'manifest.json', line: 0 }] };
+      warnings.push(entry);
+      if (dryRun) return;
+      engine.state.replaceWarnings({ conversationId: null, sessionId: null, source: 'manifest', sessionDir: ignored }, [entry]);
+    },
   })) {
     if (options.signal?.aborted) break;
     sessions.push(session);

@@ -7,6 +7,7 @@ import { Converter } from '../memory/convert.js';
 import { TaskBatcher, type PlannedRequest } from '../memory/task-batcher.js';
 import type { ConversationMeta, Sink } from '../sinks/sink.js';
 import { chooseHistoryFile, openSessionHistory } from '../transcript/session-history.js';
+import { openLedgerCarryover } from '../transcript/ledger-carryover.js';
 import type { SessionRef } from '../transcript/types.js';
 import { conversationIdFor } from './conversation-id.js';
 import { fingerprintFile, fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
@@ -43,11 +44,33 @@ export interface DeliveryContext {
   onDelivered?: (messages: number) => void;
 }
 
-function flushFor(mode: DeliveryMode, last: AgentMessage | undefined): boolean {
-  if (mode === 'import') return true;
-  if (mode === 'sync') return last?.role === 'assistant' && last.turnComplete;
-  return false;
+/**
+ * Whether an upload ends in a flush: import always, the hook never, sync only when the upload
+ * ends on a finished turn, which is known once the last message has been read.
+ */
+type FlushPlan = 'always' | 'at-turn-end' | 'never';
+
+function flushPlanFor(mode: DeliveryMode): FlushPlan {
+  switch (mode) {
+    case 'import':
+      return 'always';
+    case 'sync':
+      return 'at-turn-end';
+    case 'hook':
+      return 'never';
+  }
 }
+
+function endsTurn(last: AgentMessage | undefined): boolean {
+  return last?.role === 'assistant' && last.turnComplete;
+}
+
+/**
+ * While a sync upload cannot yet tell whether it ends in a flush, its requests wait in memory up to
+ * this many bytes. Past it the oldest goes out with `sync: true`: a synchronous add that no flush
+ * follows costs the server a little time, a queued add that a flush overtakes loses memories.
+ */
+export const MAX_UNDECIDED_BYTES = 8 * 1024 * 1024;
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new EvermeError('cancelled', 'Interrupted');
@@ -91,6 +114,8 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       messages: [],
       keys: [],
       flush: true,
+      sync: false,
+      ...(ctx.signal ? { waitSignal: ctx.signal } : {}),
     });
     outcome.requests += 1;
     return outcome;
@@ -105,7 +130,8 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     const chosenSource = chosen.source;
     // Equal path, size, mtime and inode already mean equal fingerprints: the head is read only when
     // the file changed, for the fingerprint committed after this read.
-    if (unchangedByStat(ctx.state.getFingerprint(sinkName, session.sessionId), chosen.file, chosen.stat)) {
+    const storedFingerprint = ctx.state.getFingerprint(sinkName, session.sessionId);
+    if (unchangedByStat(storedFingerprint, chosen.file, chosen.stat)) {
       return await settleOwedFlush(chosenSource);
     }
     let fingerprint = fingerprintFromStat(chosen.file, chosen.stat);
@@ -142,32 +168,62 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       createdAtMs: session.createdAtMs,
     });
 
-    let held: PlannedRequest | undefined;
-    const send = async (request: PlannedRequest, flush: boolean): Promise<void> => {
+    const plan = flushPlanFor(ctx.mode);
+    const send = async (request: PlannedRequest, flush: boolean, sync: boolean): Promise<void> => {
       throwIfAborted(ctx.signal);
       if (!ctx.dryRun) {
-        await ctx.sink.deliver({ conversation: meta(), messages: request.messages, keys: request.keys, flush });
+        await ctx.sink.deliver({
+          conversation: meta(),
+          messages: request.messages,
+          keys: request.keys,
+          flush,
+          sync,
+          ...(ctx.signal ? { waitSignal: ctx.signal } : {}),
+        });
       }
       outcome.requests += 1;
       outcome.messages += request.messages.length;
       ctx.onDelivered?.(request.messages.length);
     };
-    // The last request is held back until the end: only then is it known whether it flushes.
+    /*
+     * Requests wait until it is known whether the upload ends in a flush: every request before a
+     * flushing one carries `sync: true`, the others do not. The last request always waits (only the
+     * end tells whether it flushes); with a sync upload, the earlier ones wait too (bounded).
+     */
+    const waiting: PlannedRequest[] = [];
+    let waitingBytes = 0;
+    // The embedded store has no flushes: holding its requests back would only delay its commits.
+    const undecidedLimit = sinkName === 'everme' ? MAX_UNDECIDED_BYTES : 0;
     const enqueue = async (ready: PlannedRequest[]): Promise<void> => {
       for (const request of ready) {
-        if (held) await send(held, false);
-        held = request;
+        waiting.push(request);
+        waitingBytes += request.bytes;
+        while (waiting.length > 1 && (plan !== 'at-turn-end' || waitingBytes > undecidedLimit)) {
+          const next = waiting.shift()!;
+          waitingBytes -= next.bytes;
+          await send(next, false, plan !== 'never');
+        }
       }
     };
 
+    const carryover = source === 'messages' ? await openLedgerCarryover(session, delivered) : undefined;
+    for (const key of carryover?.keys() ?? []) seen.add(key);
     for await (const item of history.items()) {
       seen.add(item.key);
+      // Converted even when already delivered: the converter judges results by the calls before them.
       const converted = converter.convert(item);
-      if (!converted || delivered.has(converted.key)) continue;
-      await enqueue(batcher.push(converted));
+      if (delivered.has(item.key)) continue;
+      // Delivered under its ledger key before this session gained a messages.jsonl.
+      if (carryover?.claim(item.message) !== undefined) continue;
+      if (converted) await enqueue(batcher.push(converted));
     }
     await enqueue(batcher.end());
-    if (held) await send(held, flushFor(ctx.mode, held.messages.at(-1)));
+    const last = waiting.at(-1);
+    const flush = last !== undefined && (plan === 'always' || (plan === 'at-turn-end' && endsTurn(last.messages.at(-1))));
+    for (const [i, request] of waiting.entries()) {
+      const isLast = i === waiting.length - 1;
+      await send(request, isLast && flush, !isLast && flush);
+    }
 
     // A history read without its snapshot chain is incomplete, not rewritten: what it lacks is kept.
     const complete = !warnings.entries().some((entry) => entry.code === 'missing_snapshot');
@@ -198,7 +254,10 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
         fingerprint,
       });
     }
-    outcome.status = outcome.messages > 0 || outcome.removed > 0 ? 'delivered' : 'unchanged';
+    // A session never read before (no fingerprint, nothing delivered) that yields nothing to send
+    // is empty, never "unchanged": nothing about it was known to stay the same.
+    const firstSeen = storedFingerprint === undefined && delivered.size === 0;
+    outcome.status = outcome.messages > 0 || outcome.removed > 0 ? 'delivered' : firstSeen ? 'empty' : 'unchanged';
     return await settleOwedFlush(source);
   } catch (err) {
     ctx.sink.abandonSession(conversationId);

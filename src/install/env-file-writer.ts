@@ -8,13 +8,28 @@ export const ENV_FILE_MODE = 0o600;
 /** First line of the managed header; its presence means the header is already in the file. */
 export const ENV_HEADER_MARKER = '# everme configuration, managed by `everme install`.';
 
+/**
+ * The header, `#` lines as EverMe's own installer starts its everme.env with, so the file reads the
+ * same to EverMe's hooks: bare `KEY=VALUE` lines after it, no `export`, quotes only when needed.
+ */
 export const ENV_HEADER = [
   ENV_HEADER_MARKER,
+  '# Read by the everme hook and MCP server (MiniMax Code gives hooks a reduced environment) and by',
+  "# EverMe's own hooks, which use the same keys. EverMe's installer writes EVERME_AGENT_ID and",
+  '# EVERME_AGENT_TOKEN=evt_... here; `everme install --api-key` writes EVERME_API_KEY. With neither,',
+  '# everme uses its local store. Keys and comments you add are kept. Keep this file private (mode 600).',
+].join('\n');
+
+/** Header lines of earlier versions, still recognised as ours (uninstall removes a header-only file). */
+const LEGACY_HEADER_LINES = [
   '# The everme hook and MCP server read settings from here, not from your shell environment.',
   '# EVERME_API_KEY=evt_...   sends memory to the EverMe gateway; without it everme uses its local store.',
   '# EVERME_API_BASE=https://...   overrides the gateway address.',
   '# Keys and comments you add are kept when `everme install` runs again. Keep this file private (mode 600).',
-].join('\n');
+];
+
+/** New keys are appended in the order EverMe's installer writes them: base, agent, credential. */
+const KEY_ORDER = ['EVERME_API_BASE', 'EVERME_AGENT_ID', 'EVERME_AGENT_TOKEN', 'EVERME_API_KEY'];
 
 export interface EnvUpdates {
   EVERME_API_KEY?: string;
@@ -75,14 +90,16 @@ export function renderEnvFile(existing: string | undefined, updates: EnvUpdates)
     written.add(key);
     return `${lead}${key}${sep}${encodeValue(value)}`;
   });
-  for (const [key, value] of pending) if (!written.has(key)) out.push(`${key}=${encodeValue(value)}`);
+  const rank = (key: string): number => (KEY_ORDER.includes(key) ? KEY_ORDER.indexOf(key) : KEY_ORDER.length);
+  const fresh = [...pending].filter(([key]) => !written.has(key)).sort(([a], [b]) => rank(a) - rank(b));
+  for (const [key, value] of fresh) out.push(`${key}=${encodeValue(value)}`);
   if (!out.some((line) => line.trim() === ENV_HEADER_MARKER)) out.unshift(...ENV_HEADER.split('\n'));
   return `${out.join(eol)}${eol}`;
 }
 
 /** True when the file holds nothing but the managed header (and blank lines): nothing of the user's. */
 export function isHeaderOnly(text: string): boolean {
-  const header = new Set(ENV_HEADER.split('\n'));
+  const header = new Set([...ENV_HEADER.split('\n'), ...LEGACY_HEADER_LINES]);
   return text.split(/\r?\n/).every((line) => line.trim() === '' || header.has(line));
 }
 

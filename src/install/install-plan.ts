@@ -21,7 +21,7 @@ export interface InstallStep {
   note?: string;
 }
 
-export type InstallWarningCode = 'mcp_config_invalid' | 'official_plugin_enabled' | 'official_plugin_installed';
+export type InstallWarningCode = 'mcp_config_invalid' | 'official_plugin_enabled';
 
 export interface InstallWarning {
   code: InstallWarningCode;
@@ -79,10 +79,7 @@ function officialPluginWarning(detection: OfficialPluginDetection): InstallWarni
   const why =
     'MiniMax Code runs its own EverMe plugin (everme@official) beside this one: every conversation would be ' +
     'stored twice, under two identities. Keep one: disable the official plugin in MiniMax Code, or run `everme uninstall`.';
-  if (detection.status === 'enabled') return { code: 'official_plugin_enabled', message: `everme@official is enabled. ${why}` };
-  if (detection.status === 'installed') {
-    return { code: 'official_plugin_installed', message: `everme@official appears to be installed (enabled state unknown). If it is enabled: ${why}` };
-  }
+  if (detection.status === 'enabled') return { code: 'official_plugin_enabled', message: `${detection.message}. ${why}` };
   return undefined;
 }
 
@@ -150,7 +147,10 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
     writeInstallRecord(dataDir, [...previous, ...createdNow]);
   }
 
-  const keyConfigured = options.apiKey !== undefined ? 'set' : readEnvFile(envFile).get('EVERME_API_KEY')?.trim() ? 'kept' : 'none';
+  // A key already in the file, or the agent token EverMe's own installer wrote there, is kept.
+  const fileValues = readEnvFile(envFile);
+  const inFile = Boolean(fileValues.get('EVERME_API_KEY')?.trim() || fileValues.get('EVERME_AGENT_TOKEN')?.trim());
+  const keyConfigured = options.apiKey !== undefined ? 'set' : inFile ? 'kept' : 'none';
   return {
     dataDir,
     dryRun,

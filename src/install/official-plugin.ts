@@ -1,5 +1,5 @@
-import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -7,14 +7,20 @@ import { z } from 'zod';
  * MiniMax's marketplace build of EverMe (`everme@official`) captures the same conversations under
  * its own identity. Both running means every conversation is stored twice, so install warns. Every
  * probe here is best effort: nothing it meets may fail the install.
+ *
+ * Where the answer comes from: `mcode plugin list --json` when `mcode` is on PATH and answers in
+ * time, else the runtime's own record, `<data>/v2/sqlite/runtime-state.sqlite`. The packages in
+ * `<data>/v2/plugin-cache/official/` sit in digest-named directories, so they name no plugin.
  */
-export type OfficialPluginStatus = 'enabled' | 'installed' | 'disabled' | 'not_detected';
+export type OfficialPluginStatus = 'enabled' | 'disabled' | 'not_detected';
 
 export interface OfficialPluginDetection {
   status: OfficialPluginStatus;
-  /** Where the answer came from: `mcode plugin list`, or files in the data dir. */
-  source: 'mcode' | 'data-dir';
-  /** What was seen, as paths and facts (never file content). */
+  /** Where the answer came from; `none` when neither source could say. */
+  source: 'mcode' | 'runtime-state' | 'none';
+  /** One sentence for the user: what was found, and where. */
+  message: string;
+  /** What was seen, as commands, paths and facts (never file content). */
   evidence: string[];
 }
 
@@ -25,6 +31,9 @@ export interface DetectOptions {
 }
 
 const OFFICIAL_ID = 'everme@official';
+const DEFAULT_MCODE_TIMEOUT_MS = 3000;
+/** The runtime may hold a write lock for a moment; never wait on it longer than this. */
+const SQLITE_BUSY_TIMEOUT_MS = 200;
 
 const PluginEntry = z.object({
   id: z.string().optional().catch(undefined),
@@ -37,6 +46,7 @@ const PluginEntry = z.object({
   state: z.string().optional().catch(undefined),
 });
 
+/** The JSON shape of `mcode plugin list --json` is not documented: a list, or a list under a key. */
 const PluginList = z.union([
   z.array(z.unknown()),
   z.object({ plugins: z.array(z.unknown()) }).transform((v) => v.plugins),
@@ -84,136 +94,136 @@ function isDisabled(entry: z.infer<typeof PluginEntry>): boolean {
   return [entry.status, entry.state].some((v) => typeof v === 'string' && /disabled|inactive|off/i.test(v));
 }
 
+type McodeRun = { kind: 'answered'; stdout: string } | { kind: 'failed'; why: string };
+
+/**
+ * Runs `mcode` in its own process group and kills the whole group at the deadline: a wrapper
+ * script's children would otherwise keep the pipe open (and this process waiting) past it.
+ */
+function runMcode(mcode: string, timeoutMs: number): Promise<McodeRun> {
+  return new Promise((resolve) => {
+    let stdout = '';
+    let settled = false;
+    const finish = (run: McodeRun): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(run);
+    };
+    let child: ChildProcess;
+    try {
+      child = spawn(mcode, ['plugin', 'list', '--json'], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+    } catch {
+      resolve({ kind: 'failed', why: 'could not be started' });
+      return;
+    }
+    const timer = setTimeout(() => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      child.stdout?.destroy();
+      finish({ kind: 'failed', why: `did not answer within ${timeoutMs} ms` });
+    }, timeoutMs);
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stdout.length < 4 * 1024 * 1024) stdout += chunk;
+    });
+    child.on('error', () => finish({ kind: 'failed', why: 'could not be started' }));
+    child.on('close', (code) => finish(code === 0 ? { kind: 'answered', stdout } : { kind: 'failed', why: `exited with status ${code ?? 'signal'}` }));
+  });
+}
+
 /** `mcode plugin list --json`, when `mcode` is on PATH and answers in time with something readable. */
-function detectWithMcode(options: DetectOptions): OfficialPluginDetection | undefined {
+async function detectWithMcode(options: DetectOptions, evidence: string[]): Promise<OfficialPluginDetection | undefined> {
   const mcode = findOnPath('mcode', options.pathEnv ?? process.env.PATH ?? '');
   if (!mcode) return undefined;
-  let stdout: string;
-  try {
-    const result = spawnSync(mcode, ['plugin', 'list', '--json'], {
-      encoding: 'utf8',
-      timeout: options.timeoutMs ?? 3000,
-      stdio: ['ignore', 'pipe', 'ignore'],
-      maxBuffer: 4 * 1024 * 1024,
-    });
-    if (result.error || result.status !== 0) return undefined;
-    stdout = result.stdout;
-  } catch {
+  const command = `\`${mcode} plugin list --json\``;
+  const run = await runMcode(mcode, options.timeoutMs ?? DEFAULT_MCODE_TIMEOUT_MS);
+  if (run.kind === 'failed') {
+    evidence.push(`${command} ${run.why}`);
     return undefined;
   }
-  const list = PluginList.safeParse(parseJsonLeniently(stdout));
-  if (!list.success) return undefined;
+  const list = PluginList.safeParse(parseJsonLeniently(run.stdout));
+  if (!list.success) {
+    evidence.push(`${command} printed no plugin list`);
+    return undefined;
+  }
   for (const item of list.data) {
     const entry = PluginEntry.safeParse(item);
     if (!entry.success || !isOfficialEverme(entry.data)) continue;
-    const disabled = isDisabled(entry.data);
-    return {
-      status: disabled ? 'disabled' : 'enabled',
-      source: 'mcode',
-      evidence: [`\`${mcode} plugin list --json\` lists ${OFFICIAL_ID} as ${disabled ? 'disabled' : 'enabled'}`],
-    };
+    const status = isDisabled(entry.data) ? 'disabled' : 'enabled';
+    evidence.push(`${command} lists ${OFFICIAL_ID} as ${status}`);
+    return { status, source: 'mcode', message: messageFor(status, 'mcode'), evidence };
   }
-  return { status: 'not_detected', source: 'mcode', evidence: [`\`${mcode} plugin list --json\` does not list ${OFFICIAL_ID}`] };
-}
-
-type Verdict = 'enabled' | 'disabled' | undefined;
-
-const EVERME_KEY = /^everme(@official)?$/i;
-
-function flag(value: unknown): Verdict {
-  if (value === true || value === 1 || value === '1' || value === 'true') return 'enabled';
-  if (value === false || value === 0 || value === '0' || value === 'false') return 'disabled';
-  if (typeof value === 'string' && /^(enabled|active|on)$/i.test(value)) return 'enabled';
-  if (typeof value === 'string' && /^(disabled|inactive|off)$/i.test(value)) return 'disabled';
-  return undefined;
-}
-
-function parseMaybeJson(value: unknown): unknown {
-  if (typeof value !== 'string' || !/^\s*[[{]/.test(value)) return value;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
+  evidence.push(`${command} does not list ${OFFICIAL_ID}`);
+  return { status: 'not_detected', source: 'mcode', message: messageFor('not_detected', 'mcode'), evidence };
 }
 
 /**
- * Looks through whatever shape the runtime's plugin state has for a statement about everme:
- * an object naming everme with an `enabled`/`status` field, a map keyed by everme, or a list of
- * enabled/disabled plugin ids. The schema is private to MiniMax, so nothing is assumed beyond that.
+ * One row per account and deployment (`principal_id`, `deployment`, `state_json`, `updated_at_ms`);
+ * `state_json` is `{ schemaVersion: 1, installations: [{ name, installed, enabled, … }] }`, as the
+ * public MiniMax Code source writes it. Read tolerantly: a row or an installation that does not
+ * fit is skipped, never fatal.
  */
-function scanForEverme(value: unknown, depth = 0): Verdict {
-  if (depth > 12) return undefined;
-  const node = parseMaybeJson(value);
-  if (Array.isArray(node)) {
-    for (const item of node) {
-      const verdict = scanForEverme(item, depth + 1);
-      if (verdict) return verdict;
-    }
+const StateRow = z.looseObject({ state_json: z.string(), updated_at_ms: z.number().optional().catch(undefined) });
+const OfficialState = z.looseObject({ installations: z.array(z.unknown()) });
+const Installation = z.looseObject({
+  name: z.string(),
+  installed: z.boolean().optional().catch(undefined),
+  enabled: z.boolean().optional().catch(undefined),
+});
+
+type StateVerdict = { status: OfficialPluginStatus; evidence: string } | undefined;
+
+function verdictOfRow(row: unknown, file: string): StateVerdict {
+  const parsedRow = StateRow.safeParse(row);
+  if (!parsedRow.success) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(parsedRow.data.state_json);
+  } catch {
     return undefined;
   }
-  if (typeof node !== 'object' || node === null) return undefined;
-  const record = node as Record<string, unknown>;
-  const names = ['id', 'name', 'pluginId', 'plugin_id', 'plugin', 'key'].map((k) => record[k]);
-  if (names.some((n) => typeof n === 'string' && EVERME_KEY.test(n))) {
-    const verdict = flag(record.enabled) ?? flag(record.status) ?? flag(record.state);
-    if (verdict) return verdict;
+  const state = OfficialState.safeParse(json);
+  if (!state.success) return undefined;
+  for (const item of state.data.installations) {
+    const installation = Installation.safeParse(item);
+    if (!installation.success || !/^everme(@official)?$/i.test(installation.data.name)) continue;
+    const { installed, enabled } = installation.data;
+    if (installed === false) return { status: 'not_detected', evidence: `${file} lists ${OFFICIAL_ID} as not installed` };
+    const status = enabled === true ? 'enabled' : 'disabled';
+    return { status, evidence: `${file} lists ${OFFICIAL_ID} as installed and ${status}` };
   }
-  for (const [key, child] of Object.entries(record)) {
-    if (EVERME_KEY.test(key)) {
-      const inner = parseMaybeJson(child);
-      const verdict =
-        flag(inner) ??
-        (typeof inner === 'object' && inner !== null
-          ? flag((inner as Record<string, unknown>).enabled) ?? flag((inner as Record<string, unknown>).status)
-          : undefined);
-      if (verdict) return verdict;
-    }
-    const list = parseMaybeJson(child);
-    if (Array.isArray(list) && list.some((v) => typeof v === 'string' && EVERME_KEY.test(v))) {
-      if (/disabled/i.test(key)) return 'disabled';
-      if (/enabled|installed|active/i.test(key)) return 'enabled';
-    }
-    const verdict = scanForEverme(child, depth + 1);
-    if (verdict) return verdict;
-  }
-  return undefined;
+  return { status: 'not_detected', evidence: `${file} lists no ${OFFICIAL_ID} installation` };
 }
 
-async function readRuntimeState(file: string): Promise<Verdict> {
+/**
+ * The runtime's record, opened read-only with a short busy timeout. With several accounts on the
+ * machine the most recently updated row is the account in use.
+ */
+async function readRuntimeState(file: string): Promise<StateVerdict> {
   if (!existsSync(file)) return undefined;
   try {
     const { default: Database } = await import('better-sqlite3');
-    const db = new Database(file, { readonly: true, fileMustExist: true });
+    const db = new Database(file, { readonly: true, fileMustExist: true, timeout: SQLITE_BUSY_TIMEOUT_MS });
     try {
       const table = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'local_runtime_plugin_official_state'")
         .get();
       if (!table) return undefined;
-      const rows = db.prepare('SELECT * FROM local_runtime_plugin_official_state LIMIT 1000').all();
-      let verdict: Verdict;
+      const rows = db.prepare('SELECT * FROM local_runtime_plugin_official_state ORDER BY updated_at_ms DESC LIMIT 100').all();
       for (const row of rows) {
-        const found = scanForEverme(row);
-        if (found === 'enabled') return 'enabled';
-        verdict = found ?? verdict;
+        const verdict = verdictOfRow(row, file);
+        if (verdict) return verdict;
       }
-      return verdict;
+      return undefined;
     } finally {
       db.close();
     }
   } catch {
+    // Not SQLite, another schema, locked past the timeout: the state simply says nothing.
     return undefined;
-  }
-}
-
-function officialCacheEntries(dataDir: string): string[] {
-  const dir = path.join(dataDir, 'v2', 'plugin-cache', 'official');
-  try {
-    return readdirSync(dir)
-      .filter((name) => /^everme/i.test(name))
-      .map((name) => path.join(dir, name));
-  } catch {
-    return [];
   }
 }
 
@@ -221,16 +231,27 @@ export function runtimeStatePath(dataDir: string): string {
   return path.join(dataDir, 'v2', 'sqlite', 'runtime-state.sqlite');
 }
 
-/** Whether MiniMax's own everme plugin is active: `mcode` first, else the data dir's traces. */
+function messageFor(status: OfficialPluginStatus, source: OfficialPluginDetection['source']): string {
+  const where = source === 'mcode' ? 'according to `mcode plugin list`' : source === 'runtime-state' ? "according to MiniMax Code's runtime state" : '';
+  switch (status) {
+    case 'enabled':
+      return `${OFFICIAL_ID} is installed and enabled ${where}`;
+    case 'disabled':
+      return `${OFFICIAL_ID} is installed but disabled ${where}`;
+    case 'not_detected':
+      return source === 'none' ? `${OFFICIAL_ID} was not detected (neither \`mcode\` nor MiniMax Code's runtime state could tell)` : `${OFFICIAL_ID} is not installed ${where}`;
+  }
+}
+
+/** Whether MiniMax's own everme plugin is active: `mcode` first, else the runtime's SQLite state. */
 export async function detectOfficialPlugin(dataDir: string, options: DetectOptions = {}): Promise<OfficialPluginDetection> {
-  const viaMcode = detectWithMcode(options);
-  if (viaMcode) return viaMcode;
   const evidence: string[] = [];
-  const cached = officialCacheEntries(dataDir);
-  if (cached.length > 0) evidence.push(`plugin cache: ${cached.join(', ')}`);
+  const viaMcode = await detectWithMcode(options, evidence);
+  if (viaMcode) return viaMcode;
   const state = await readRuntimeState(runtimeStatePath(dataDir));
-  if (state) evidence.push(`${runtimeStatePath(dataDir)} marks ${OFFICIAL_ID} as ${state}`);
-  const status: OfficialPluginStatus =
-    state === 'enabled' ? 'enabled' : state === 'disabled' ? 'disabled' : cached.length > 0 ? 'installed' : 'not_detected';
-  return { status, source: 'data-dir', evidence };
+  if (state) {
+    evidence.push(state.evidence);
+    return { status: state.status, source: 'runtime-state', message: messageFor(state.status, 'runtime-state'), evidence };
+  }
+  return { status: 'not_detected', source: 'none', message: messageFor('not_detected', 'none'), evidence };
 }

@@ -24,7 +24,7 @@ function apiKeyLine(result: InstallResult): string {
   }
   // A dry run wrote no key: it says what would happen.
   if (result.apiKey === 'set' && result.dryRun) return 'The API key would be written to everme.env: memories would go to the EverMe gateway.';
-  return 'API key configured in everme.env: memories go to the EverMe gateway.';
+  return 'A credential is configured in everme.env: memories go to the EverMe gateway.';
 }
 
 /** The human rendering of an install: one line per step, then the next thing to run. Warnings go to stderr separately. */
@@ -34,6 +34,7 @@ export function renderInstall(result: InstallResult): string {
     ...table(result.steps, result.dryRun),
     '',
     apiKeyLine(result),
+    `Official EverMe plugin: ${result.officialPlugin.message}.`,
   ];
   if (!result.dryRun) {
     lines.push('', 'Next, import your recent history:', ...result.next.map((cmd) => `  ${cmd}`));

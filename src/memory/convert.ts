@@ -28,8 +28,12 @@ const ToolCallBlock = z.object({
   arguments: z.unknown().optional(),
 });
 
-/** A text string, or blocks of which only the text ones are read. */
-const Content = z.union([z.string(), z.array(z.union([TextBlock, ToolCallBlock, IgnoredBlock]))]);
+/**
+ * A text string, or blocks of which only the text ones are read. An absent `content` is empty
+ * content (an assistant row with only a `stopReason` has been seen in real captures), not a
+ * malformed record.
+ */
+const Content = z.union([z.string(), z.array(z.union([TextBlock, ToolCallBlock, IgnoredBlock]))]).default('');
 
 const UserMessage = z.object({
   role: z.literal('user'),
@@ -65,6 +69,7 @@ function quickTimestamp(v: unknown): v is number {
 }
 
 function quickContent(v: unknown): ContentValue | undefined {
+  if (v === undefined) return '';
   if (typeof v === 'string') return v;
   if (!Array.isArray(v)) return undefined;
   const blocks: ContentBlock[] = [];
@@ -130,8 +135,9 @@ function joinText(content: z.infer<typeof Content>): string {
   return texts.join('\n');
 }
 
+/** Ids and names are kept verbatim: only "" or a non-string is missing, whitespace is a value. */
 function isNonEmptyString(v: unknown): v is string {
-  return typeof v === 'string' && v.trim() !== '';
+  return typeof v === 'string' && v !== '';
 }
 
 /** How many calls of the session so far carried an id, split by whether they were kept. */
@@ -150,9 +156,10 @@ interface CallsSeen {
  * - `tool_call_missing_id` / `tool_call_missing_name` / `tool_call_invalid_arguments`: one per
  *   dropped call, checked in that order. A dropped call's id is remembered as rejected.
  * - `duplicate_tool_call_id`: once per call whose id an earlier call already used, and once per
- *   kept result whose id was used by several calls (at least one valid).
+ *   kept result whose id was used by several calls (valid or not).
  * - `tool_result_missing_id`: result without a non-empty string id; dropped.
- * - `tool_result_of_rejected_call`: every call that used the result's id was rejected; dropped.
+ * - `tool_result_of_rejected_call`: the result's id names exactly one call, and it was rejected;
+ *   dropped with it. An id several calls share names none of them uniquely: the result is kept.
  * - `unmatched_tool_result`: no call used the id; kept as it is.
  */
 export class Converter {
@@ -193,9 +200,11 @@ export class Converter {
 
     const text = redactText(trimBlankEdges(cleanText(joinText(content))));
     const toolCalls: AgentToolCall[] = [];
+    let toolCallBlocks = 0;
     if (typeof content !== 'string') {
       for (const block of content) {
         if (block.type !== 'toolCall') continue;
+        toolCallBlocks++;
         const call = this.toolCall(block, item);
         if (call) toolCalls.push(call);
       }
@@ -207,7 +216,8 @@ export class Converter {
     const message: AgentAssistantMessage = {
       role: 'assistant',
       timestamp,
-      turnComplete: stopReason === 'stop' && text !== '' && toolCalls.length === 0,
+      // A message that asked for a tool, even one whose call was dropped, did not end the turn.
+      turnComplete: stopReason === 'stop' && text !== '' && toolCallBlocks === 0,
     };
     if (text !== '') message.content = text;
     if (toolCalls.length > 0) message.toolCalls = toolCalls;
@@ -248,8 +258,8 @@ export class Converter {
     const seen = this.calls.get(toolCallId);
     if (!seen) {
       this.warn('unmatched_tool_result', item);
-    } else if (seen.valid === 0) {
-      // Every call with this id was dropped, so this result answers a call memory never saw.
+    } else if (seen.valid === 0 && seen.rejected === 1) {
+      // The one call with this id was dropped, so this result answers a call memory never saw.
       this.warn('tool_result_of_rejected_call', item);
       return undefined;
     } else if (seen.valid + seen.rejected > 1) {

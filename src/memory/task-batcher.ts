@@ -18,7 +18,7 @@ export interface PlannedRequest {
   messages: AgentMessage[];
   /** Parallel to `messages`. */
   keys: string[];
-  /** UTF-8 length of the request body, counted with `"flush":false` (the longer spelling). */
+  /** UTF-8 length of the request body, counted with `"flush":false` (the longer spelling) and `"sync":true`. */
   bytes: number;
 }
 
@@ -146,7 +146,10 @@ export class TaskBatcher {
   private readonly maxBytes: number;
   private readonly maxMessages: number;
   private readonly warnings: WarningCollector;
-  /** Bytes of the body without any message: `{"conversationId":…,"flush":false,"messages":[]}`. */
+  /**
+   * Bytes of the body without any message: `{"conversationId":…,"flush":false,"sync":true,"messages":[]}`.
+   * `sync` is counted always: whether a request carries it is decided only when it is sent.
+   */
   private readonly overhead: number;
 
   private task: Pending[] = [];
@@ -164,7 +167,7 @@ export class TaskBatcher {
     this.maxBytes = opts.maxBytes ?? MAX_REQUEST_BYTES;
     this.maxMessages = opts.maxMessages ?? MAX_REQUEST_MESSAGES;
     this.warnings = opts.warnings;
-    this.overhead = utf8(JSON.stringify({ conversationId: opts.conversationId, flush: false, messages: [] }));
+    this.overhead = utf8(JSON.stringify({ conversationId: opts.conversationId, flush: false, sync: true, messages: [] }));
   }
 
   push(km: KeyedMessage): PlannedRequest[] {

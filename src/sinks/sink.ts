@@ -10,6 +10,13 @@ export interface DeliveryRequest {
   /** Parallel to `messages`: the high-water keys recorded once the sink acknowledges. */
   keys: string[];
   flush: boolean;
+  /**
+   * The upload this request belongs to ends in a flush: the gateway must add it synchronously so
+   * the flush sees it. Ignored by sinks without flushes.
+   */
+  sync: boolean;
+  /** Ends a sink's back-off waits (Ctrl-C); never aborts a request already in flight. */
+  waitSignal?: AbortSignal;
 }
 
 export interface RetractOutcome {

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { Settings, SinkName } from '../config/settings.js';
-import { defaultSink } from '../config/settings.js';
+import { defaultSink, maskToken, type CredentialSource } from '../config/settings.js';
 import { readHookEvents, type HookOutcome } from '../hook/hook-events.js';
 import { HOOK_EVENTS, hookFilePath, readHookCommand } from '../install/markdown-hooks.js';
 import { MCP_SERVER_NAME, mcpConfigPath, readMcpDocument } from '../install/mcp-config.js';
@@ -22,6 +22,8 @@ export interface StatusReport {
   sessions: number;
   sink: SinkName;
   gateway: { configured: boolean; apiBase?: string; reachable?: boolean; error?: { type: string; message: string } };
+  /** Which credential is used (masked) and where it was found; absent when none is configured. */
+  credential?: { variable: string; masked: string; source: CredentialSource; agentId?: string };
   lastImport?: RunSummaryView;
   lastSync?: RunSummaryView;
   lastHookRun?: RunSummaryView;
@@ -71,6 +73,14 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
 
   const sink = defaultSink(settings);
   const gateway: StatusReport['gateway'] = { configured: Boolean(settings.apiKey) };
+  const credential: StatusReport['credential'] = settings.credential
+    ? {
+        variable: settings.credential.variable,
+        masked: maskToken(settings.credential.token),
+        source: settings.credential.source,
+        ...(settings.agentId ? { agentId: settings.agentId } : {}),
+      }
+    : undefined;
   if (settings.apiKey) {
     gateway.apiBase = settings.apiBase;
     try {
@@ -141,6 +151,7 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
     sessions,
     sink,
     gateway,
+    ...(credential ? { credential } : {}),
     lastImport,
     lastSync,
     lastHookRun,
@@ -163,6 +174,7 @@ export function renderStatus(s: StatusReport): string {
   const lines = [
     `data dir:     ${s.dataDir} (${s.sessions} sessions)`,
     `sink:         ${s.sink}${s.gateway.configured ? ` → ${s.gateway.apiBase} ${s.gateway.reachable ? 'answers' : `does not answer (${s.gateway.error?.type})`}` : ''}`,
+    `credential:   ${credentialLine(s.credential)}`,
     `last import:  ${run(s.lastImport)}${s.lastImport?.since ? ` since ${String(s.lastImport.since)}` : ''}`,
     `last sync:    ${run(s.lastSync)}`,
     `hooks:        ${s.hooks.installed.length === 0 ? 'not installed' : s.hooks.installed.map((h) => `${h.event}${h.runnable ? '' : ' (broken)'}`).join(', ')}`,
@@ -173,4 +185,11 @@ export function renderStatus(s: StatusReport): string {
     `warnings:     ${s.warnings}${s.warnings > 0 ? ' (see `everme report`)' : ''}`,
   ];
   return lines.join('\n');
+}
+
+const SOURCE_NAMES: Record<CredentialSource, string> = { flag: 'the --api-key flag', env: 'the environment', 'everme.env': 'everme.env' };
+
+function credentialLine(c: StatusReport['credential']): string {
+  if (!c) return 'none (the local store is used)';
+  return `${c.variable} ${c.masked} from ${SOURCE_NAMES[c.source]}${c.agentId ? `, agent ${c.agentId}` : ''}`;
 }

@@ -91,14 +91,39 @@ export interface DiscoverOptions {
   sinceMs?: number;
   /** A directory whose manifest.json is unreadable or invalid; the walk goes on. */
   onInvalidManifest: (dir: string, reason: string) => void;
+  /** A second directory carrying a session id already found (a restored copy); `ignored` is left out. */
+  onDuplicateSession?: (ignored: string, chosen: SessionRef) => void;
   signal?: AbortSignal;
+}
+
+interface Candidate {
+  ref: SessionRef;
+  manifestMtimeMs: number;
+}
+
+/**
+ * Of two directories carrying the same session id, the one with the newest manifest: the larger
+ * `updatedAtMs` (a manifest without one is older than any that has it), then the later manifest
+ * mtime, then, so the choice never alternates, the later directory path.
+ */
+export function newerCopy(a: Candidate, b: Candidate): Candidate {
+  const ua = a.ref.updatedAtMs ?? Number.NEGATIVE_INFINITY;
+  const ub = b.ref.updatedAtMs ?? Number.NEGATIVE_INFINITY;
+  if (ua !== ub) return ua > ub ? a : b;
+  if (a.manifestMtimeMs !== b.manifestMtimeMs) return a.manifestMtimeMs > b.manifestMtimeMs ? a : b;
+  return a.ref.dir > b.ref.dir ? a : b;
 }
 
 /**
  * Sessions under `<data>/v2/sessions/YYYY/MM/DD/*-session_*`, in date-directory then name order,
  * identified by their manifest. Date directories that certainly predate `sinceMs` are not opened.
+ * Each session id is yielded once: of several directories carrying it, the newest copy (see
+ * `newerCopy`), so its fingerprint and marks follow one directory, never alternating. The walk is
+ * therefore read whole before the first session is yielded (a SessionRef per session, no content).
  */
 export async function* discoverSessions(dataDir: string, opts: DiscoverOptions): AsyncGenerator<SessionRef> {
+  const found: Candidate[] = [];
+  const best = new Map<string, Candidate>();
   for await (const day of dayDirs(dataDir, { sinceMs: opts.sinceMs })) {
     for (const name of await sessionDirNames(day.dir)) {
       opts.signal?.throwIfAborted();
@@ -110,7 +135,15 @@ export async function* discoverSessions(dataDir: string, opts: DiscoverOptions):
         continue;
       }
       if (opts.sinceMs !== undefined && result.manifest.createdAtMs < opts.sinceMs) continue;
-      yield sessionRefOf(dir, result.manifest);
+      const candidate = { ref: sessionRefOf(dir, result.manifest), manifestMtimeMs: result.mtimeMs };
+      found.push(candidate);
+      const current = best.get(candidate.ref.sessionId);
+      best.set(candidate.ref.sessionId, current ? newerCopy(current, candidate) : candidate);
     }
+  }
+  for (const candidate of found) {
+    const chosen = best.get(candidate.ref.sessionId)!;
+    if (chosen === candidate) yield candidate.ref;
+    else opts.onDuplicateSession?.(candidate.ref.dir, chosen.ref);
   }
 }

@@ -25,7 +25,8 @@ export const manifestSchema = z.looseObject({
 export type Manifest = z.infer<typeof manifestSchema>;
 
 export type ManifestResult =
-  | { ok: true; manifest: Manifest }
+  /** `mtimeMs`: the manifest file's own mtime, the tie-break between two copies of one session. */
+  | { ok: true; manifest: Manifest; mtimeMs: number }
   /** `missing`: no manifest.json at all, so the directory is not (yet) a session. */
   | { ok: false; missing: boolean; reason: string };
 
@@ -40,8 +41,10 @@ export async function readManifest(sessionDir: string): Promise<ManifestResult> 
 export function readManifestSync(sessionDir: string): ManifestResult {
   const file = path.join(sessionDir, MANIFEST_FILE);
   let text: string;
+  let mtimeMs: number;
   try {
     const stat = lstatSync(file);
+    mtimeMs = stat.mtimeMs;
     if (!stat.isFile()) return { ok: false, missing: false, reason: 'manifest.json is not a regular file' };
     if (stat.size > MAX_MANIFEST_BYTES) return { ok: false, missing: false, reason: 'manifest.json is too large' };
     text = readFileSync(file, 'utf8');
@@ -61,7 +64,7 @@ export function readManifestSync(sessionDir: string): ManifestResult {
     const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || '(root)'))];
     return { ok: false, missing: false, reason: `invalid field(s): ${fields.join(', ')}` };
   }
-  return { ok: true, manifest: parsed.data };
+  return { ok: true, manifest: parsed.data, mtimeMs };
 }
 
 export function sessionRefOf(sessionDir: string, manifest: Manifest): SessionRef {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { recentDayPaths, sessionDirSuffix } from '../core/session-dirs.js';
-import { dayDirs, sessionDirNames, sessionsRoot } from './discover.js';
+import { dayDirs, newerCopy, sessionDirNames, sessionsRoot } from './discover.js';
 import { readManifest, sessionRefOf } from './manifest.js';
 import type { SessionRef } from './types.js';
 
@@ -20,6 +20,7 @@ export interface LocateOptions {
 
 async function confirmIn(dayDir: string, sessionId: string, opts: LocateOptions): Promise<SessionRef | undefined> {
   const suffix = sessionDirSuffix(sessionId);
+  let best: { ref: SessionRef; manifestMtimeMs: number } | undefined;
   for (const name of await sessionDirNames(dayDir)) {
     if (!name.endsWith(suffix)) continue;
     const dir = path.join(dayDir, name);
@@ -28,10 +29,12 @@ async function confirmIn(dayDir: string, sessionId: string, opts: LocateOptions)
       if (!result.missing) opts.onInvalidManifest?.(dir, result.reason);
       continue;
     }
-    // The name only suggests; the manifest decides.
-    if (result.manifest.sessionId === sessionId) return sessionRefOf(dir, result.manifest);
+    // The name only suggests; the manifest decides. Two copies in one day: the same rule as discovery.
+    if (result.manifest.sessionId !== sessionId) continue;
+    const candidate = { ref: sessionRefOf(dir, result.manifest), manifestMtimeMs: result.mtimeMs };
+    best = best ? newerCopy(best, candidate) : candidate;
   }
-  return undefined;
+  return best?.ref;
 }
 
 /**

@@ -90,6 +90,7 @@ const agentMemoryBodySchema = z
   .object({
     conversationId: z.string().min(1),
     flush: z.boolean(),
+    sync: z.boolean().optional(),
     messages: z.array(messageSchema).max(500),
   })
   .refine((b) => b.messages.length > 0 || b.flush, { message: 'messages may be empty only with flush' });

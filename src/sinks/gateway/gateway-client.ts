@@ -44,6 +44,11 @@ export interface GatewayClientOptions {
 export interface AgentMemoryBody {
   conversationId: string;
   flush: boolean;
+  /**
+   * Asks the server to add the batch synchronously, so that a flush later in the same upload sees
+   * it; sent only when true, as EverMe's clients do.
+   */
+  sync?: boolean;
   messages: AgentMessage[];
 }
 
@@ -189,10 +194,19 @@ export class GatewayClient {
     this.sleep = opts.sleep ?? defaultSleep;
   }
 
-  postAgentMemory(body: AgentMemoryBody, signal?: AbortSignal): Promise<AgentMemoryResult> {
+  /**
+   * `waitSignal` ends a back-off wait (a 429's Retry-After) and keeps a new attempt from starting,
+   * but never aborts a request in flight: its answer decides whether the marks move.
+   */
+  postAgentMemory(body: AgentMemoryBody, signal?: AbortSignal, waitSignal?: AbortSignal): Promise<AgentMemoryResult> {
     // Key order matches the batcher's byte accounting of the same body.
-    const payload = { conversationId: body.conversationId, flush: body.flush, messages: body.messages };
-    return this.call('/mem/agent-memory', payload, agentMemoryResultSchema, signal);
+    const payload = {
+      conversationId: body.conversationId,
+      flush: body.flush,
+      ...(body.sync ? { sync: true } : {}),
+      messages: body.messages,
+    };
+    return this.call('/mem/agent-memory', payload, agentMemoryResultSchema, signal, waitSignal);
   }
 
   async search(query: string, topK = 5, signal?: AbortSignal): Promise<GatewaySearchResult> {
@@ -208,7 +222,8 @@ export class GatewayClient {
     return this.call('/mem/context', opts.forceRefresh ? { forceRefresh: true } : {}, contextResultSchema, signal);
   }
 
-  private async call<T>(path: string, body: unknown, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
+  private async call<T>(path: string, body: unknown, schema: z.ZodType<T>, signal?: AbortSignal, waitSignal?: AbortSignal): Promise<T> {
+    const sleepSignal = signal && waitSignal ? AbortSignal.any([signal, waitSignal]) : (signal ?? waitSignal);
     const payload = JSON.stringify(body);
     let attempts = 0;
     let refusedRetries = 0;
@@ -226,11 +241,11 @@ export class GatewayClient {
       }
       if (delay === undefined) throw this.toError(outcome, attempts);
       try {
-        await this.sleep(delay, signal);
+        await this.sleep(delay, sleepSignal);
       } catch (err) {
         throw this.toError(this.cancelled(path, outcome.detail.reachedServer, err), attempts);
       }
-      if (signal?.aborted) throw this.toError(this.cancelled(path, outcome.detail.reachedServer), attempts);
+      if (sleepSignal?.aborted) throw this.toError(this.cancelled(path, outcome.detail.reachedServer), attempts);
     }
   }
 

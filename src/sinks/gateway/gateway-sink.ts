@@ -21,7 +21,11 @@ export class GatewaySink implements Sink {
 
   async deliver(request: DeliveryRequest): Promise<void> {
     const conversationId = request.conversation.conversationId;
-    await this.client.postAgentMemory({ conversationId, flush: request.flush, messages: request.messages });
+    await this.client.postAgentMemory(
+      { conversationId, flush: request.flush, sync: request.sync, messages: request.messages },
+      undefined,
+      request.waitSignal,
+    );
     this.state.transaction(() => {
       this.state.recordDelivered(this.name, conversationId, request.keys);
       const last = request.messages.at(-1);

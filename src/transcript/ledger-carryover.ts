@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { WarningCollector } from '../core/warnings.js';
+import { canonicalJson, keyLedgerHistory, LEDGER_FILE, readLedger } from './ledger-replay.js';
+import type { SessionRef } from './types.js';
+
+/**
+ * What identifies one message across the switch from ledger keys to `message_id` keys: its role,
+ * its timestamp and a digest of its content (the runtime copies messages, it does not rewrite them).
+ */
+export function contentSignature(message: Record<string, unknown>): string | undefined {
+  const { role, timestamp } = message;
+  if (typeof role !== 'string' || typeof timestamp !== 'number') return undefined;
+  const digest = createHash('sha256')
+    .update(canonicalJson(message['content'] ?? ''))
+    .update('\n')
+    .update(typeof message['toolCallId'] === 'string' ? message['toolCallId'] : '')
+    .digest('hex');
+  return `${role}\n${timestamp}\n${digest}`;
+}
+
+/**
+ * A ledger-era session continued by a newer build has both files, and its history now comes from
+ * `messages.jsonl`, keyed by `message_id`. What was delivered under ledger keys is matched to those
+ * messages by content, so that only what is really new is sent.
+ */
+export interface LedgerCarryover {
+  /** The delivered ledger key of a message with this content, used up once claimed; or undefined. */
+  claim(message: Record<string, unknown>): string | undefined;
+  /**
+   * Every delivered ledger key, claimed or not. They stay delivered: the ledger still holds their
+   * messages, so a message the newer file lacks was not retracted by the user.
+   */
+  keys(): string[];
+}
+
+function hasBytes(file: string): boolean {
+  try {
+    const s = statSync(file);
+    return s.isFile() && s.size > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Replays the session's ledger (ledger-era files are small) and indexes the keys among `delivered`
+ * by content signature; undefined when there is no ledger or nothing was delivered under its keys.
+ * The ledger's own warnings were recorded when it was the history; they are not recorded again.
+ */
+export async function openLedgerCarryover(session: SessionRef, delivered: ReadonlySet<string>): Promise<LedgerCarryover | undefined> {
+  const file = path.join(session.dir, LEDGER_FILE);
+  if (delivered.size === 0 || !hasBytes(file)) return undefined;
+  let replay;
+  try {
+    replay = await readLedger(file, LEDGER_FILE, session.sessionId, new WarningCollector());
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const bySignature = new Map<string, string[]>();
+  const all: string[] = [];
+  for (const item of keyLedgerHistory(session.sessionId, replay.history, LEDGER_FILE)) {
+    if (!delivered.has(item.key)) continue;
+    all.push(item.key);
+    const signature = contentSignature(item.message);
+    if (signature === undefined) continue;
+    const list = bySignature.get(signature);
+    if (list) list.push(item.key);
+    else bySignature.set(signature, [item.key]);
+  }
+  if (all.length === 0) return undefined;
+  return {
+    claim(message) {
+      const signature = contentSignature(message);
+      return signature === undefined ? undefined : bySignature.get(signature)?.shift();
+    },
+    keys: () => all,
+  };
+}

@@ -1,0 +1,80 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
+import { appendLines, conversationFor, turnEnvelopes, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { runEngine, type HarnessEnv } from './support/delivery-harness.js';
+import { tempDir } from './transcript-helpers.js';
+
+let gateway: FakeGateway;
+let env: HarnessEnv;
+
+beforeAll(async () => {
+  gateway = await startFakeGateway();
+});
+afterAll(async () => {
+  await gateway.close();
+});
+beforeEach(() => {
+  gateway.reset();
+  const root = tempDir();
+  env = { dataDir: path.join(root, 'data'), stateDir: path.join(root, 'state'), gateway };
+  fs.mkdirSync(env.dataDir);
+});
+
+/** `flush` and `sync` of every agent-memory request of one conversation, in arrival order. */
+function flags(conversationId: string): Array<{ flush: boolean; sync: boolean | undefined }> {
+  return gateway
+    .requestsTo('/mem/agent-memory')
+    .map((r) => r.body as { conversationId: string; flush: boolean; sync?: boolean })
+    .filter((b) => b.conversationId === conversationId)
+    .map((b) => ({ flush: b.flush, sync: b.sync }));
+}
+
+/** Nine turns of ~20 KB of tool output: at least three requests of 64 KiB. */
+const BIG = { toolBytes: 20_000 };
+
+describe('sync: true on every request before a flush of the same upload', () => {
+  it('import: a conversation sent in 3+ requests carries sync: true on every request before the flushing one', async () => {
+    writeMessagesSession(env.dataDir, 1, turnsEnvelopes('big', [0, 1, 2, 3, 4, 5, 6, 7, 8], BIG));
+    await runEngine(env, 'import', 'everme');
+    const seen = flags(conversationFor(1));
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    expect(seen.slice(0, -1)).toEqual(seen.slice(0, -1).map(() => ({ flush: false, sync: true })));
+    // The flushing request itself carries no sync: nothing after it needs to see it.
+    expect(seen.at(-1)).toEqual({ flush: true, sync: undefined });
+  });
+
+  it('sync ending on a finished turn: the earlier requests carry sync: true', async () => {
+    writeMessagesSession(env.dataDir, 1, turnsEnvelopes('big', [0, 1, 2, 3, 4, 5, 6, 7, 8], BIG));
+    await runEngine(env, 'sync', 'everme');
+    const seen = flags(conversationFor(1));
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    expect(seen).toEqual([...seen.slice(0, -1).map(() => ({ flush: false, sync: true })), { flush: true, sync: undefined }]);
+  });
+
+  it('sync ending on an unfinished turn does not flush, so no request carries sync', async () => {
+    const envelopes = [...turnsEnvelopes('big', [0, 1, 2, 3, 4, 5, 6, 7], BIG), ...turnEnvelopes('big', 8, { ...BIG, open: true })];
+    writeMessagesSession(env.dataDir, 1, envelopes);
+    await runEngine(env, 'sync', 'everme');
+    const seen = flags(conversationFor(1));
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    expect(seen).toEqual(seen.map(() => ({ flush: false, sync: undefined })));
+  });
+
+  it('hook mode never flushes, so none of its requests carries sync; the flush owed later goes alone', async () => {
+    const dir = writeMessagesSession(env.dataDir, 1, turnsEnvelopes('big', [0, 1, 2, 3, 4, 5, 6, 7, 8], BIG));
+    await runEngine(env, 'hook', 'everme');
+    const hookRequests = flags(conversationFor(1));
+    expect(hookRequests.length).toBeGreaterThanOrEqual(3);
+    expect(hookRequests).toEqual(hookRequests.map(() => ({ flush: false, sync: undefined })));
+
+    // A later sync at a finished turn sends the new turn and flushes; only the requests of its own upload are marked.
+    appendLines(path.join(dir, 'messages.jsonl'), turnsEnvelopes('big', [9, 10, 11, 12], BIG));
+    gateway.reset();
+    await runEngine(env, 'sync', 'everme');
+    const syncRequests = flags(conversationFor(1));
+    expect(syncRequests.length).toBeGreaterThanOrEqual(2);
+    expect(syncRequests).toEqual([...syncRequests.slice(0, -1).map(() => ({ flush: false, sync: true })), { flush: true, sync: undefined }]);
+  });
+});
