@@ -17,6 +17,9 @@ export const WARNING_CODES = [
   'unmatched_tool_result',
   'oversized_unit',
   'history_rewritten',
+  'gateway_response_invalid',
+  'oversized_line',
+  'symlinked_file',
 ] as const;
 
 export type WarningCode = (typeof WARNING_CODES)[number];

@@ -131,6 +131,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (sink, conversation_id)
   ) WITHOUT ROWID;
   `,
+  // An owed flush is claimed before it is sent (`<pid>:<epoch ms>` of the claimer), so that
+  // concurrent runs send it once. Cleared whenever the flush state is written.
+  `
+  ALTER TABLE flush_state ADD COLUMN flush_claim TEXT;
+  `,
 ];
 
 export function databasePath(stateDir: string): string {
