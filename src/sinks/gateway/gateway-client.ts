@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { EvermeError, type ErrorType } from '../../core/errors.js';
+import { assertKeySafeTransport } from '../../config/transport.js';
 import { redactOutput } from '../../core/redact-output.js';
 import type { AgentMessage } from '../../core/agent-message.js';
 import {
@@ -37,6 +38,8 @@ export interface GatewayClientOptions {
   apiKey: string;
   timeoutMs?: number;
   userAgent: string;
+  /** Send the key over http:// to a non-loopback host (EVERME_ALLOW_INSECURE_HTTP=1). */
+  allowInsecureHttp?: boolean;
   maxRateLimitRetries?: number;
   sleep?: Sleep;
 }
@@ -217,6 +220,7 @@ export class GatewayClient {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new EvermeError('invalid_args', 'EVERME_API_BASE must be an http(s) URL', { code: 'invalid_api_base' });
     }
+    assertKeySafeTransport(url, opts.allowInsecureHttp ?? false);
     if (!opts.apiKey) {
       throw new EvermeError('not_logged_in', 'No EverMe API key is configured', {
         hint: 'Set EVERME_API_KEY, or use the embedded store.',
