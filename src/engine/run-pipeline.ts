@@ -160,8 +160,9 @@ async function collectSessions(
   const sessions: SessionRef[] = [];
   for await (const session of discoverSessions(options.settings.dataDir, {
     sinceMs: options.sinceMs,
-    onInvalidManifest: (dir) => {
-      const entry: WarningEntry = { code: 'invalid_manifest', count: 1, samples: [{ file: 'manifest.json', line: 0 }] };
+    onInvalidManifest: (dir, _reason, symlink) => {
+      const code = symlink ? 'symlinked_file' : 'invalid_manifest';
+      const entry: WarningEntry = { code, count: 1, samples: [{ file: 'manifest.json', line: 0 }] };
       warnings.push(entry);
       if (dryRun) return;
       engine.state.replaceWarnings({ conversationId: null, sessionId: null, source: 'manifest', sessionDir: dir }, [entry]);
