@@ -219,30 +219,17 @@ describe('benign values survive', () => {
   });
 });
 
-/** Best of three, so a busy machine slows both sizes alike. */
-function bestMs(fn: () => void): number {
-  let best = Infinity;
-  for (let i = 0; i < 3; i++) {
-    const t0 = performance.now();
-    fn();
-    best = Math.min(best, performance.now() - t0);
-  }
-  return best;
-}
-
 describe('linear time on hostile input', () => {
   const units = [
     'npm_', 'glpat-', 'SG.', 'SK', 'ya29.', '1234567:AA', 'dop_v1_', 'shpat_', 'hooks.slack.com/services/', 'AccountKey=',
     'Private-Lines: 1\n', '--password ', '-u a:', 'mysql -p', '?key=', 'a_key=b ', 'abcQ~', 'sk-\\\n', 'EAA', 'key-',
-    'discord.com/api/webhooks/123456/', '.atlasv1.', 'ATATT3', 'pypi-AgEIcHlwaS5vcmc',
+    'discord.com/api/webhooks/123456/', '.atlasv1.', 'ATATT3', 'pypi-AgEIcHlwaS5vcmc', 'eyJ-', '-----BEGIN PRIVATE KEY-----',
   ];
-  it.each(units)('%j repeated: four times the input costs about four times the time', (unit) => {
-    const n = Math.ceil(75_000 / unit.length);
-    const small = unit.repeat(n);
-    const large = unit.repeat(4 * n);
-    const tSmall = bestMs(() => redactText(small));
-    const tLarge = bestMs(() => redactText(large));
-    // Linear is 4x, quadratic 16x: the bound sits between, with room for a busy machine and a floor for tiny times.
-    expect(tLarge, `${tSmall.toFixed(1)} ms -> ${tLarge.toFixed(1)} ms`).toBeLessThan(Math.max(8 * tSmall, 60));
+  it.each(units)('%j repeated over 1 MB finishes in well under a second or two', (unit) => {
+    const input = unit.repeat(Math.ceil(1_000_000 / unit.length));
+    const t0 = performance.now();
+    redactText(input);
+    // A quadratic pattern on 1 MB takes minutes; linear ones take tens of ms on an idle machine.
+    expect(performance.now() - t0).toBeLessThan(2500);
   });
 });

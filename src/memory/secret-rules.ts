@@ -47,22 +47,32 @@ function end(cls: string): string {
 }
 
 /**
- * `n` to `m` characters of `cls`. An unbounded body may go on after a backslash-newline (a shell line
- * continuation, as in a key pasted over two lines), so a key split that way is masked whole. Written
- * as plain class loops, which the regex engine runs without a backtrack entry per character.
+ * No real token is longer than this. Bodies are bounded: V8's regex engine keeps a backtrack entry
+ * per character of an unbounded greedy loop, and on runs of a megabyte that turned superlinear.
+ */
+const MAX_TOKEN = 1024;
+
+/**
+ * `n` to `m` characters of `cls` (at most MAX_TOKEN). An open-ended body may go on after a few
+ * backslash-newlines (a shell line continuation, as in a key pasted over several lines), so a key
+ * split that way is masked whole.
  */
 function body(cls: string, n: number, m?: number): string {
   if (m !== undefined) return `[${cls}]{${n},${m}}`;
-  return `[${cls}]{${n},}(?:\\\\\r?\n[${cls}]+)*`;
+  return `[${cls}]{${n},${MAX_TOKEN}}(?:\\\\\r?\n[${cls}]{1,${MAX_TOKEN}}){0,8}`;
 }
 
 function re(source: string, flags = 'g'): RegExp {
   return new RegExp(source, flags);
 }
 
-/** A prefixed token: `prefix` then a body, bounded by characters of `cls` on both sides. */
+/**
+ * A prefixed token: `prefix` then a body, starting where a run of `cls` characters starts. A bounded
+ * body must also end where the run ends; an open-ended one masks at most MAX_TOKEN characters of a
+ * longer run (no real key is that long, and the rest is not a key either).
+ */
 function token(prefix: string, cls: string, n: number, m?: number, flags = 'g'): RegExp {
-  return re(`${start(cls)}${prefix}${body(cls, n, m)}${end(cls)}`, flags);
+  return re(`${start(cls)}${prefix}${body(cls, n, m)}${m === undefined ? '' : end(cls)}`, flags);
 }
 
 const ALNUM = 'A-Za-z0-9';
@@ -189,7 +199,7 @@ export const SECRET_RULES: readonly SecretRule[] = [
     pattern: /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/@]*:)([^\s@/]+)@/g,
     replace: (_m, head: string) => `${head}${placeholder('url-password')}@`,
   },
-  { id: 'jwt', keywords: ['eyj'], pattern: re(`${start(TOKEN)}eyJ[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]{2,}\\.[A-Za-z0-9_-]*`) },
+  { id: 'jwt', keywords: ['eyj'], pattern: re(`${start(TOKEN)}eyJ[A-Za-z0-9_-]{5,8192}\\.[A-Za-z0-9_-]{2,8192}\\.[A-Za-z0-9_-]{0,8192}`) },
   {
     id: 'aws-access-key',
     keywords: ['akia', 'asia', 'abia', 'acca', 'a3t'],
@@ -296,7 +306,7 @@ export const SECRET_RULES: readonly SecretRule[] = [
   { id: 'age-secret-key', keywords: ['age-secret-key-1'], pattern: re('AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}') },
   { id: 'onepassword-token', keywords: ['ops_eyj'], pattern: token('ops_eyJ', 'A-Za-z0-9+/=_-', 100) },
   { id: 'alibaba-key', keywords: ['ltai'], pattern: re(`${start(ALNUM)}LTAI[A-Za-z0-9]{12,20}${end(ALNUM)}`) },
-  { id: 'facebook-token', keywords: ['eaa'], pattern: re(`${start(ALNUM)}EAA[A-Za-z0-9]{90,}`) },
+  { id: 'facebook-token', keywords: ['eaa'], pattern: re(`${start(ALNUM)}EAA[A-Za-z0-9]{90,${MAX_TOKEN}}`) },
   {
     id: 'everme-token',
     keywords: ['evt_', 'emk_'],
