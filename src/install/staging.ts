@@ -269,14 +269,12 @@ function listTree(dir: string, relBase = '', out: Map<string, string> = new Map(
   return out;
 }
 
+/** Same bytes; modes are the runtime's own (see runtimeFileMode), not the source's. */
 function sameFile(a: string, b: string): boolean {
-  const sa = statSync(a);
-  const sb = statSync(b);
-  if (sa.size !== sb.size || (sa.mode & 0o777) !== (sb.mode & 0o777)) return false;
+  if (statSync(a).size !== statSync(b).size) return false;
   return readFileSync(a).equals(readFileSync(b));
 }
 
-/** True when `runtimeDir` already holds exactly these files with these bytes and modes. */
 const RUNTIME_DIR_MODE = 0o755;
 const RUNTIME_FILE_MODE = 0o644;
 const RUNTIME_EXEC_MODE = 0o755;
@@ -294,6 +292,7 @@ function hasRuntimeMode(file: string, expected: number): boolean {
   }
 }
 
+/** True when `runtimeDir` already holds exactly these files with these bytes and modes. */
 function runtimeMatches(runtimeDir: string, files: Map<string, string>, manifestText: string): boolean {
   if (!isDirectory(runtimeDir)) return false;
   let present: Map<string, string>;
