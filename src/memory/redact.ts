@@ -26,61 +26,55 @@ for (const [index, rule] of SECRET_RULES.entries()) {
   }
 }
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-/** Longest first, so that a keyword is not hidden by a shorter one it starts with (`sk-ant-` vs `sk-`). */
-const KEYWORDS = new RegExp(
-  [...RULES_BY_KEYWORD.keys()]
-    .sort((a, b) => b.length - a.length)
-    .map(escapeRegex)
-    .join('|'),
-  'gi',
-);
 
-const KEYWORD_ENTRIES = [...RULES_BY_KEYWORD.entries()];
-/** Past this many keyword hits in one text (hostile repetition), the walk looks only for new keywords. */
-const MAX_WALKED_HITS = 64;
-
-function keywordRegex(keywords: Iterable<string>): RegExp {
+function keywordRegex(keywords: Iterable<string>, flags: string): RegExp {
   return new RegExp(
     [...keywords]
       .sort((a, b) => b.length - a.length)
       .map(escapeRegex)
       .join('|'),
-    'gi',
+    flags,
   );
 }
 
+const ALL_KEYWORDS = [...RULES_BY_KEYWORD.keys()];
+const KEYWORD_ENTRIES = [...RULES_BY_KEYWORD.entries()];
+/** Every keyword, longest first (`sk-ant-` before `sk-`). */
+const WALK = keywordRegex(ALL_KEYWORDS, 'gi');
+/** Past this many keyword hits in one text (hostile repetition), only unseen keywords are searched for. */
+const MAX_WALKED_HITS = 64;
+
+function markIn(found: string, hits: boolean[], unseen: Set<string>): void {
+  for (const [keyword, rules] of KEYWORD_ENTRIES) {
+    if (!found.includes(keyword)) continue;
+    unseen.delete(keyword);
+    for (const index of rules) hits[index] = true;
+  }
+}
+
 /**
- * Which rules can match: one pass over the text for every keyword at once (most texts hold none and
- * stop here). A keyword found inside a longer one (`sk-` in `sk-ant-`) counts too. When one text
- * repeats keywords very often, the rest of it is searched only for keywords not seen yet, so the
- * cost stays one pass per distinct keyword, not one step per repetition.
+ * Which rules can match, in one pass over the text for every keyword at once: most texts hold none
+ * and cost exactly that pass. A keyword found inside a longer one (`sk-` in `sk-ant-`) counts too.
+ * Past a few dozen hits the rest of the text is searched only for keywords not seen yet (the regex
+ * rebuilt when a new one turns up), so hostile repetition costs one pass per distinct keyword.
  */
 function candidateRules(s: string): boolean[] | undefined {
-  KEYWORDS.lastIndex = 0;
-  let m = KEYWORDS.exec(s);
+  let search = WALK;
+  search.lastIndex = 0;
+  let m = search.exec(s);
   if (m === null) return undefined;
   const hits = new Array<boolean>(SECRET_RULES.length).fill(false);
-  const unseen = new Set(RULES_BY_KEYWORD.keys());
-  const mark = (found: string): void => {
-    for (const [keyword, rules] of KEYWORD_ENTRIES) {
-      if (!found.includes(keyword)) continue;
-      unseen.delete(keyword);
-      for (const index of rules) hits[index] = true;
-    }
-  };
-  let walked = 0;
-  let search = KEYWORDS;
-  while (m !== null) {
+  const unseen = new Set(ALL_KEYWORDS);
+  for (let walked = 1; m !== null; m = search.exec(s), walked++) {
     const found = m[0].toLowerCase();
-    if (unseen.has(found)) mark(found);
-    if (++walked === MAX_WALKED_HITS || (walked > MAX_WALKED_HITS && search !== KEYWORDS)) {
-      if (unseen.size === 0) break;
-      // From here on, only keywords not seen yet can add a rule.
+    const isNew = unseen.has(found);
+    if (isNew) markIn(found, hits, unseen);
+    if (unseen.size === 0) break;
+    if (walked >= MAX_WALKED_HITS && (isNew || search === WALK)) {
       const from = search.lastIndex;
-      search = keywordRegex(unseen);
+      search = keywordRegex(unseen, 'gi');
       search.lastIndex = from;
     }
-    m = search.exec(s);
   }
   return hits;
 }
