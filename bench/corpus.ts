@@ -198,3 +198,29 @@ export async function generateBigTranscript(root: string, bytes: number): Promis
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   return sessionId;
 }
+
+/**
+ * One session whose messages.jsonl holds a normal line, one single line of `bytes` (a user message
+ * far over any cap), and another normal line: the reader must skip the giant without holding it.
+ */
+export async function generateHugeLine(root: string, bytes: number): Promise<string> {
+  const createdAtMs = Date.UTC(2026, 10, 2, 12);
+  const sessionId = 'mvs_1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a';
+  const dir = sessionDir(root, createdAtMs, sessionId);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ schemaVersion: 1, sessionId, createdAtMs, paths: {} }));
+  const out = createWriteStream(path.join(dir, 'messages.jsonl'));
+  const write = async (chunk: string | Buffer): Promise<void> => {
+    if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  };
+  const line = (id: string, text: string): string =>
+    `${JSON.stringify({ message_id: id, turn_id: 't', message: { role: 'user', content: text, timestamp: createdAtMs } })}\n`;
+  await write(line('before', 'a normal line before the giant'));
+  await write('{"message_id":"giant","turn_id":"t","message":{"role":"user","timestamp":1,"content":"');
+  const chunk = Buffer.alloc(1024 * 1024, 0x61);
+  for (let written = 0; written < bytes; written += chunk.length) await write(chunk);
+  await write('"}}\n');
+  await write(line('after', 'a normal line after the giant'));
+  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  return sessionId;
+}

@@ -13,6 +13,7 @@ async function main(mode: 'import' | 'sync', dataDir: string, stateDir: string):
       sessions: summary.sessions,
       messages: summary.messages,
       requests: summary.requests,
+      warnings: summary.warnings,
     })}\n`,
   );
 }

@@ -5,13 +5,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/store/database.js';
 import { LocalStore } from '../src/store/message-store.js';
-import { generateBigTranscript, generateCorpus } from './corpus.js';
+import { generateBigTranscript, generateCorpus, generateHugeLine } from './corpus.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 3000);
 const AVG_BYTES = Number(process.env.BENCH_AVG_BYTES ?? 38_000);
 const BIG_BYTES = Number(process.env.BENCH_BIG_MB ?? 500) * 1024 * 1024;
+const HUGE_LINE_BYTES = Number(process.env.BENCH_HUGE_LINE_MB ?? 1024) * 1024 * 1024;
 
 interface Measured {
   ms: number;
@@ -65,6 +66,11 @@ async function main(): Promise<void> {
     rows.push(`cold import (local):        ${fmt(cold.ms)} ms  rss ${fmt(cold.maxRssMb)} MB  ratio ${(cold.ms / floor.ms).toFixed(2)}x (target ≤ 3x)  ${cold.messages} messages`);
     rows.push(`no-op sync:                 ${fmt(noop.ms)} ms  rss ${fmt(noop.maxRssMb)} MB  ratio ${(noop.ms / floor.ms).toFixed(2)}x (target ≤ 0.25x)`);
     rows.push(`peak RSS (import):          ${fmt(cold.maxRssMb)} MB (target ≤ 256 MB)`);
+    // Redaction alone over every text of the corpus: its share of the cold import above.
+    const redaction = child('redact-throughput.js', [corpusRoot]);
+    rows.push(
+      `redaction:                  ${fmt(redaction.ms)} ms for ${fmt((redaction.bytes as number) / 1024 / 1024)} MiB of text (${fmt((redaction.bytes as number) / 1024 / 1024 / (redaction.ms / 1000))} MiB/s), ${fmt((100 * redaction.ms) / cold.ms)}% of the cold import`,
+    );
 
     // Search latency on the store the import just built.
     const db = openDatabase(stateDir);
@@ -108,6 +114,19 @@ async function main(): Promise<void> {
       } finally {
         rmSync(bigRoot, { recursive: true, force: true });
         rmSync(bigState, { recursive: true, force: true });
+      }
+      // One line far over the 32 MiB line cap: skipped as it streams past, never held.
+      const hugeRoot = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-huge-'));
+      const hugeState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-hugestate-'));
+      try {
+        await generateHugeLine(hugeRoot, HUGE_LINE_BYTES);
+        const huge = child('measure-run.js', ['import', hugeRoot, hugeState]);
+        rows.push(
+          `single ${fmt(HUGE_LINE_BYTES / 1024 / 1024)} MiB line:   ${fmt(huge.ms)} ms  rss ${fmt(huge.maxRssMb)} MB (target ≤ 256 MB)  ${huge.messages} messages  warnings ${JSON.stringify(huge.warnings)}`,
+        );
+      } finally {
+        rmSync(hugeRoot, { recursive: true, force: true });
+        rmSync(hugeState, { recursive: true, force: true });
       }
     }
   } finally {

@@ -60,7 +60,7 @@ describe('a ledger-era session continued by a newer build (ledger.jsonl and a no
     // Only the new turn went out: nothing resent, nothing taken back.
     expect(second.messages).toBe(2);
     expect(second.removed).toBe(0);
-    expect(held()).toEqual([...before, ...newTurn.map((m) => signature({ role: m.role as 'user' | 'assistant', timestamp: m.timestamp, content: (m.content as Array<{ text: string }>)[0]!.text }))]);
+    expect(held()).toEqual([...before, ...newTurn.map((m) => signature({ role: m.role as 'user' | 'assistant', timestamp: m.timestamp as number, content: (m.content as Array<{ text: string }>)[0]!.text }))]);
     if (sink === 'local') expect(duplicateKeys(env.stateDir)).toEqual([]);
     expect(recordedWarnings(env.stateDir, conversationId).flatMap((c) => c.warnings.map((w) => w.code))).not.toContain('history_rewritten');
 

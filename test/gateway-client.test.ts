@@ -11,7 +11,7 @@ import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 const TOKEN = 'evt_k3y9SECRETsecretSECRETsecret42';
 const UA = 'everme-minimaxcode/0.1.0 (test)';
 const CID = 'minimaxcode-mvs_client';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[48][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 const messages: AgentMessage[] = [
   { role: 'user', timestamp: 1789355112345, content: 'list the files in the repo' },
@@ -66,7 +66,13 @@ const post = (c: GatewayClient, flush = false): Promise<unknown> => c.postAgentM
 describe('GatewayClient against the fake gateway', () => {
   it('sends the contract headers and body and returns the parsed acknowledgement', async () => {
     const c = client();
-    await expect(post(c, true)).resolves.toEqual({ sessionId: `sess_${CID}`, status: 'queued', messageCount: 3, flushed: true });
+    await expect(post(c, true)).resolves.toEqual({
+      sessionId: `sess_${CID}`,
+      status: 'queued',
+      messageCount: 3,
+      flushed: true,
+      requestId: expect.stringMatching(UUID) as unknown,
+    });
     await post(c);
     const [first, second] = fake.requestsTo('/mem/agent-memory');
     expect(first!.method).toBe('POST');
@@ -106,7 +112,7 @@ describe('GatewayClient against the fake gateway', () => {
     // In flight: the signal fires while the gateway is still answering; the answer is kept.
     const inFlight = new AbortController();
     fake.failNext({ kind: 'delay', ms: 300, path: '/mem/agent-memory' });
-    const settled = client({ sleep: defaultSleep }).postAgentMemory({ conversationId: CID, flush: false, messages }, undefined, inFlight.signal);
+    const settled = client({ sleep: defaultSleep }).postAgentMemory({ conversationId: CID, flush: false, messages }, undefined, { waitSignal: inFlight.signal });
     setTimeout(() => inFlight.abort(), 50);
     await expect(settled).resolves.toMatchObject({ messageCount: 3 });
 
@@ -114,7 +120,7 @@ describe('GatewayClient against the fake gateway', () => {
     const waiting = new AbortController();
     fake.failNext({ kind: 'rate_limit', retryAfter: '60', path: '/mem/agent-memory' });
     const started = Date.now();
-    const pending = client({ sleep: defaultSleep }).postAgentMemory({ conversationId: CID, flush: false, messages }, undefined, waiting.signal);
+    const pending = client({ sleep: defaultSleep }).postAgentMemory({ conversationId: CID, flush: false, messages }, undefined, { waitSignal: waiting.signal });
     setTimeout(() => waiting.abort(), 100);
     const error = await failure(pending);
     expect(error.type).toBe('cancelled');
@@ -152,7 +158,6 @@ describe('GatewayClient against the fake gateway', () => {
       { name: 'a non-JSON 401', setup: (f) => f.failNext({ kind: 'non_json', status: 401 }), type: 'auth', code: 'unauthorized' },
       { name: 'a non-JSON 403', setup: (f) => f.failNext({ kind: 'non_json', status: 403 }), type: 'auth', code: 'forbidden' },
       { name: 'a non-JSON 502', setup: (f) => f.failNext({ kind: 'non_json', status: 502 }), type: 'upstream', code: 'non_json' },
-      { name: 'a non-JSON 200', setup: (f) => f.failNext({ kind: 'non_json', status: 200 }), type: 'upstream', code: 'non_json' },
       { name: 'a JSON 500', setup: (f) => f.failNext({ kind: 'http', status: 500 }), type: 'upstream', code: 'http_500', errno: 50000 },
       { name: 'a JSON 400', setup: (f) => f.failNext({ kind: 'http', status: 400 }), type: 'upstream', code: 'gateway_error', errno: 40001 },
     ];
@@ -300,12 +305,37 @@ describe('GatewayClient against the fake gateway', () => {
     expect(fake.flushes).toHaveLength(1);
   });
 
-  it('stops reading a response over 8 MiB and reports upstream', async () => {
+  it('stops reading a response over 8 MiB: a search fails as upstream, a write counts as acknowledged', async () => {
     fake.failNext({ kind: 'oversized_response' });
-    const err = await failure(post(client()));
+    const err = await failure(client().search('anything'));
     expect(err.type).toBe('upstream');
     expect(err.code).toBe('response_too_large');
     expect(fake.requests).toHaveLength(1);
+
+    fake.failNext({ kind: 'oversized_response' });
+    await expect(post(client())).resolves.toMatchObject({ responseInvalid: 'too_large', requestId: expect.stringMatching(UUID) as unknown });
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('a non-JSON 200 fails a search but acknowledges a write (the server may have stored it)', async () => {
+    fake.failNext({ kind: 'non_json', status: 200 });
+    expect((await failure(client().search('anything'))).code).toBe('non_json');
+    fake.failNext({ kind: 'non_json', status: 200 });
+    await expect(post(client())).resolves.toMatchObject({ responseInvalid: 'not_json' });
+    expect(fake.requests).toHaveLength(2);
+    expect(sleeps).toEqual([]);
+  });
+
+  it('derives requestId from the content: equal batches share it, any difference changes it', async () => {
+    const { contentRequestId } = await import('../src/sinks/gateway/gateway-client.js');
+    const id = contentRequestId(CID, ['a', 'b'], false);
+    expect(id).toMatch(UUID);
+    expect(contentRequestId(CID, ['a', 'b'], false)).toBe(id);
+    expect(contentRequestId(CID, ['a', 'b'], true)).not.toBe(id);
+    expect(contentRequestId(CID, ['ab'], false)).not.toBe(id);
+    expect(contentRequestId(`${CID}x`, ['a', 'b'], false)).not.toBe(id);
+    await client().postAgentMemory({ conversationId: CID, flush: false, messages }, undefined, { requestId: id });
+    expect(fake.requests[0]!.headers.requestid).toBe(id);
   });
 
   it('reports a caller abort as cancelled', async () => {

@@ -56,9 +56,9 @@ describe('redactText', () => {
     expect(redactText(input)).toBe(masked);
   });
 
-  it('has an example for every documented rule name', () => {
-    const named = new Set(EXAMPLES.flatMap(([, masked]) => [...masked.matchAll(/\[REDACTED:([a-z-]+)\]/g)].map((m) => m[1])));
-    expect([...named].sort()).toEqual([...REDACTION_RULES].sort());
+  it('names only rules of the table (test/secret-rules.test.ts has a case for every rule)', () => {
+    const named = new Set(EXAMPLES.flatMap(([, masked]) => [...masked.matchAll(/\[REDACTED:([a-z-]+)\]/g)].map((m) => m[1]!)));
+    for (const name of named) expect(REDACTION_RULES).toContain(name);
   });
 
   it('is idempotent: masking masked text changes nothing', () => {

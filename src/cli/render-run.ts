@@ -18,15 +18,26 @@ export function renderRunSummary(summary: RunSummary): string {
   ];
   for (const failure of summary.failures.slice(0, 5)) lines.push(`failed: ${failure.sessionId}: ${failure.type}: ${failure.message}`);
   if (summary.failures.length > 5) lines.push(`failed: … and ${summary.failures.length - 5} more`);
+
   // Last, so the pointer to the report is what a reader sees at the bottom.
   lines.push(warningsLine(summary.warnings));
   return lines.join('\n');
 }
 
+/** One stderr line per request the gateway acknowledged with a body that could not be read. */
+export function invalidResponseLines(summary: RunSummary): string[] {
+  const lines = summary.invalidResponses
+    .slice(0, 5)
+    .map((r) => `warning: gateway_response_invalid: ${r.sessionId}: request ${r.requestId} was answered 2xx with an unreadable body (${r.reason}); counted as delivered, not resent`);
+  if (summary.invalidResponses.length > 5) lines.push(`warning: gateway_response_invalid: … and ${summary.invalidResponses.length - 5} more`);
+  return lines;
+}
+
 /**
  * The exit rule for import and sync: success only when everything was delivered. A run where some
- * sessions failed still committed the others and ends as `conflict`; a run where every session
- * failed for one reason ends with that reason's type (an auth failure is exit 3, not 1).
+ * sessions failed still committed the others and ends as `conflict`; a run where every session that
+ * had something to send failed for one reason ends with that reason's type (an auth failure is
+ * exit 3, not 1), even when other sessions had nothing to send.
  */
 export function runOutcomeError(summary: RunSummary): EvermeError | undefined {
   if (summary.cancelled) {
@@ -34,12 +45,15 @@ export function runOutcomeError(summary: RunSummary): EvermeError | undefined {
       detail: { summary },
     });
   }
-  const { failed, scanned } = summary.sessions;
+  const { failed, scanned, delivered } = summary.sessions;
   if (failed === 0) return undefined;
   const types = new Set(summary.failures.map((f) => f.type));
   const first = summary.failures[0];
-  if (failed === scanned && types.size === 1 && first) {
-    return new EvermeError(first.type as EvermeError['type'], `All ${failed} sessions failed: ${first.message}`, {
+  // Sessions with nothing to send (unchanged, empty) say nothing about the failure: when no session
+  // was delivered, the failed ones decide, so a rejected key exits 3 however many were unchanged.
+  if (delivered === 0 && types.size === 1 && first) {
+    const which = failed === scanned ? `All ${failed} sessions` : `All ${failed} sessions with something to send`;
+    return new EvermeError(first.type as EvermeError['type'], `${which} failed: ${first.message}`, {
       hint: hintFor(first.type),
       detail: { failed, total: scanned, summary },
     });

@@ -30,6 +30,8 @@ export interface Settings {
   apiBase: string;
   stateDir: string;
   syncIntervalMs: number;
+  /** EVERME_ALLOW_INSECURE_HTTP=1: the key may go over http:// to a non-loopback host. */
+  allowInsecureHttp?: boolean;
   /** Per-request gateway timeout; unset means the client's default (30 s). Tests shorten it. */
   requestTimeoutMs?: number;
 }
@@ -85,6 +87,7 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
     ...(agentId ? { agentId } : {}),
     apiBase: (trimmed(flags.apiBase) ?? pick('EVERME_API_BASE') ?? DEFAULT_API_BASE).replace(/\/+$/, ''),
     stateDir: stateDir ? path.resolve(stateDir) : path.join(dataDir, 'everme'),
+    allowInsecureHttp: pick('EVERME_ALLOW_INSECURE_HTTP') === '1',
     syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
   };

@@ -18,6 +18,9 @@ export const WARNING_CODES = [
   'oversized_unit',
   'history_rewritten',
   'duplicate_session_dir',
+  'gateway_response_invalid',
+  'oversized_line',
+  'symlinked_file',
 ] as const;
 
 export type WarningCode = (typeof WARNING_CODES)[number];

@@ -31,6 +31,7 @@ export function gatewayClientFor(settings: Settings): GatewayClient {
     apiBase: settings.apiBase,
     apiKey: settings.apiKey,
     userAgent: userAgentFor(settings.agentId),
+    allowInsecureHttp: settings.allowInsecureHttp ?? false,
     ...(settings.requestTimeoutMs !== undefined ? { timeoutMs: settings.requestTimeoutMs } : {}),
   });
 }

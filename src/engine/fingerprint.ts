@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readSync } from 'node:fs';
 import type { SessionFingerprint } from '../store/state-store.js';
 
 const HEAD_BYTES = 4096;
@@ -17,14 +17,25 @@ export interface FileStat {
  * Synchronous: it is a stat and one 4 KiB read, done for every session of every sync.
  */
 export async function fingerprintFile(file: string): Promise<SessionFingerprint> {
-  return fingerprintFromStat(file, statSync(file));
+  // lstat: a symlinked history file is fingerprinted as the link, never as what it points to.
+  return fingerprintFromStat(file, lstatSync(file));
+}
+
+function openNoFollow(file: string): number | undefined {
+  try {
+    return openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (err) {
+    // A symlink: its target is never opened (the reader reports it as `symlinked_file`).
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return undefined;
+    throw err;
+  }
 }
 
 export function fingerprintFromStat(file: string, info: FileStat): SessionFingerprint {
-  const fd = openSync(file, 'r');
+  const fd = openNoFollow(file);
   try {
-    const head = Buffer.alloc(Math.min(HEAD_BYTES, info.size));
-    if (head.length > 0) readSync(fd, head, 0, head.length, 0);
+    const head = Buffer.alloc(fd === undefined ? 0 : Math.min(HEAD_BYTES, info.size));
+    if (fd !== undefined && head.length > 0) readSync(fd, head, 0, head.length, 0);
     return {
       file,
       size: info.size,
@@ -33,7 +44,7 @@ export function fingerprintFromStat(file: string, info: FileStat): SessionFinger
       headHash: createHash('sha1').update(head).digest('hex'),
     };
   } finally {
-    closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

@@ -45,6 +45,8 @@ export interface RunSummary {
   bytes: number;
   warnings: Partial<Record<WarningCode, number>>;
   failures: Array<{ sessionId: string; type: string; message: string }>;
+  /** `gateway_response_invalid`: acknowledged (2xx) with an unreadable body, counted as delivered. */
+  invalidResponses: Array<{ sessionId: string; requestId: string; reason: string }>;
   cancelled: boolean;
 }
 
@@ -74,6 +76,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     bytes: 0,
     warnings: {},
     failures: [],
+    invalidResponses: [],
     cancelled: false,
   };
   const runId = dryRun ? undefined : engine.state.startRun(options.mode, { since: options.since, sink: options.sink });
@@ -109,6 +112,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
       summary.removed += outcome.removed;
       summary.bytes += outcome.bytes;
       allWarnings.push(...outcome.warnings);
+      for (const r of outcome.invalidResponses) summary.invalidResponses.push({ sessionId: session.sessionId, ...r });
       if (outcome.status === 'failed') {
         const error = outcome.error ?? new EvermeError('internal', 'unknown failure');
         if (error.type === 'cancelled') {
@@ -156,8 +160,9 @@ async function collectSessions(
   const sessions: SessionRef[] = [];
   for await (const session of discoverSessions(options.settings.dataDir, {
     sinceMs: options.sinceMs,
-    onInvalidManifest: (dir) => {
-      const entry: WarningEntry = { code: 'invalid_manifest', count: 1, samples: [{ file: 'manifest.json', line: 0 }] };
+    onInvalidManifest: (dir, _reason, symlink) => {
+      const code = symlink ? 'symlinked_file' : 'invalid_manifest';
+      const entry: WarningEntry = { code, count: 1, samples: [{ file: 'manifest.json', line: 0 }] };
       warnings.push(entry);
       if (dryRun) return;
       engine.state.replaceWarnings({ conversationId: null, sessionId: null, source: 'manifest', sessionDir: dir }, [entry]);

@@ -5,7 +5,7 @@ import { WarningCollector, type WarningEntry } from '../core/warnings.js';
 import type { AgentMessage } from '../core/agent-message.js';
 import { Converter } from '../memory/convert.js';
 import { TaskBatcher, type PlannedRequest } from '../memory/task-batcher.js';
-import type { ConversationMeta, Sink } from '../sinks/sink.js';
+import type { ConversationMeta, DeliveryReceipt, Sink } from '../sinks/sink.js';
 import { chooseHistoryFile, openSessionHistory } from '../transcript/session-history.js';
 import { openLedgerCarryover } from '../transcript/ledger-carryover.js';
 import type { SessionRef } from '../transcript/types.js';
@@ -29,6 +29,8 @@ export interface SessionOutcome {
   removed: number;
   bytes: number;
   warnings: WarningEntry[];
+  /** Requests the gateway acknowledged (2xx) with a body that could not be read: never resent. */
+  invalidResponses: Array<{ requestId: string; reason: string }>;
   error?: EvermeError;
 }
 
@@ -92,6 +94,7 @@ export function blankOutcome(session: SessionRef, status: SessionStatus): Sessio
     removed: 0,
     bytes: 0,
     warnings: [],
+    invalidResponses: [],
   };
 }
 
@@ -100,24 +103,38 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
   const conversationId = outcome.conversationId;
   const sinkName: SinkName = ctx.sink.name;
   let locked = false;
+  /** The history file, once chosen: warnings about a flush-only request name it. */
+  let chosenFile: string | undefined;
   /**
    * The hook never flushes, so a conversation it delivered completely would never be flushed:
    * import (always) and sync (at a finished turn) send the flush on its own when one is owed.
    */
   const settleOwedFlush = async (source: 'messages' | 'ledger'): Promise<SessionOutcome> => {
     if (ctx.dryRun || ctx.mode === 'hook') return outcome;
-    const owed = ctx.sink.pendingFlush(conversationId);
-    if (!owed || (ctx.mode === 'sync' && !owed.endsTurn)) return outcome;
     throwIfAborted(ctx.signal);
-    await ctx.sink.deliver({
-      conversation: { conversationId, sessionId: session.sessionId, source, createdAtMs: session.createdAtMs },
-      messages: [],
-      keys: [],
-      flush: true,
-      sync: false,
-      ...(ctx.signal ? { waitSignal: ctx.signal } : {}),
-    });
+    // Claimed, not just read: a concurrent run that sees the same owed flush must not send it too.
+    const claim = ctx.sink.claimPendingFlush(conversationId, ctx.mode === 'sync');
+    if (claim === undefined) return outcome;
+    let receipt: DeliveryReceipt;
+    try {
+      receipt = await ctx.sink.deliver({
+        conversation: { conversationId, sessionId: session.sessionId, source, createdAtMs: session.createdAtMs },
+        messages: [],
+        keys: [],
+        flush: true,
+        sync: false,
+        ...(ctx.signal ? { waitSignal: ctx.signal } : {}),
+      });
+    } catch (err) {
+      ctx.sink.releaseFlushClaim(conversationId, claim);
+      throw err;
+    }
     outcome.requests += 1;
+    if (receipt.responseInvalid) {
+      outcome.invalidResponses.push(receipt.responseInvalid);
+      const relFile = path.basename(chosenFile ?? '');
+      outcome.warnings = [...outcome.warnings, { code: 'gateway_response_invalid', count: 1, samples: [{ file: relFile, line: 0 }] }];
+    }
     return outcome;
   };
   try {
@@ -128,6 +145,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       return outcome;
     }
     const chosenSource = chosen.source;
+    chosenFile = chosen.file;
     // Equal path, size, mtime and inode already mean equal fingerprints: the head is read only when
     // the file changed, for the fingerprint committed after this read.
     const storedFingerprint = ctx.state.getFingerprint(sinkName, session.sessionId);
@@ -172,7 +190,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     const send = async (request: PlannedRequest, flush: boolean, sync: boolean): Promise<void> => {
       throwIfAborted(ctx.signal);
       if (!ctx.dryRun) {
-        await ctx.sink.deliver({
+        const receipt = await ctx.sink.deliver({
           conversation: meta(),
           messages: request.messages,
           keys: request.keys,
@@ -180,6 +198,10 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
           sync,
           ...(ctx.signal ? { waitSignal: ctx.signal } : {}),
         });
+        if (receipt.responseInvalid) {
+          outcome.invalidResponses.push(receipt.responseInvalid);
+          warnings.add('gateway_response_invalid', { file: path.relative(session.dir, historyFile), line: 0 });
+        }
       }
       outcome.requests += 1;
       outcome.messages += request.messages.length;

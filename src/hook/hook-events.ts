@@ -1,5 +1,6 @@
-import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { appendFileSync, readFileSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
 
 export const HOOK_OUTCOMES = ['claimed', 'debounced', 'ignored', 'failed'] as const;
 export type HookOutcome = (typeof HOOK_OUTCOMES)[number];
@@ -33,7 +34,7 @@ function asHookEvent(value: unknown): HookEvent | undefined {
 /** One appended line per hook; the log is rotated once it grows past 256 KiB. */
 export function recordHookEvent(stateDir: string, event: HookEvent): void {
   const file = hookEventsFile(stateDir);
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  makeDirs(path.dirname(file), PRIVATE_DIR_MODE);
   try {
     if (statSync(file).size > MAX_LOG_BYTES) renameSync(file, `${file}.1`);
   } catch {

@@ -1,5 +1,6 @@
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
 
 /** A claim file without a pid yet is being written by its claimer, unless it is this old. */
 const UNWRITTEN_CLAIM_GRACE_MS = 10_000;
@@ -71,7 +72,8 @@ export class HookSlot {
   }
 
   private ensureDir(): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    // Bounded (see makeDirs): a state dir the OS refuses throws at once instead of spinning.
+    makeDirs(this.dir, PRIVATE_DIR_MODE);
   }
 
   /** True when this process now owns the worker slot. A slot whose owner died is taken over. */

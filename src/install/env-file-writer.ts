@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
+import { assertKeySafeTransport, insecureHttpAllowed } from '../config/transport.js';
 import { EvermeError } from '../core/errors.js';
 import { writeFileAtomic } from './atomic-write.js';
 import type { StepStatus } from './staging.js';
@@ -62,6 +63,8 @@ export function validateApiBase(value: string): void {
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
     throw new EvermeError('invalid_args', '--api-base must be an http(s) URL', { code: 'invalid_value' });
   }
+  // Stored, such a base would send the key in clear text on every hook; refuse it up front.
+  assertKeySafeTransport(url, insecureHttpAllowed(), '--api-base');
 }
 
 /** A value as the reader in src/config/env-file.ts reads it back: quoted only when it would not survive bare. */

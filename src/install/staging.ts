@@ -1,7 +1,7 @@
 import {
+  chmodSync,
   copyFileSync,
   existsSync,
-  mkdirSync,
   readdirSync,
   readFileSync,
   realpathSync,
@@ -15,6 +15,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { EvermeError } from '../core/errors.js';
 import { findPackageRoot as findPackageRootFrom, PACKAGE_NAME } from '../core/package-root.js';
+import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
 
 /** What of the package itself the runtime needs; everything else in the source tree is for building. */
 const ROOT_ENTRIES = ['bin', 'dist', 'package.json', 'oclif.manifest.json'] as const;
@@ -262,11 +263,27 @@ function listTree(dir: string, relBase = '', out: Map<string, string> = new Map(
   return out;
 }
 
+/** Same bytes; modes are the runtime's own (see runtimeFileMode), not the source's. */
 function sameFile(a: string, b: string): boolean {
-  const sa = statSync(a);
-  const sb = statSync(b);
-  if (sa.size !== sb.size || (sa.mode & 0o777) !== (sb.mode & 0o777)) return false;
+  if (statSync(a).size !== statSync(b).size) return false;
   return readFileSync(a).equals(readFileSync(b));
+}
+
+const RUNTIME_DIR_MODE = 0o755;
+const RUNTIME_FILE_MODE = 0o644;
+const RUNTIME_EXEC_MODE = 0o755;
+
+/** 0755 for what the source marks executable by anyone, else 0644. */
+function runtimeFileMode(source: string): number {
+  return (statSync(source).mode & 0o111) !== 0 ? RUNTIME_EXEC_MODE : RUNTIME_FILE_MODE;
+}
+
+function hasRuntimeMode(file: string, expected: number): boolean {
+  try {
+    return (statSync(file).mode & 0o777) === expected;
+  } catch {
+    return false;
+  }
 }
 
 /** True when `runtimeDir` already holds exactly these files with these bytes and modes. */
@@ -283,9 +300,10 @@ function runtimeMatches(runtimeDir: string, files: Map<string, string>, manifest
   if (!manifestPath || readFileSync(manifestPath, 'utf8') !== manifestText) return false;
   for (const [rel, source] of files) {
     const target = present.get(rel);
-    if (!target || !sameFile(source, target)) return false;
+    // A runtime with the right bytes but wider modes (an older install) is staged again.
+    if (!target || !sameFile(source, target) || !hasRuntimeMode(target, runtimeFileMode(source))) return false;
   }
-  return true;
+  return hasRuntimeMode(runtimeDir, RUNTIME_DIR_MODE);
 }
 
 /** Leftovers of an interrupted staging; they are ours by name and never live. */
@@ -333,19 +351,24 @@ export function stageRuntime(options: StageOptions): StageResult {
   if (options.dryRun) return { status, version, files: files.size };
 
   const parent = path.dirname(options.runtimeDir);
-  mkdirSync(parent, { recursive: true });
+  // The runtime's parent is the state dir (`<data>/everme`): private, whatever the umask.
+  makeDirs(parent, PRIVATE_DIR_MODE);
   removeStaleSiblings(parent);
   const suffix = `${process.pid}-${randomBytes(4).toString('hex')}`;
   const staging = path.join(parent, `.runtime-staging-${suffix}`);
   try {
-    mkdirSync(staging);
+    makeDirs(staging, RUNTIME_DIR_MODE);
     for (const [rel, source] of files) {
       const target = path.join(staging, rel);
-      mkdirSync(path.dirname(target), { recursive: true });
-      // copyFile keeps the source's permission bits (executables stay executable).
+      makeDirs(path.dirname(target), RUNTIME_DIR_MODE);
       copyFileSync(source, target);
+      // Explicit modes, never the source's or the umask's: the hook executes this code, so no one
+      // else may write it (an install under umask 000 copied world-writable files before).
+      chmodSync(target, runtimeFileMode(source));
     }
-    writeFileSync(path.join(staging, RUNTIME_MANIFEST_FILE), manifestText, { mode: 0o644 });
+    const manifestFile = path.join(staging, RUNTIME_MANIFEST_FILE);
+    writeFileSync(manifestFile, manifestText, { mode: RUNTIME_FILE_MODE });
+    chmodSync(manifestFile, RUNTIME_FILE_MODE);
     if (existed) {
       const old = path.join(parent, `.runtime-old-${suffix}`);
       renameSync(options.runtimeDir, old);

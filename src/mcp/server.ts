@@ -9,6 +9,7 @@ import { MAX_RECALL_LIMIT, type Recall } from '../recall/recall.js';
 import { PACKAGE_VERSION } from '../core/package-root.js';
 import { renderContextIndex } from '../recall/context-index.js';
 import { renderSearchMarkdown } from '../recall/recall-markdown.js';
+import { neutraliseRetrieved } from '../recall/neutralise.js';
 
 export const SERVER_NAME = 'everme';
 export const DEFAULT_TOP_K = 5;
@@ -22,7 +23,8 @@ export interface RecallServerOptions {
 
 function text(body: string): CallToolResult {
   // Stored text was masked on the way in; this catches anything a gateway or an older store holds.
-  return { content: [{ type: 'text', text: redactOutput(body) }] };
+  // Neutralised again here (idempotent): nothing a tool returns may pose as a tool or system block.
+  return { content: [{ type: 'text', text: neutraliseRetrieved(redactOutput(body)) }] };
 }
 
 function toolError(message: string): CallToolResult {

@@ -4,6 +4,7 @@ import { isPlainObject, isRecord } from '../core/json.js';
 import type { WarningCode, WarningCollector } from '../core/warnings.js';
 import type { HistoryItem } from '../transcript/types.js';
 import type { AgentAssistantMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
+import { capText, MAX_CONTENT_BYTES } from './content-cap.js';
 import { redactJsonValue, redactText } from './redact.js';
 import { cleanText, stripSystemReminders, trimBlankEdges } from './text-clean.js';
 
@@ -165,7 +166,10 @@ interface CallsSeen {
 export class Converter {
   private readonly calls = new Map<string, CallsSeen>();
 
-  constructor(private readonly warnings: WarningCollector) {}
+  constructor(
+    private readonly warnings: WarningCollector,
+    private readonly maxContentBytes = MAX_CONTENT_BYTES,
+  ) {}
 
   convert(item: HistoryItem): KeyedMessage | undefined {
     const role = item.message['role'];
@@ -187,7 +191,7 @@ export class Converter {
     const parsed = quickUser(item.message) ?? UserMessage.safeParse(item.message).data;
     if (!parsed) return this.invalid(item);
     const { content, timestamp } = parsed;
-    const text = redactText(trimBlankEdges(cleanText(stripSystemReminders(joinText(content)))));
+    const text = this.bounded(joinText(content), (s) => redactText(trimBlankEdges(cleanText(stripSystemReminders(s)))), item);
     // Image-only or reminder-only: nothing the user said, so nothing to remember (and nothing wrong).
     if (text === '') return undefined;
     return { key: item.key, message: { role: 'user', timestamp, content: text } };
@@ -198,7 +202,7 @@ export class Converter {
     if (!parsed) return this.invalid(item);
     const { content, stopReason, timestamp } = parsed;
 
-    const text = redactText(trimBlankEdges(cleanText(joinText(content))));
+    const text = this.bounded(joinText(content), (s) => redactText(trimBlankEdges(cleanText(s))), item);
     const toolCalls: AgentToolCall[] = [];
     let toolCallBlocks = 0;
     if (typeof content !== 'string') {
@@ -267,8 +271,15 @@ export class Converter {
     }
 
     // Tool output is kept as written (no edge trimming); an empty output stays "".
-    const text = redactText(cleanText(joinText(content)));
+    const text = this.bounded(joinText(content), (s) => redactText(cleanText(s)), item);
     return { key: item.key, message: { role: 'tool', timestamp, toolCallId, content: text } };
+  }
+
+  /** Cleaned and redacted text, at most MAX_CONTENT_BYTES of it (head and tail), with `oversized_unit` when cut. */
+  private bounded(raw: string, transform: (s: string) => string, item: HistoryItem): string {
+    const { text, capped } = capText(raw, transform, this.maxContentBytes);
+    if (capped) this.warn('oversized_unit', item);
+    return text;
   }
 
   private invalid(item: HistoryItem): undefined {

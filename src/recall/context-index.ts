@@ -1,3 +1,4 @@
+import { neutraliseRetrieved } from './neutralise.js';
 import type { GatewayContext, LocalContext, RecallContext } from './recall.js';
 import type { ConversationSummary } from '../store/message-store.js';
 import { DATA_PREFACE, EMPTY_STORE_TEXT, formatHit, formatWhen, quoteQuery } from './recall-markdown.js';
@@ -132,5 +133,6 @@ function gatewayIndex(ctx: GatewayContext, query: string | undefined): string {
 
 /** The `mem_context` answer. */
 export function renderContextIndex(ctx: RecallContext, query?: string): string {
-  return ctx.kind === 'local' ? localIndex(ctx, query) : gatewayIndex(ctx, query);
+  // Neutralising only swaps or removes characters, so the index stays within its budget.
+  return neutraliseRetrieved(ctx.kind === 'local' ? localIndex(ctx, query) : gatewayIndex(ctx, query));
 }

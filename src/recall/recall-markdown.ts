@@ -1,3 +1,4 @@
+import { neutraliseRetrieved } from './neutralise.js';
 import type { RecallHit } from './recall.js';
 
 /** Retrieved text may contain anything a past session saw, including text written to steer an agent. */
@@ -40,10 +41,13 @@ export function formatHits(hits: RecallHit[]): string {
   return hits.map((hit, i) => formatHit(hit, i + 1)).join('\n');
 }
 
-/** The `mem_search` answer. */
+/**
+ * The `mem_search` answer. Everything after the preface is stored or typed text, so the whole answer
+ * is neutralised (the preface itself holds no markup and stays as it is).
+ */
 export function renderSearchMarkdown(query: string, hits: RecallHit[], storeEmpty: boolean): string {
   if (storeEmpty) return `${DATA_PREFACE}\n\n${EMPTY_STORE_TEXT}`;
-  if (hits.length === 0) return `${DATA_PREFACE}\n\nNo memories match ${quoteQuery(query)}.`;
+  if (hits.length === 0) return neutraliseRetrieved(`${DATA_PREFACE}\n\nNo memories match ${quoteQuery(query)}.`);
   const count = hits.length === 1 ? '1 result' : `${hits.length} results`;
-  return `${DATA_PREFACE}\n\n## Memory search for ${quoteQuery(query)}: ${count}\n\n${formatHits(hits)}`;
+  return neutraliseRetrieved(`${DATA_PREFACE}\n\n## Memory search for ${quoteQuery(query)}: ${count}\n\n${formatHits(hits)}`);
 }

@@ -1,6 +1,6 @@
 import type { AgentMessage } from '../core/agent-message.js';
 import { openMemoryDatabase } from '../store/database.js';
-import type { DeliveryRequest, RetractOutcome, Sink } from '../sinks/sink.js';
+import type { DeliveryReceipt, DeliveryRequest, RetractOutcome, Sink } from '../sinks/sink.js';
 import type { SessionRef } from '../transcript/types.js';
 import { conversationIdFor } from '../engine/conversation-id.js';
 import { deliverSession } from '../engine/session-delivery.js';
@@ -14,11 +14,16 @@ class CollectingSink implements Sink {
   pendingFlush(): undefined {
     return undefined;
   }
+  claimPendingFlush(): undefined {
+    return undefined;
+  }
+  releaseFlushClaim(): void {}
   deliveredKeys(): Set<string> {
     return new Set();
   }
-  async deliver(request: DeliveryRequest): Promise<void> {
+  async deliver(request: DeliveryRequest): Promise<DeliveryReceipt> {
     this.requests.push(request);
+    return {};
   }
   retract(): RetractOutcome {
     return { removed: 0, irreversible: false };

@@ -19,6 +19,12 @@ export interface DeliveryRequest {
   waitSignal?: AbortSignal;
 }
 
+/** What the sink noticed about an acknowledged request. */
+export interface DeliveryReceipt {
+  /** The gateway answered 2xx with a body it could not read: counted as delivered, never resent. */
+  responseInvalid?: { requestId: string; reason: string };
+}
+
 export interface RetractOutcome {
   /** Messages removed from the sink's own storage. */
   removed: number;
@@ -33,10 +39,17 @@ export interface Sink {
    * sink without flushes (the embedded one) never does.
    */
   pendingFlush(conversationId: string): { endsTurn: boolean } | undefined;
+  /**
+   * Takes the owed flush (see `pendingFlush`) for this run, atomically across processes, so that it
+   * is sent once; `requireEndsTurn` takes it only when the conversation ends on a finished turn.
+   * Returns a claim to give back with `releaseFlushClaim` when the send fails.
+   */
+  claimPendingFlush(conversationId: string, requireEndsTurn: boolean): string | undefined;
+  releaseFlushClaim(conversationId: string, claim: string): void;
   /** Keys of the conversation's messages this sink has acknowledged (its high-water marks). */
   deliveredKeys(conversationId: string): Set<string>;
   /** Delivers one request; its keys count as delivered only after the sink acknowledged it. */
-  deliver(request: DeliveryRequest): Promise<void>;
+  deliver(request: DeliveryRequest): Promise<DeliveryReceipt>;
   /** Messages that were delivered and have since left the effective history. */
   retract(conversation: ConversationMeta, keys: string[]): RetractOutcome;
   /**

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
+import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
 
 type Db = Database.Database;
 
@@ -131,6 +132,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (sink, conversation_id)
   ) WITHOUT ROWID;
   `,
+  // An owed flush is claimed before it is sent (`<pid>:<epoch ms>` of the claimer), so that
+  // concurrent runs send it once. Cleared whenever the flush state is written.
+  `
+  ALTER TABLE flush_state ADD COLUMN flush_claim TEXT;
+  `,
 ];
 
 export function databasePath(stateDir: string): string {
@@ -148,9 +154,15 @@ export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): 
   if (opts.readonly) return openReadonly(file);
 
   try {
-    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    makeDirs(stateDir, PRIVATE_DIR_MODE);
     // Created here rather than by SQLite so the file (and its -wal/-shm, which copy its mode) is private.
-    fs.closeSync(fs.openSync(file, 'a', 0o600));
+    const fd = fs.openSync(file, 'a', PRIVATE_FILE_MODE);
+    try {
+      // Exact whatever the umask (and tightened should an older file be wider).
+      fs.fchmodSync(fd, PRIVATE_FILE_MODE);
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch (err) {
     throw ioError(`Cannot create the everme database at ${file}`, file, err);
   }

@@ -109,6 +109,22 @@ interface WarningFilterParams {
   sinceMs: number | null;
 }
 
+/** Longer than any one request can take, Retry-After waits included. */
+const FLUSH_CLAIM_MAX_AGE_MS = 30 * 60 * 1000;
+
+function flushClaimStale(claim: string, now: number): boolean {
+  const m = /^(\d+):(\d+)$/.exec(claim);
+  if (!m) return true;
+  const pid = Number(m[1]);
+  if (now - Number(m[2]) > FLUSH_CLAIM_MAX_AGE_MS) return true;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'EPERM';
+  }
+}
+
 /**
  * Engine state for both sinks, in the same SQLite file as the embedded store. Every write is a plain
  * synchronous call, so a caller can commit messages and their marks in one `db.transaction`.
@@ -121,12 +137,20 @@ export class StateStore {
   constructor(db: Database.Database) {
     this.inTransaction = db.transaction((fn: () => void) => fn());
     this.stmts = {
-      getFlush: db.prepare<[string, string], { pending: number; ends_turn: number }>(
-        'SELECT pending, ends_turn FROM flush_state WHERE sink = ? AND conversation_id = ?',
+      getFlush: db.prepare<[string, string], { pending: number; ends_turn: number; flush_claim: string | null }>(
+        'SELECT pending, ends_turn, flush_claim FROM flush_state WHERE sink = ? AND conversation_id = ?',
       ),
       setFlush: db.prepare<[string, string, number, number]>(
         'INSERT INTO flush_state (sink, conversation_id, pending, ends_turn) VALUES (?, ?, ?, ?) ' +
-          'ON CONFLICT (sink, conversation_id) DO UPDATE SET pending = excluded.pending, ends_turn = excluded.ends_turn',
+          'ON CONFLICT (sink, conversation_id) DO UPDATE SET pending = excluded.pending, ends_turn = excluded.ends_turn, flush_claim = NULL',
+      ),
+      // Compare-and-swap: succeeds for exactly one of any number of concurrent claimers.
+      claimFlush: db.prepare<[string, string, string, string, string | null]>(
+        'UPDATE flush_state SET flush_claim = ? WHERE sink = ? AND conversation_id = ? AND pending = 1 ' +
+          'AND (ends_turn = 1 OR ? = \'any\') AND flush_claim IS ?',
+      ),
+      releaseFlush: db.prepare<[string, string, string]>(
+        'UPDATE flush_state SET flush_claim = NULL WHERE sink = ? AND conversation_id = ? AND flush_claim = ?',
       ),
       pruneRuns: db.prepare<[string, string, number]>(
         'DELETE FROM runs WHERE kind = ? AND id <= (SELECT id FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
@@ -213,6 +237,25 @@ export class StateStore {
   pendingFlush(sink: SinkName, conversationId: string): { endsTurn: boolean } | undefined {
     const row = this.stmts.getFlush.get(sink, conversationId);
     return row && row.pending === 1 ? { endsTurn: row.ends_turn === 1 } : undefined;
+  }
+
+  /**
+   * Takes the owed flush for this process, atomically: of concurrent runs exactly one gets it and
+   * sends it. A claim whose owner died, or that is older than any request can take, is taken over.
+   * Returns the claim to pass to `releaseFlushClaim` should the send fail.
+   */
+  claimPendingFlush(sink: SinkName, conversationId: string, requireEndsTurn: boolean, now = Date.now()): string | undefined {
+    const row = this.stmts.getFlush.get(sink, conversationId);
+    if (!row || row.pending !== 1 || (requireEndsTurn && row.ends_turn !== 1)) return undefined;
+    if (row.flush_claim !== null && !flushClaimStale(row.flush_claim, now)) return undefined;
+    const claim = `${process.pid}:${now}`;
+    const info = this.stmts.claimFlush.run(claim, sink, conversationId, requireEndsTurn ? 'turn' : 'any', row.flush_claim);
+    return info.changes === 1 ? claim : undefined;
+  }
+
+  /** Gives an unsent flush back (the send failed); a claim already superseded is left alone. */
+  releaseFlushClaim(sink: SinkName, conversationId: string, claim: string): void {
+    this.stmts.releaseFlush.run(sink, conversationId, claim);
   }
 
   recordFlushState(sink: SinkName, conversationId: string, pending: boolean, endsTurn: boolean): void {

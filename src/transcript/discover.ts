@@ -90,7 +90,8 @@ export interface DiscoverOptions {
   /** Epoch ms of a UTC midnight; sessions whose manifest `createdAtMs` is earlier are left out. */
   sinceMs?: number;
   /** A directory whose manifest.json is unreadable or invalid; the walk goes on. */
-  onInvalidManifest: (dir: string, reason: string) => void;
+  /** `symlink`: manifest.json is a symlink, which is never followed. */
+  onInvalidManifest: (dir: string, reason: string, symlink: boolean) => void;
   /** A second directory carrying a session id already found (a restored copy); `ignored` is left out. */
   onDuplicateSession?: (ignored: string, chosen: SessionRef) => void;
   signal?: AbortSignal;
@@ -131,7 +132,7 @@ export async function* discoverSessions(dataDir: string, opts: DiscoverOptions):
       const result = await readManifest(dir);
       if (!result.ok) {
         // A directory without any manifest is not a session (or is still being created).
-        if (!result.missing) opts.onInvalidManifest(dir, result.reason);
+        if (!result.missing) opts.onInvalidManifest(dir, result.reason, result.symlink === true);
         continue;
       }
       if (opts.sinceMs !== undefined && result.manifest.createdAtMs < opts.sinceMs) continue;

@@ -143,7 +143,8 @@ export async function readLedger(
   const onEnd = (result: ReadLinesResult): void => {
     if (result.incompleteTail) warnings.add('incomplete_tail', { file: relFile, line: result.tailLineNo });
   };
-  for await (const { line, lineNo } of readLines(file, { ...opts, onEnd })) {
+  const report = (code: 'oversized_line' | 'symlinked_file', lineNo: number): void => warnings.add(code, { file: relFile, line: lineNo });
+  for await (const { line, lineNo } of readLines(file, { ...opts, onEnd, report })) {
     if (INERT_LINE.test(line)) continue;
     let json: unknown;
     try {

@@ -1,4 +1,23 @@
-import { createReadStream } from 'node:fs';
+import { constants, createReadStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+
+/**
+ * No string is ever built for a line longer than this: a complete line costs its bytes, its string,
+ * and the parsed value, so the cap bounds the reader's memory whatever the file holds.
+ * `EVERME_MAX_LINE_BYTES` lowers it (tests use a small one to stay fast).
+ */
+export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
+
+export function maxLineBytesFromEnv(env: Record<string, string | undefined> = process.env): number {
+  const n = Number(env.EVERME_MAX_LINE_BYTES);
+  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_MAX_LINE_BYTES;
+}
+
+/** Opened without following a symlink in the last path component: history is never read through one. */
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+
+/** What the reader skipped, with the 1-based line (0 for the file as a whole). */
+export type LineReaderReport = (code: 'oversized_line' | 'symlinked_file', lineNo: number) => void;
 
 /** One complete, non-blank line of a JSONL file. */
 export interface Line {
@@ -29,6 +48,8 @@ export interface ReadLinesOptions {
   signal?: AbortSignal;
   /** Read chunk size; small values exist so tests can force lines to straddle chunks. */
   highWaterMark?: number;
+  /** Longest line decoded; longer ones are skipped and reported. Default: `maxLineBytesFromEnv()`. */
+  maxLineBytes?: number;
 }
 
 export interface LineReaderOptions extends ReadLinesOptions {
@@ -37,6 +58,8 @@ export interface LineReaderOptions extends ReadLinesOptions {
    * generator's return value, and `for await` is what closes the file when a reader stops early.
    */
   onEnd?: (result: ReadLinesResult) => void;
+  /** Told about an oversized line (skipped, the file goes on) or a symlink (not opened, nothing read). */
+  report?: LineReaderReport;
 }
 
 const NEWLINE = 0x0a;
@@ -57,37 +80,68 @@ function decode(parts: readonly Buffer[]): string {
 }
 
 /**
- * Streams a file line by line with memory bounded by the longest line: chunks are split on byte
- * 0x0A and only complete lines are decoded, never the whole file.
+ * Streams a file line by line with memory bounded by the line cap: chunks are split on byte 0x0A and
+ * only complete lines up to `maxLineBytes` are decoded, never the whole file. A longer line is
+ * dropped as it streams past (its bytes are never kept) and reported at its line number; a symlink
+ * is not followed but reported and read as empty.
  */
 export async function* readLines(
   file: string,
   opts: LineReaderOptions = {},
 ): AsyncGenerator<Line, ReadLinesResult, undefined> {
-  const stream = createReadStream(file, {
+  const maxLineBytes = opts.maxLineBytes ?? maxLineBytesFromEnv();
+  let handle: FileHandle;
+  try {
+    handle = await open(file, OPEN_FLAGS);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw err;
+    opts.report?.('symlinked_file', 0);
+    const empty = { consumedBytes: 0, incompleteTail: false, tailLineNo: 1 };
+    opts.onEnd?.(empty);
+    return empty;
+  }
+  const stream = createReadStream('', {
+    fd: handle,
     highWaterMark: opts.highWaterMark ?? 256 * 1024,
     signal: opts.signal,
   });
   let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  /** The current line passed the cap: its bytes are dropped until its newline. */
+  let oversized = false;
   let lineStart = 0;
   let offset = 0;
   let lineNo = 0;
+  const keep = (part: Buffer): void => {
+    if (oversized) return;
+    if (pendingBytes + part.length > maxLineBytes) {
+      oversized = true;
+      pending = [];
+      pendingBytes = 0;
+      return;
+    }
+    pending.push(part);
+    pendingBytes += part.length;
+  };
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     let from = 0;
     for (let nl = chunk.indexOf(NEWLINE, from); nl !== -1; nl = chunk.indexOf(NEWLINE, from)) {
-      if (nl > from) pending.push(chunk.subarray(from, nl));
+      if (nl > from) keep(chunk.subarray(from, nl));
       lineNo += 1;
       const end = offset + nl + 1;
-      if (!isBlank(pending)) yield { line: decode(pending), lineNo, start: lineStart, end };
+      if (oversized) opts.report?.('oversized_line', lineNo);
+      else if (!isBlank(pending)) yield { line: decode(pending), lineNo, start: lineStart, end };
       pending = [];
+      pendingBytes = 0;
+      oversized = false;
       lineStart = end;
       from = nl + 1;
     }
     // Copy the remainder: a subarray would pin the whole chunk while a long line accumulates.
-    if (from < chunk.length) pending.push(Buffer.from(chunk.subarray(from)));
+    if (from < chunk.length && !oversized) keep(Buffer.from(chunk.subarray(from)));
     offset += chunk.length;
   }
-  const result = { consumedBytes: lineStart, incompleteTail: !isBlank(pending), tailLineNo: lineNo + 1 };
+  const result = { consumedBytes: lineStart, incompleteTail: oversized || !isBlank(pending), tailLineNo: lineNo + 1 };
   opts.onEnd?.(result);
   return result;
 }

@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { SessionRef } from './types.js';
@@ -28,7 +28,7 @@ export type ManifestResult =
   /** `mtimeMs`: the manifest file's own mtime, the tie-break between two copies of one session. */
   | { ok: true; manifest: Manifest; mtimeMs: number }
   /** `missing`: no manifest.json at all, so the directory is not (yet) a session. */
-  | { ok: false; missing: boolean; reason: string };
+  | { ok: false; missing: boolean; reason: string; symlink?: boolean };
 
 /**
  * Synchronous on purpose: a manifest is a few hundred bytes, and a no-op sync reads thousands of
@@ -41,17 +41,24 @@ export async function readManifest(sessionDir: string): Promise<ManifestResult> 
 export function readManifestSync(sessionDir: string): ManifestResult {
   const file = path.join(sessionDir, MANIFEST_FILE);
   let text: string;
+  let fd: number | undefined;
   let mtimeMs: number;
   try {
-    const stat = lstatSync(file);
+    // Opened without following a symlink, then checked on the open descriptor: no window in which
+    // the file could be swapped for a link between a check and the read.
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    const stat = fstatSync(fd);
     mtimeMs = stat.mtimeMs;
     if (!stat.isFile()) return { ok: false, missing: false, reason: 'manifest.json is not a regular file' };
     if (stat.size > MAX_MANIFEST_BYTES) return { ok: false, missing: false, reason: 'manifest.json is too large' };
-    text = readFileSync(file, 'utf8');
+    text = readFileSync(fd, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { ok: false, missing: true, reason: 'no manifest.json' };
+    if (code === 'ELOOP') return { ok: false, missing: false, symlink: true, reason: 'manifest.json is a symlink' };
     return { ok: false, missing: false, reason: `unreadable (${code ?? 'error'})` };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   let json: unknown;
   try {

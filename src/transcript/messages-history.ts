@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isRecord } from '../core/json.js';
 import type { WarningCollector } from '../core/warnings.js';
-import { readLines, type Line, type ReadLinesOptions, type ReadLinesResult } from './line-reader.js';
+import { readLines, type Line, type LineReaderReport, type ReadLinesOptions, type ReadLinesResult } from './line-reader.js';
 import type { HistoryItem } from './types.js';
 
 export const MESSAGES_FILE = 'messages.jsonl';
@@ -160,6 +160,11 @@ function itemOf(envelope: Envelope, relFile: string, lineNo: number, seen: SeenI
   return { key: id, message: envelope.message, location: { file: relFile, line: lineNo } };
 }
 
+/** Oversized lines and symlinks, as warnings at the reader's position. */
+export function readerReport(relFile: string, warnings: WarningCollector): LineReaderReport {
+  return (code, lineNo) => warnings.add(code, { file: relFile, line: lineNo });
+}
+
 function tailReporter(relFile: string, warnings: WarningCollector): (result: ReadLinesResult) => void {
   return (result) => {
     if (result.incompleteTail) warnings.add('incomplete_tail', { file: relFile, line: result.tailLineNo });
@@ -174,7 +179,7 @@ async function* readSnapshot(
   opts: ReadLinesOptions,
 ): AsyncGenerator<HistoryItem> {
   const onEnd = tailReporter(relFile, warnings);
-  for await (const line of readLines(path.join(sessionDir, relFile), { ...opts, onEnd })) {
+  for await (const line of readLines(path.join(sessionDir, relFile), { ...opts, onEnd, report: readerReport(relFile, warnings) })) {
     const envelope = parseEnvelope(line, relFile, warnings);
     const item = envelope && itemOf(envelope, relFile, line.lineNo, seen, true);
     if (item) yield item;
@@ -203,7 +208,7 @@ export async function* readMessagesHistory(
   let opened = false;
   let chainDone = false;
   try {
-    for await (const line of readLines(path.join(sessionDir, relFile), { ...opts, onEnd })) {
+    for await (const line of readLines(path.join(sessionDir, relFile), { ...opts, onEnd, report: readerReport(relFile, warnings) })) {
       opened = true;
       const envelope = parseEnvelope(line, relFile, warnings);
       if (!envelope) continue;

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import type { WarningCollector } from '../core/warnings.js';
 import { keyLedgerHistory, LEDGER_FILE, readLedger } from './ledger-replay.js';
@@ -25,8 +25,10 @@ export interface HistoryFileChoice {
 
 function nonEmptyFile(file: string): HistoryFileStat | undefined {
   try {
-    const s = statSync(file);
-    return s.isFile() && s.size > 0 ? { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino, dev: s.dev } : undefined;
+    // lstat: a symlink is chosen as itself, so that reading it reports `symlinked_file` instead of
+    // following it to a file outside the session (or silently falling back to another file).
+    const s = lstatSync(file);
+    return (s.isFile() || s.isSymbolicLink()) && s.size > 0 ? { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino, dev: s.dev } : undefined;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;

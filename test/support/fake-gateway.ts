@@ -23,6 +23,14 @@ export type Fault = (
   | { kind: 'non_json'; status: number }
   | { kind: 'delay'; ms: number }
   | { kind: 'oversized_response'; bytes?: number }
+  /**
+   * Stores the write (when valid), then answers 2xx in a way no client can parse: a body cut off
+   * (`bad_json`), an envelope of the wrong types, a body over the client's 8 MiB cap, or a reset
+   * after the status line and part of the body. The ambiguous answers that must not cause a resend.
+   */
+  | { kind: 'store_then'; answer: 'bad_json' | 'wrong_types' | 'oversized' | 'reset_mid_body' }
+  /** Holds the request until `until` settles, then serves it normally. */
+  | { kind: 'hold'; until: Promise<void> }
 ) & {
   /** Only a request to this endpoint (e.g. `/mem/agent-memory`) takes the fault; any request when unset. */
   path?: string;
@@ -106,6 +114,27 @@ const ERRNO_UNAUTHORIZED = 30001;
 const ERRNO_INVALID_REQUEST = 40001;
 const ERRNO_NOT_FOUND = 40004;
 const ERRNO_INTERNAL = 50000;
+
+/** A 200 whose JSON body is `bytes` long, written with back-pressure. */
+async function writeOversized(res: http.ServerResponse, bytes: number): Promise<void> {
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  res.write('{"status":0,"result":{},"pad":"');
+  for (let sent = 0; sent < bytes && !res.destroyed; sent += chunk.length) {
+    if (!res.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    }
+  }
+  res.end('"}');
+}
 
 export async function startFakeGateway(opts: { token?: string } = {}): Promise<FakeGateway> {
   const token = opts.token ?? FAKE_GATEWAY_TOKEN;
@@ -201,27 +230,35 @@ export async function startFakeGateway(opts: { token?: string } = {}): Promise<F
       case 'delay':
         await new Promise((resolve) => setTimeout(resolve, fault.ms));
         return false;
-      case 'oversized_response': {
-        const bytes = fault.bytes ?? 9 * 1024 * 1024;
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        const chunk = Buffer.alloc(64 * 1024, 0x20);
-        res.write('{"status":0,"result":{},"pad":"');
-        for (let sent = 0; sent < bytes && !res.destroyed; sent += chunk.length) {
-          if (!res.write(chunk)) {
-            await new Promise<void>((resolve) => {
-              const done = (): void => {
-                res.off('drain', done);
-                res.off('close', done);
-                resolve();
-              };
-              res.on('drain', done);
-              res.on('close', done);
-            });
-          }
-        }
-        res.end('"}');
+      case 'oversized_response':
+        await writeOversized(res, fault.bytes ?? 9 * 1024 * 1024);
         return true;
-      }
+      case 'hold':
+        await fault.until;
+        return false;
+      case 'store_then':
+        // Handled before any other fault: it needs the request stored first.
+        return false;
+    }
+  };
+
+  /** The garbled 2xx of a `store_then` fault, after the write was stored. */
+  const garble = async (answer: Extract<Fault, { kind: 'store_then' }>['answer'], req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    switch (answer) {
+      case 'bad_json':
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end('{"status":0,"result":{"sessionId":');
+        return;
+      case 'wrong_types':
+        send(res, 200, { status: '0', requestId: 42, result: [] });
+        return;
+      case 'oversized':
+        await writeOversized(res, 9 * 1024 * 1024);
+        return;
+      case 'reset_mid_body':
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '4096' });
+        res.write('{"status":0,"requestId":"', () => req.socket.destroy());
+        return;
     }
   };
 
@@ -251,6 +288,12 @@ export async function startFakeGateway(opts: { token?: string } = {}): Promise<F
     const fault = takeFault(endpoint);
     if (fault) {
       record.fault = fault.kind;
+      if (fault.kind === 'store_then') {
+        if (req.headers.authorization !== `Bearer ${token}`) return fail(res, 401, ERRNO_UNAUTHORIZED, 'unauthorized');
+        store();
+        if (answer === undefined) return;
+        return garble(fault.answer, req, res);
+      }
       if (fault.kind === 'reset' && fault.afterStore) {
         // Stored only if valid: a rejected request answers normally instead of pretending to be lost.
         if (req.headers.authorization !== `Bearer ${token}`) return fail(res, 401, ERRNO_UNAUTHORIZED, 'unauthorized');

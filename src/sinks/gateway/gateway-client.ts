@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { EvermeError, type ErrorType } from '../../core/errors.js';
+import { assertKeySafeTransport } from '../../config/transport.js';
 import { redactOutput } from '../../core/redact-output.js';
 import type { AgentMessage } from '../../core/agent-message.js';
 import {
@@ -37,6 +38,8 @@ export interface GatewayClientOptions {
   apiKey: string;
   timeoutMs?: number;
   userAgent: string;
+  /** Send the key over http:// to a non-loopback host (EVERME_ALLOW_INSECURE_HTTP=1). */
+  allowInsecureHttp?: boolean;
   maxRateLimitRetries?: number;
   sleep?: Sleep;
 }
@@ -51,6 +54,49 @@ export interface AgentMemoryBody {
   sync?: boolean;
   messages: AgentMessage[];
 }
+
+/**
+ * What a write to /mem/agent-memory came back with. Any HTTP 2xx is the server's acknowledgement,
+ * even when its body cannot be read (`responseInvalid` then says why): the server may well have
+ * stored the batch, and resending it would store it twice.
+ */
+export type AgentMemoryAck = AgentMemoryResult & {
+  requestId: string;
+  responseInvalid?: ResponseInvalidReason;
+};
+
+export type ResponseInvalidReason = 'unreadable_body' | 'too_large' | 'not_json' | 'wrong_shape';
+
+/**
+ * A request id derived from what the request carries (conversation, message keys, flush), so that
+ * a resend of the same batch, by this run or a later one, carries the same id and the server can
+ * recognise it. Formatted as an RFC 9562 version-8 (custom) UUID, the header's expected shape.
+ */
+export function contentRequestId(conversationId: string, keys: readonly string[], flush: boolean): string {
+  const hash = createHash('sha256');
+  // Length-prefixed so no two different inputs concatenate to the same bytes.
+  for (const part of [conversationId, flush ? 'flush' : 'append', ...keys]) hash.update(`${Buffer.byteLength(part)}:${part};`);
+  const b = hash.digest().subarray(0, 16);
+  b[6] = (b[6]! & 0x0f) | 0x80;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = b.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+interface CallOptions {
+  signal?: AbortSignal;
+  /** Ends a back-off wait without aborting a request in flight (see postAgentMemory). */
+  waitSignal?: AbortSignal | undefined;
+  /** The same id on every attempt of this call; a fresh UUID when unset. */
+  requestId?: string | undefined;
+  /**
+   * For writes: a 2xx whose body cannot be read or parsed still acknowledges the request; the
+   * value is then `undefined` and `invalid` says why.
+   */
+  ackOn2xx?: boolean;
+}
+
+type AttemptSuccess<T> = { value: T; requestId: string } | { value: undefined; requestId: string; invalid: ResponseInvalidReason };
 
 const HINTS: Partial<Record<ErrorType, string>> = {
   auth: 'Check the EverMe API key (EVERME_API_KEY): it may be mistyped, expired or revoked.',
@@ -181,6 +227,7 @@ export class GatewayClient {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new EvermeError('invalid_args', 'EVERME_API_BASE must be an http(s) URL', { code: 'invalid_api_base' });
     }
+    assertKeySafeTransport(url, opts.allowInsecureHttp ?? false);
     if (!opts.apiKey) {
       throw new EvermeError('not_logged_in', 'No EverMe API key is configured', {
         hint: 'Set EVERME_API_KEY, or use the embedded store.',
@@ -196,9 +243,14 @@ export class GatewayClient {
 
   /**
    * `waitSignal` ends a back-off wait (a 429's Retry-After) and keeps a new attempt from starting,
-   * but never aborts a request in flight: its answer decides whether the marks move.
+   * but never aborts a request in flight: its answer decides whether the marks move. `requestId`
+   * is the same on every attempt (derived from the content by the sink, so a resend is recognisable).
    */
-  postAgentMemory(body: AgentMemoryBody, signal?: AbortSignal, waitSignal?: AbortSignal): Promise<AgentMemoryResult> {
+  async postAgentMemory(
+    body: AgentMemoryBody,
+    signal?: AbortSignal,
+    extra: { requestId?: string; waitSignal?: AbortSignal } = {},
+  ): Promise<AgentMemoryAck> {
     // Key order matches the batcher's byte accounting of the same body.
     const payload = {
       conversationId: body.conversationId,
@@ -206,7 +258,14 @@ export class GatewayClient {
       ...(body.sync ? { sync: true } : {}),
       messages: body.messages,
     };
-    return this.call('/mem/agent-memory', payload, agentMemoryResultSchema, signal, waitSignal);
+    const ack = await this.call('/mem/agent-memory', payload, agentMemoryResultSchema, {
+      signal,
+      requestId: extra.requestId,
+      waitSignal: extra.waitSignal,
+      ackOn2xx: true,
+    });
+    if ('invalid' in ack) return { requestId: ack.requestId, responseInvalid: ack.invalid };
+    return { ...ack.value, requestId: ack.requestId };
   }
 
   async search(query: string, topK = 5, signal?: AbortSignal): Promise<GatewaySearchResult> {
@@ -215,23 +274,25 @@ export class GatewayClient {
     const chars = Array.from(trimmed);
     const bounded = chars.length > MAX_QUERY_CHARS ? chars.slice(0, MAX_QUERY_CHARS).join('') : trimmed;
     const k = Math.min(MAX_TOP_K, Math.max(1, Math.floor(Number.isFinite(topK) ? topK : 5)));
-    return this.call('/mem/search', { query: bounded, topK: k }, searchResultSchema, signal);
+    return (await this.call('/mem/search', { query: bounded, topK: k }, searchResultSchema, { signal })).value!;
   }
 
-  context(opts: { forceRefresh?: boolean } = {}, signal?: AbortSignal): Promise<GatewayContextResult> {
-    return this.call('/mem/context', opts.forceRefresh ? { forceRefresh: true } : {}, contextResultSchema, signal);
+  async context(opts: { forceRefresh?: boolean } = {}, signal?: AbortSignal): Promise<GatewayContextResult> {
+    return (await this.call('/mem/context', opts.forceRefresh ? { forceRefresh: true } : {}, contextResultSchema, { signal })).value!;
   }
 
-  private async call<T>(path: string, body: unknown, schema: z.ZodType<T>, signal?: AbortSignal, waitSignal?: AbortSignal): Promise<T> {
+  private async call<T>(path: string, body: unknown, schema: z.ZodType<T>, opts: CallOptions): Promise<AttemptSuccess<T>> {
+    const { signal, waitSignal } = opts;
     const sleepSignal = signal && waitSignal ? AbortSignal.any([signal, waitSignal]) : (signal ?? waitSignal);
     const payload = JSON.stringify(body);
+    const requestId = opts.requestId ?? randomUUID();
     let attempts = 0;
     let refusedRetries = 0;
     let rateLimitRetries = 0;
     for (;;) {
       attempts++;
-      const outcome = await this.attempt(path, payload, schema, signal);
-      if (!(outcome instanceof AttemptFailure)) return outcome.value;
+      const outcome = await this.attempt(path, payload, schema, requestId, opts);
+      if (!(outcome instanceof AttemptFailure)) return outcome;
       let delay: number | undefined;
       if (outcome.type === 'network' && !outcome.detail.reachedServer && refusedRetries < REFUSED_RETRY_DELAYS_MS.length) {
         delay = REFUSED_RETRY_DELAYS_MS[refusedRetries++];
@@ -275,10 +336,11 @@ export class GatewayClient {
     path: string,
     payload: string,
     schema: z.ZodType<T>,
-    signal?: AbortSignal,
-  ): Promise<{ value: T } | AttemptFailure> {
+    requestId: string,
+    opts: CallOptions,
+  ): Promise<AttemptSuccess<T> | AttemptFailure> {
+    const { signal } = opts;
     if (signal?.aborted) return this.cancelled(path, false, signal.reason);
-    const requestId = randomUUID();
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const base = { path, requestId };
@@ -303,10 +365,14 @@ export class GatewayClient {
       return this.transportFailure(err, base, signal, timeout, 'connect');
     }
 
+    // A status line arrived: from here on the server has seen the request. A 2xx write is then
+    // acknowledged whatever its body turns out to be.
+    const acked = opts.ackOn2xx === true && response.status >= 200 && response.status < 300;
     let text: string;
     try {
       text = await readCapped(response, MAX_RESPONSE_BYTES);
     } catch (err) {
+      if (acked) return { value: undefined, requestId, invalid: err instanceof ResponseTooLarge ? 'too_large' : 'unreadable_body' };
       if (err instanceof ResponseTooLarge) {
         return new AttemptFailure('upstream', 'response_too_large', `The EverMe gateway sent more than ${MAX_RESPONSE_BYTES} bytes`, {
           ...base,
@@ -316,7 +382,14 @@ export class GatewayClient {
       }
       return this.transportFailure(err, base, signal, timeout, 'body');
     }
-    return this.classify(response, text, schema, base);
+    const classified = this.classify(response, text, schema, base);
+    if (classified instanceof AttemptFailure) {
+      if (acked && (classified.code === 'non_json' || classified.code === 'invalid_response')) {
+        return { value: undefined, requestId, invalid: classified.code === 'non_json' ? 'not_json' : 'wrong_shape' };
+      }
+      return classified;
+    }
+    return { value: classified.value, requestId };
   }
 
   private transportFailure(

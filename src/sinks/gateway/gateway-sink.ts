@@ -1,7 +1,7 @@
 import type { StateStore } from '../../store/state-store.js';
-import type { GatewayClient } from './gateway-client.js';
+import { contentRequestId, type GatewayClient } from './gateway-client.js';
 import { writeSessionState } from '../../store/session-state.js';
-import type { ConversationMeta, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from '../sink.js';
+import type { ConversationMeta, DeliveryReceipt, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from '../sink.js';
 
 /**
  * The hosted EverMe gateway. Marks move only after the gateway acknowledged a request; a request
@@ -19,12 +19,13 @@ export class GatewaySink implements Sink {
     return this.state.deliveredKeys(this.name, conversationId);
   }
 
-  async deliver(request: DeliveryRequest): Promise<void> {
+  async deliver(request: DeliveryRequest): Promise<DeliveryReceipt> {
     const conversationId = request.conversation.conversationId;
-    await this.client.postAgentMemory(
+    const requestId = contentRequestId(conversationId, request.keys, request.flush);
+    const ack = await this.client.postAgentMemory(
       { conversationId, flush: request.flush, sync: request.sync, messages: request.messages },
       undefined,
-      request.waitSignal,
+      { requestId, ...(request.waitSignal ? { waitSignal: request.waitSignal } : {}) },
     );
     this.state.transaction(() => {
       this.state.recordDelivered(this.name, conversationId, request.keys);
@@ -33,10 +34,19 @@ export class GatewaySink implements Sink {
       if (request.flush) this.state.recordFlushState(this.name, conversationId, false, endsTurn);
       else if (last) this.state.recordFlushState(this.name, conversationId, true, endsTurn);
     });
+    return ack.responseInvalid ? { responseInvalid: { requestId: ack.requestId, reason: ack.responseInvalid } } : {};
   }
 
   pendingFlush(conversationId: string): { endsTurn: boolean } | undefined {
     return this.state.pendingFlush(this.name, conversationId);
+  }
+
+  claimPendingFlush(conversationId: string, requireEndsTurn: boolean): string | undefined {
+    return this.state.claimPendingFlush(this.name, conversationId, requireEndsTurn);
+  }
+
+  releaseFlushClaim(conversationId: string, claim: string): void {
+    this.state.releaseFlushClaim(this.name, conversationId, claim);
   }
 
   /**

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { KeyedMessage } from '../../core/agent-message.js';
 import { LocalStore } from '../../store/message-store.js';
 import { InlineWriter, type LocalWriter } from '../../store/local-writer.js';
-import type { ConversationMeta, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from '../sink.js';
+import type { ConversationMeta, DeliveryReceipt, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from '../sink.js';
 
 /** Past this many held messages a session's requests are committed early, to bound memory. */
 const MAX_HELD_MESSAGES = 5000;
@@ -28,7 +28,7 @@ export class LocalSink implements Sink {
     this.store = new LocalStore(db);
   }
 
-  async deliver(request: DeliveryRequest): Promise<void> {
+  async deliver(request: DeliveryRequest): Promise<DeliveryReceipt> {
     const id = request.conversation.conversationId;
     let entry = this.held.get(id);
     if (!entry) {
@@ -42,11 +42,16 @@ export class LocalSink implements Sink {
       entry.messages = [];
       await this.writer.write({ conversation: entry.conversation, messages });
     }
+    return {};
   }
 
   pendingFlush(): undefined {
     return undefined;
   }
+  claimPendingFlush(): undefined {
+    return undefined;
+  }
+  releaseFlushClaim(): void {}
 
   deliveredKeys(conversationId: string): Set<string> {
     return this.store.keysOf(conversationId);

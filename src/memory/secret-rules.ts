@@ -1,0 +1,382 @@
+/**
+ * The credential formats everme masks, as data: one row per rule, with the keywords that must occur
+ * (case-insensitively) before its pattern is even tried, and the pattern. Coverage follows the
+ * widely used secret-scanning rule sets (gitleaks, GitHub secret scanning): cloud, source hosting,
+ * package registries, payment, messaging, email, AI and observability providers, then generic
+ * credentials (assignments, CLI flags, connection strings, URL parameters).
+ *
+ * Every pattern must stay linear on hostile input:
+ * - a token pattern starts with a lookbehind that rejects every character its body can contain, so
+ *   a match can only begin at the start of a run and each run is scanned once (`'npm_'.repeat(n)`);
+ * - a pattern anchored on a context (`AccountKey=`, `--password`) has a bounded body;
+ * - no nested quantifiers, no lazy scan that is not bounded.
+ *
+ * Replacement: the whole match becomes `[REDACTED:<id>]`, unless the pattern names groups: then
+ * `pre` and `post` are kept and only `secret` is masked (keeping its quotes).
+ */
+
+export interface SecretRule {
+  /** Stable name, shown in the placeholder `[REDACTED:<id>]`. */
+  readonly id: string;
+  /** Lower-case substrings, one of which must occur (case-insensitively) for the pattern to run. */
+  readonly keywords: readonly string[];
+  /** Global. */
+  readonly pattern: RegExp;
+  /** A match that fails this (given the secret part) is left alone: not random enough, a type name… */
+  readonly check?: (secret: string, groups: Readonly<Record<string, string | undefined>>) => boolean;
+  /** Replaces a match itself (rules whose placeholder or kept parts depend on the match). */
+  readonly replace?: (match: string, ...groups: string[]) => string;
+  /** Rules that are not one regex (a key block searched BEGIN to END by hand). Overrides `pattern`. */
+  readonly apply?: (text: string) => string;
+  /** Placeholder names a `replace`/`apply` rule may emit besides its id. */
+  readonly emits?: readonly string[];
+}
+
+export function placeholder(rule: string): string {
+  return `[REDACTED:${rule}]`;
+}
+
+/** Start of a run: no character of `cls` (a character-class body) right before. */
+function start(cls: string): string {
+  // Also not right after a shell line continuation, which the token bodies below may contain.
+  return `(?<![${cls}])(?<!\\\\\\r?\\n)`;
+}
+
+function end(cls: string): string {
+  return `(?![${cls}])`;
+}
+
+/**
+ * No real token is longer than this. Bodies are bounded: V8's regex engine keeps a backtrack entry
+ * per character of an unbounded greedy loop, and on runs of a megabyte that turned superlinear.
+ */
+const MAX_TOKEN = 1024;
+
+/**
+ * `n` to `m` characters of `cls` (at most MAX_TOKEN). An open-ended body may go on after a few
+ * backslash-newlines (a shell line continuation, as in a key pasted over several lines), so a key
+ * split that way is masked whole.
+ */
+function body(cls: string, n: number, m?: number): string {
+  if (m !== undefined) return `[${cls}]{${n},${m}}`;
+  return `[${cls}]{${n},${MAX_TOKEN}}(?:\\\\\r?\n[${cls}]{1,${MAX_TOKEN}}){0,8}`;
+}
+
+function re(source: string, flags = 'g'): RegExp {
+  return new RegExp(source, flags);
+}
+
+/**
+ * A prefixed token: `prefix` then a body, starting where a run of `cls` characters starts. A bounded
+ * body must also end where the run ends; an open-ended one masks at most MAX_TOKEN characters of a
+ * longer run (no real key is that long, and the rest is not a key either).
+ */
+function token(prefix: string, cls: string, n: number, m?: number, flags = 'g'): RegExp {
+  return re(`${start(cls)}${prefix}${body(cls, n, m)}${m === undefined ? '' : end(cls)}`, flags);
+}
+
+const ALNUM = 'A-Za-z0-9';
+const TOKEN = 'A-Za-z0-9_\\-';
+
+/**
+ * Prefixes like `sk-` or `evt_` also start ordinary kebab/snake identifiers; a real key is random,
+ * so it has a digit or (long enough) both letter cases.
+ */
+export function looksRandom(text: string): boolean {
+  if (/[0-9]/.test(text)) return true;
+  return text.length >= 20 && /[a-z]/.test(text) && /[A-Z]/.test(text);
+}
+
+/** Values that are clearly not secrets: type names and unset markers in code, env-var references, placeholders. */
+export const NOT_A_SECRET =
+  /^(?:string|number|boolean|bool|str|int|any|unknown|void|null|nil|none|undefined|true|false|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^<>]*>|\*+|x+|\.{3}|…)$/i;
+
+function unquote(value: string): string {
+  const q = value.charAt(0);
+  return (q === '"' || q === "'") && value.endsWith(q) && value.length >= 2 ? value.slice(1, -1) : value;
+}
+
+export function isMaskable(value: string): boolean {
+  const v = unquote(value);
+  return v.trim() !== '' && !v.startsWith('[REDACTED:') && !NOT_A_SECRET.test(v);
+}
+
+/** A flag or query value worth masking: not another flag, not a variable, not a placeholder. */
+function maskableValue(secret: string): boolean {
+  return isMaskable(secret) && !unquote(secret).startsWith('$');
+}
+
+// ---- private keys: by hand, since a lazy `[\s\S]*?` from every BEGIN would be quadratic without END.
+const PEM_BEGIN = /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
+const PEM_END = /-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
+/**
+ * Body of a truncated block: lines that are entirely base64 (or `Name: value` PEM headers), separated
+ * by real newlines or by escaped ones as they appear in JSON text. The first line that is anything
+ * else (prose) ends it.
+ */
+const PEM_LINE_END = String.raw`(?=\r?\n|(?:\\r)?\\n|["',]|$)`;
+const PEM_BODY = new RegExp(
+  String.raw`(?:[ \t]*[A-Za-z0-9+/=]+${PEM_LINE_END})?(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z-]+:[^\n\\]*|[A-Za-z0-9+/=]*${PEM_LINE_END}))*`,
+  'y',
+);
+
+/** Every `-----BEGIN … PRIVATE KEY-----` block (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP …) to its END, or to the end of its body. */
+function maskPrivateKeys(s: string): string {
+  PEM_BEGIN.lastIndex = 0;
+  let begin = PEM_BEGIN.exec(s);
+  if (!begin) return s;
+  const parts: string[] = [];
+  let from = 0;
+  let endSearchFailed = false;
+  while (begin) {
+    const afterBegin = begin.index + begin[0].length;
+    let stop: number;
+    let found: RegExpExecArray | null = null;
+    if (!endSearchFailed) {
+      PEM_END.lastIndex = afterBegin;
+      found = PEM_END.exec(s);
+      if (!found) endSearchFailed = true;
+    }
+    if (found) {
+      stop = found.index + found[0].length;
+    } else {
+      // Truncated key material is still key material: mask the body that follows.
+      PEM_BODY.lastIndex = afterBegin;
+      PEM_BODY.exec(s);
+      stop = PEM_BODY.lastIndex;
+      while (stop > afterBegin && /\s/.test(s.charAt(stop - 1))) stop--;
+    }
+    parts.push(s.slice(from, begin.index), placeholder('private-key'));
+    from = stop;
+    PEM_BEGIN.lastIndex = stop;
+    begin = PEM_BEGIN.exec(s);
+  }
+  parts.push(s.slice(from));
+  return parts.join('');
+}
+
+/** Optional quote closing a key or opening a value, also in JSON-inside-a-string form (`\"`). */
+const Q = `(?:\\\\?["'])?`;
+const SEP = `${Q}[ \\t]*(?::=|=>|[:=])[ \\t]*`;
+
+/**
+ * Credential-named keys of an assignment, as the last word of the key (`DB_PASSWORD`, `client_secret`,
+ * `GITHUB_TOKEN`, `MYSQL_PWD`, `SENDGRID_API_KEY`, `.npmrc`'s `_auth`). `pass`, `pwd`, `key` and
+ * `auth` count only after a separator (`DB_PASS`, not `bypass`; `ENCRYPTION_KEY`, not `monkey`).
+ * Every alternative starts with a letter and looks behind only after it: a leading lookbehind would
+ * keep the regex engine from skipping quickly to where a key word can start (3x slower imports).
+ */
+const ASSIGNMENT_KEY =
+  `(password|passwd|passphrase|secret[_-]?key|secret|api[_-]?key|private[_-]?key|access[_-]?key|token|p(?<=(?:[_.;-]|[^A-Za-z0-9]|^)p)ass|p(?<=[_.;-]p)wd|k(?<=[_.-]k)ey|a(?<=[_.-]a)uth)(?![A-Za-z0-9_])`;
+const ASSIGNMENT = new RegExp(
+  `${ASSIGNMENT_KEY}(${SEP})(?:"([^"\\n]*)"|'([^'\\n]*)'|\\\\"([^"\\\\\\n]*)\\\\"|([^\\s"'\\\\&,;)\\]}>:=][^\\s"'\\\\&,;)\\]}>]*))`,
+  'gi',
+);
+
+export function assignmentRule(key: string): 'password' | 'secret' {
+  return /pass|pwd/i.test(key) ? 'password' : 'secret';
+}
+
+function maskAssignment(match: string, key: string, sep: string, dq?: string, sq?: string, edq?: string, bare?: string): string {
+  const value = dq ?? sq ?? edq ?? bare ?? '';
+  if (!isMaskable(value)) return match;
+  const mask = placeholder(assignmentRule(key));
+  if (dq !== undefined) return `${key}${sep}"${mask}"`;
+  if (sq !== undefined) return `${key}${sep}'${mask}'`;
+  if (edq !== undefined) return `${key}${sep}\\"${mask}\\"`;
+  return `${key}${sep}${mask}`;
+}
+
+const AWS_SECRET = new RegExp(`((?:aws_?)?secret_?access_?key${SEP}${Q})([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])`, 'gi');
+
+/**
+ * Every rule, applied in this order: key blocks and URLs first, provider formats before the
+ * generic, context-based rules.
+ */
+export const SECRET_RULES: readonly SecretRule[] = [
+  { id: 'private-key', keywords: ['private key'], pattern: PEM_BEGIN, apply: maskPrivateKeys },
+  {
+    id: 'url-password',
+    keywords: ['://'],
+    pattern: /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/@]*:)([^\s@/]+)@/g,
+    replace: (_m, head: string) => `${head}${placeholder('url-password')}@`,
+  },
+  { id: 'jwt', keywords: ['eyj'], pattern: re(`${start(TOKEN)}eyJ[A-Za-z0-9_-]{5,8192}\\.[A-Za-z0-9_-]{2,8192}\\.[A-Za-z0-9_-]{0,8192}`) },
+  {
+    id: 'aws-access-key',
+    keywords: ['akia', 'asia', 'abia', 'acca', 'a3t'],
+    pattern: re(`${start(ALNUM)}(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}${end(ALNUM)}`),
+  },
+  {
+    id: 'anthropic-key',
+    keywords: ['sk-ant-'],
+    pattern: token('sk-ant-', TOKEN, 20),
+    check: (s) => looksRandom(s.slice(7)),
+  },
+  { id: 'openai-key', keywords: ['sk-'], pattern: token('sk-', TOKEN, 20), check: (s) => looksRandom(s.slice(3)) },
+  { id: 'stripe-key', keywords: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_'], pattern: token('[sr]k_(?:live|test)_', ALNUM + '_', 10) },
+  { id: 'stripe-webhook-secret', keywords: ['whsec_'], pattern: token('whsec_', 'A-Za-z0-9+/=_', 24) },
+  {
+    id: 'github-token',
+    keywords: ['ghp_', 'gho_', 'ghs_', 'ghu_', 'ghr_', 'github_pat_'],
+    pattern: re(`${start(ALNUM + '_')}(?:gh[oprsu]_${body(ALNUM, 20)}|github_pat_${body(ALNUM + '_', 20)})`),
+  },
+  {
+    id: 'gitlab-token',
+    keywords: ['glpat-', 'gloas-', 'gldt-', 'glrt-', 'glcbt-', 'glptt-', 'glft-', 'glsoat-', 'glimt-', 'glagent-', 'glffct-', 'gr1348941'],
+    pattern: token('(?:gl(?:pat|oas|dt|rt|cbt|ptt|ft|soat|imt|agent|ffct)-|GR1348941)', TOKEN, 20),
+  },
+  {
+    id: 'slack-token',
+    keywords: ['xoxa-', 'xoxb-', 'xoxe', 'xoxo-', 'xoxp-', 'xoxr-', 'xoxs-', 'xapp-'],
+    pattern: token('(?:xox[abeoprs](?:\\.xox[bp])?-|xapp-)', 'A-Za-z0-9.-', 10),
+  },
+  {
+    id: 'slack-webhook',
+    keywords: ['hooks.slack.com'],
+    pattern: re('(?<pre>hooks\\.slack\\.com/(?:services|workflows|triggers)/)(?<secret>[A-Za-z0-9_/+-]{20,300})'),
+  },
+  {
+    id: 'discord-webhook',
+    keywords: ['discord'],
+    pattern: re('(?<pre>discord(?:app)?\\.com/api/webhooks/[0-9]{5,25}/)(?<secret>[A-Za-z0-9_-]{30,200})'),
+  },
+  {
+    id: 'teams-webhook',
+    keywords: ['webhook.office.com'],
+    pattern: re('(?<pre>\\.webhook\\.office\\.com/webhookb2/)(?<secret>[^\\s"\'<>]{20,600})'),
+  },
+  {
+    id: 'zapier-webhook',
+    keywords: ['hooks.zapier.com'],
+    pattern: re('(?<pre>hooks\\.zapier\\.com/hooks/catch/[0-9]{1,12}/)(?<secret>[A-Za-z0-9]{4,64})'),
+  },
+  { id: 'google-api-key', keywords: ['aiza'], pattern: re(`${start(TOKEN)}AIza[0-9A-Za-z_-]{35}`) },
+  { id: 'google-oauth-token', keywords: ['ya29.'], pattern: token('ya29\\.', TOKEN + '.', 20) },
+  { id: 'google-oauth-secret', keywords: ['gocspx-'], pattern: token('GOCSPX-', TOKEN, 24, 40) },
+  { id: 'npm-token', keywords: ['npm_'], pattern: token('npm_', ALNUM, 36, 38) },
+  { id: 'pypi-token', keywords: ['pypi-'], pattern: token('pypi-AgEIcHlwaS5vcmc', TOKEN, 50) },
+  { id: 'rubygems-token', keywords: ['rubygems_'], pattern: token('rubygems_', 'a-f0-9', 48, 50) },
+  { id: 'docker-token', keywords: ['dckr_pat_', 'dckr_oat_'], pattern: token('dckr_(?:pat|oat)_', TOKEN, 20) },
+  { id: 'huggingface-token', keywords: ['hf_', 'api_org_'], pattern: token('(?:hf|api_org)_', 'A-Za-z0-9_', 34, 40), check: (s) => looksRandom(s.replace(/^(?:hf|api_org)_/, '')) },
+  { id: 'sendgrid-key', keywords: ['sg.'], pattern: re(`${start(TOKEN + '.')}SG\\.[A-Za-z0-9_-]{16,32}\\.[A-Za-z0-9_-]{30,64}${end(TOKEN + '.')}`) },
+  { id: 'twilio-key', keywords: ['sk'], pattern: re(`${start(ALNUM)}SK[0-9a-fA-F]{32}${end(ALNUM)}`) },
+  { id: 'mailgun-key', keywords: ['key-'], pattern: token('key-', 'a-f0-9', 32, 34) },
+  { id: 'mailchimp-key', keywords: ['-us'], pattern: re(`${start(ALNUM)}[0-9a-f]{32}-us[0-9]{1,2}${end(ALNUM)}`) },
+  {
+    id: 'azure-storage-key',
+    keywords: ['accountkey=', 'sharedaccesskey=', 'sharedaccesssignature='],
+    pattern: re('(?<pre>(?:AccountKey|SharedAccessKey|SharedAccessSignature)=)(?<secret>[^;"\'\\s]{8,512})', 'gi'),
+  },
+  {
+    id: 'azure-ad-client-secret',
+    keywords: ['q~'],
+    pattern: re(`${start('A-Za-z0-9_~.-')}[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}${end('A-Za-z0-9_~.-')}`),
+  },
+  { id: 'telegram-bot-token', keywords: [':aa'], pattern: re(`(?<![0-9])[0-9]{5,16}:AA[0-9A-Za-z_-]{33}${end(TOKEN)}`) },
+  { id: 'digitalocean-token', keywords: ['_v1_'], pattern: token('do[opr]_v1_', 'a-f0-9', 64, 66) },
+  { id: 'shopify-token', keywords: ['shpat_', 'shpca_', 'shppa_', 'shpss_'], pattern: token('shp(?:at|ca|pa|ss)_', 'a-fA-F0-9', 32, 34) },
+  {
+    id: 'atlassian-token',
+    keywords: ['atatt3', 'atctt3', 'atbb'],
+    pattern: re(`${start('A-Za-z0-9_=.-')}(?:AT[AC]TT3${body('A-Za-z0-9_=-', 100)}|ATBB${body('A-Za-z0-9_=.-', 28)})`),
+  },
+  {
+    id: 'new-relic-key',
+    keywords: ['nrak-', 'nrii-', 'nrjs-', 'nral'],
+    pattern: re(`${start(TOKEN)}(?:NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19}|[a-f0-9]{36}NRAL)${end(TOKEN)}`),
+  },
+  { id: 'sentry-token', keywords: ['sntrys_', 'sntryu_'], pattern: re(`${start('A-Za-z0-9+/=_')}(?:sntrys_${body('A-Za-z0-9+/=_', 60)}|sntryu_[a-f0-9]{64})`) },
+  { id: 'heroku-key', keywords: ['hrku-'], pattern: token('HRKU-', TOKEN, 40) },
+  { id: 'vercel-token', keywords: ['vcp_', 'vci_', 'vca_', 'vcr_', 'vck_'], pattern: token('vc[pciark]_', ALNUM, 24) },
+  { id: 'linear-key', keywords: ['lin_api_', 'lin_oauth_'], pattern: re(`${start(ALNUM + '_')}(?:lin_api_[A-Za-z0-9]{40}|lin_oauth_[a-f0-9]{64})${end(ALNUM)}`) },
+  { id: 'doppler-token', keywords: ['dp.'], pattern: token('dp\\.(?:pt|st|sa|ct|scim|audit)\\.', ALNUM, 40, 46) },
+  { id: 'databricks-token', keywords: ['dapi'], pattern: re(`${start(ALNUM)}dapi[a-f0-9]{32}(?:-[0-9])?${end(ALNUM)}`) },
+  { id: 'groq-key', keywords: ['gsk_'], pattern: token('gsk_', ALNUM, 48, 56) },
+  { id: 'xai-key', keywords: ['xai-'], pattern: token('xai-', ALNUM, 70, 90) },
+  { id: 'replicate-token', keywords: ['r8_'], pattern: token('r8_', ALNUM, 37, 40) },
+  { id: 'perplexity-key', keywords: ['pplx-'], pattern: token('pplx-', ALNUM, 40, 56) },
+  { id: 'nvidia-key', keywords: ['nvapi-'], pattern: token('nvapi-', TOKEN, 60, 70) },
+  { id: 'langsmith-key', keywords: ['lsv2_'], pattern: re(`${start(ALNUM + '_')}lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}${end(ALNUM)}`) },
+  { id: 'vault-token', keywords: ['hvs.', 'hvb.'], pattern: token('hv[sb]\\.', TOKEN, 24) },
+  { id: 'terraform-token', keywords: ['.atlasv1.'], pattern: re(`${start(ALNUM)}[A-Za-z0-9]{14}\\.atlasv1\\.[A-Za-z0-9_=-]{60,70}${end(TOKEN + '=')}`) },
+  { id: 'postman-key', keywords: ['pmak-'], pattern: re(`${start(ALNUM)}PMAK-[a-f0-9]{24}-[a-f0-9]{34}${end(ALNUM)}`) },
+  { id: 'square-token', keywords: ['sq0atp-', 'sq0csp-'], pattern: token('sq0(?:atp|csp)-', TOKEN, 22, 45) },
+  { id: 'grafana-token', keywords: ['glc_', 'glsa_'], pattern: re(`${start('A-Za-z0-9+/_')}(?:glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})`) },
+  { id: 'planetscale-token', keywords: ['pscale_'], pattern: token('pscale_(?:tkn|oauth|pw)_', 'A-Za-z0-9=._-', 32, 64) },
+  { id: 'supabase-key', keywords: ['sbp_', 'sb_secret_'], pattern: re(`${start(TOKEN)}(?:sbp_[a-f0-9]{40}|sb_secret_${body(TOKEN, 20)})`) },
+  { id: 'age-secret-key', keywords: ['age-secret-key-1'], pattern: re('AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}') },
+  { id: 'onepassword-token', keywords: ['ops_eyj'], pattern: token('ops_eyJ', 'A-Za-z0-9+/=_-', 100) },
+  { id: 'alibaba-key', keywords: ['ltai'], pattern: re(`${start(ALNUM)}LTAI[A-Za-z0-9]{12,20}${end(ALNUM)}`) },
+  { id: 'facebook-token', keywords: ['eaa'], pattern: re(`${start(ALNUM)}EAA[A-Za-z0-9]{90,${MAX_TOKEN}}`) },
+  {
+    id: 'everme-token',
+    keywords: ['evt_', 'emk_'],
+    pattern: token('(?:evt|emk)_', TOKEN, 8),
+    check: (s) => looksRandom(s.slice(4)),
+  },
+  {
+    id: 'putty-private-key',
+    keywords: ['private-lines:'],
+    pattern: re('(?<pre>Private-Lines:[ \\t]*[0-9]{1,4})(?<secret>(?:(?:\\r?\\n|(?:\\\\r)?\\\\n)[A-Za-z0-9+/=]{1,128}){1,400})'),
+  },
+  // ---- generic credentials, by context rather than by format ----
+  {
+    id: 'aws-secret-key',
+    keywords: ['secretaccesskey', 'secret_access_key', 'secret_accesskey', 'secretaccess_key'],
+    pattern: AWS_SECRET,
+    replace: (_m, head: string) => `${head}${placeholder('aws-secret-key')}`,
+  },
+  {
+    id: 'bearer-token',
+    keywords: ['bearer'],
+    pattern: /\b(Bearer[ \t]+)([A-Za-z0-9._~+/=-]{8,})/gi,
+    replace: (m, head: string, tok: string) => (looksRandom(tok) || tok.length >= 32 ? `${head}${placeholder('bearer-token')}` : m),
+  },
+  {
+    id: 'basic-auth',
+    keywords: ['basic'],
+    pattern: new RegExp(`(Authorization${SEP}${Q}Basic[ \\t]+)([A-Za-z0-9+/]{6,}={0,2})`, 'gi'),
+    replace: (_m, head: string) => `${head}${placeholder('basic-auth')}`,
+  },
+  {
+    id: 'cli-password-flag',
+    keywords: ['--'],
+    pattern: re(
+      `(?<pre>(?<![\\w-])--[a-z0-9-]{0,30}?(?:password|passwd|pass|token|secret|api-?key|auth)(?:=|[ \\t]+))(?<secret>"[^"\\n]{1,256}"|'[^'\\n]{1,256}'|[^\\s"'\`|;&)-][^\\s"'\`|;&)]{0,255})`,
+      'gi',
+    ),
+    check: maskableValue,
+  },
+  {
+    id: 'cli-user-password',
+    keywords: ['-u', '--user'],
+    pattern: re(`(?<pre>(?<![\\w-])(?:-u|--user)(?:[ \\t]+|=)["']?(?<user>[^\\s:"'@]{1,128}):)(?<secret>[^\\s"'@]{1,256})`),
+    // `docker run -u 1000:1000` is a uid and a gid.
+    check: (secret, groups) => maskableValue(secret) && !(/^[0-9]+$/.test(secret) && /^[0-9]+$/.test(groups.user ?? '')),
+  },
+  {
+    id: 'cli-password-short-flag',
+    keywords: ['mysql', 'mariadb', 'mycli', 'sshpass'],
+    pattern: re(
+      `(?<pre>\\b(?:(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump|-admin)?|mycli)\\b[^\\n|;&]{0,200}?[ \\t]-p|sshpass[ \\t]+-p[ \\t]*))(?<secret>"[^"\\n]{1,256}"|'[^'\\n]{1,256}'|[^\\s"'-][^\\s"']{0,255})`,
+    ),
+    check: maskableValue,
+  },
+  {
+    id: 'secret',
+    emits: ['password'],
+    keywords: ['pass', 'pwd', 'secret', 'api_key', 'api-key', 'apikey', 'private_key', 'private-key', 'privatekey', 'access_key', 'access-key', 'accesskey', 'token', '_key', '-key', '.key', '_auth', '-auth', '.auth'],
+    pattern: ASSIGNMENT,
+    replace: maskAssignment as (match: string, ...groups: string[]) => string,
+  },
+  {
+    id: 'url-query-secret',
+    keywords: ['token=', 'key=', 'sig=', 'signature=', 'secret=', 'password=', 'passwd=', 'pwd=', 'credential='],
+    pattern: re(
+      '(?<pre>(?<=[?&])[A-Za-z0-9_.-]{0,30}?(?:token|key|sig|signature|secret|password|passwd|pwd|credential)=)(?<secret>[^&\\s#"\'<>]{1,2048})',
+      'gi',
+    ),
+    check: maskableValue,
+  },
+];
