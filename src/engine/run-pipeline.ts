@@ -38,7 +38,9 @@ export interface RunSummary {
   sink: SinkName;
   dryRun: boolean;
   since?: string;
-  sessions: { scanned: number; delivered: number; unchanged: number; empty: number; failed: number };
+  sessions: { scanned: number; delivered: number; unchanged: number; empty: number; excluded: number; forgotten: number; failed: number };
+  /** Sessions read whose workspace nobody knows: no exclusion could be checked for them. */
+  workspaceUnknown: number;
   messages: number;
   removed: number;
   requests: number;
@@ -67,7 +69,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     sink: options.sink,
     dryRun,
     since: options.since,
-    sessions: { scanned: 0, delivered: 0, unchanged: 0, empty: 0, failed: 0 },
+    sessions: { scanned: 0, delivered: 0, unchanged: 0, empty: 0, excluded: 0, forgotten: 0, failed: 0 },
+    workspaceUnknown: 0,
     messages: 0,
     removed: 0,
     requests: 0,
@@ -94,6 +97,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           sink: engine.sink,
           state: engine.state,
           locks: engine.locks,
+          privacy: engine.privacy,
           dryRun,
           signal: options.signal,
           onDelivered: (n) => {
@@ -108,6 +112,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
       summary.requests += outcome.requests;
       summary.removed += outcome.removed;
       summary.bytes += outcome.bytes;
+      if (outcome.workspaceUnknown) summary.workspaceUnknown += 1;
       allWarnings.push(...outcome.warnings);
       if (outcome.status === 'failed') {
         const error = outcome.error ?? new EvermeError('internal', 'unknown failure');

@@ -1,0 +1,87 @@
+import type Database from 'better-sqlite3';
+import { describeRule, ExclusionPolicy } from '../config/exclude.js';
+import type { Settings } from '../config/settings.js';
+import { SessionScopeStore } from '../store/session-scope.js';
+import type { StateStore } from '../store/state-store.js';
+import { TombstoneStore } from '../store/tombstones.js';
+import { workspaceFromFiles } from '../transcript/session-workspace.js';
+import type { SessionRef } from '../transcript/types.js';
+
+/**
+ * One way of knowing a session's workspace. Sources are asked in order and the first answer wins;
+ * none answering means unknown, and unknown is never guessed from anything else.
+ */
+export type WorkspaceSource = (session: SessionRef) => string | undefined | Promise<string | undefined>;
+
+export type ScopeDecision =
+  | { status: 'included'; workspaceDir: string }
+  | { status: 'excluded'; workspaceDir: string; rule: string }
+  | { status: 'unknown' };
+
+/** What the session files say (ledger metadata); see `workspaceFromFiles`. */
+export const fromSessionFiles: WorkspaceSource = async (session) => (await workspaceFromFiles(session)).workspaceDir;
+
+/** The `cwd` a hook payload carried for this session, as the hook worker recorded it. */
+export function fromRecordedCwd(state: StateStore): WorkspaceSource {
+  return (session) => state.workspaceFor(session.sessionId);
+}
+
+/** Files first (they are the session's own record), then what the hook saw. */
+export function defaultWorkspaceSources(state: StateStore): WorkspaceSource[] {
+  return [fromSessionFiles, fromRecordedCwd(state)];
+}
+
+/**
+ * The user's say over what is delivered, checked by the pipeline before a session's history is
+ * read: forgotten conversations (tombstones) and excluded workspaces. Records what it decided for
+ * the report, except in a dry run, which writes nothing.
+ */
+export class PrivacyGate {
+  private readonly tombstones: TombstoneStore;
+  private readonly scopes: SessionScopeStore;
+  private policy?: Promise<ExclusionPolicy>;
+
+  constructor(
+    db: Database.Database,
+    private readonly patterns: readonly string[],
+    private readonly sources: readonly WorkspaceSource[],
+    private readonly dryRun = false,
+  ) {
+    this.tombstones = new TombstoneStore(db);
+    this.scopes = new SessionScopeStore(db);
+  }
+
+  static open(db: Database.Database, settings: Settings, state: StateStore, opts: { dryRun?: boolean } = {}): PrivacyGate {
+    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state), opts.dryRun ?? false);
+  }
+
+  forgotten(conversationId: string): boolean {
+    return this.tombstones.isForgotten(conversationId);
+  }
+
+  async workspaceOf(session: SessionRef): Promise<string | undefined> {
+    for (const source of this.sources) {
+      const dir = await source(session);
+      if (dir !== undefined && dir.trim() !== '') return dir;
+    }
+    return undefined;
+  }
+
+  async scope(session: SessionRef): Promise<ScopeDecision> {
+    const workspaceDir = await this.workspaceOf(session);
+    const base = { sessionId: session.sessionId, sessionDir: session.dir, createdAtMs: session.createdAtMs };
+    if (workspaceDir === undefined) {
+      if (!this.dryRun) this.scopes.record({ ...base, status: 'workspace_unknown' });
+      return { status: 'unknown' };
+    }
+    const policy = await (this.policy ??= ExclusionPolicy.load(this.patterns));
+    const rule = policy.ruleFor(workspaceDir);
+    if (rule === undefined) {
+      if (!this.dryRun) this.scopes.clear(session.sessionId);
+      return { status: 'included', workspaceDir };
+    }
+    const described = describeRule(rule);
+    if (!this.dryRun) this.scopes.record({ ...base, status: 'excluded', workspaceDir, rule: described });
+    return { status: 'excluded', workspaceDir, rule: described };
+  }
+}
