@@ -35,6 +35,11 @@ function expandHome(pattern: string, home: string): string {
   return pattern;
 }
 
+/** A path as the user typed it: `~` expanded, then absolute (workspaces are recorded absolute). */
+export function resolveUserPath(p: string, home: string = os.homedir()): string {
+  return path.resolve(expandHome(p.trim(), home));
+}
+
 /** Why a workspace is excluded: the pattern as the user wrote it, or the ignore file. */
 export type ExclusionRule = { kind: 'pattern'; pattern: string } | { kind: 'ignore_file'; file: string };
 
