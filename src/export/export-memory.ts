@@ -41,22 +41,40 @@ export interface ExportSummary {
 /** A stream that is waited for when its buffer is full: memory stays bounded whatever the consumer's pace. */
 class Output {
   bytes = 0;
-  constructor(private readonly stream: NodeJS.WritableStream, private readonly owned: boolean) {}
+  /** The reader went away (`everme export | head`): like any Unix filter, stop quietly. */
+  closed = false;
+
+  constructor(private readonly stream: NodeJS.WritableStream, private readonly owned: boolean) {
+    if (!owned) {
+      stream.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EPIPE') this.closed = true;
+      });
+    }
+  }
 
   static file(file: string): Output {
     return new Output(createWriteStream(file, { mode: 0o600 }), true);
   }
 
   async write(text: string): Promise<void> {
+    if (this.closed) return;
     this.bytes += Buffer.byteLength(text);
     if (!this.stream.write(text)) {
       await new Promise<void>((resolve, reject) => {
-        const onError = (err: Error) => reject(err);
-        this.stream.once('error', onError);
-        this.stream.once('drain', () => {
+        const done = (): void => {
           this.stream.off('error', onError);
+          this.stream.off('drain', done);
           resolve();
-        });
+        };
+        const onError = (err: NodeJS.ErrnoException): void => {
+          this.stream.off('drain', done);
+          if (err.code === 'EPIPE') {
+            this.closed = true;
+            resolve();
+          } else reject(err);
+        };
+        this.stream.once('error', onError);
+        this.stream.once('drain', done);
       });
     }
   }
@@ -102,6 +120,7 @@ export async function exportMemory(settings: Settings, opts: ExportOptions): Pro
     try {
       for (const conversation of reader.conversations(opts.filter)) {
         throwIfAborted(opts.signal);
+        if (shared?.closed) break;
         let output = shared;
         if (!output) {
           const file = path.join(opts.out, markdownFileName(conversation.conversationId));

@@ -63,7 +63,7 @@ export function markdownMessage(m: AgentMessage): string {
       for (const call of m.toolCalls ?? []) parts.push('', folded(`Tool call: ${call.name} (${call.id})`, fenced(prettyArguments(call.arguments), 'json')));
       break;
     case 'tool':
-      parts.push('', folded(`Tool result (${m.toolCallId}) · ${iso(m.timestamp)}`, m.content === '' ? '(empty)' : fenced(m.content)));
+      parts.push(folded(`Tool result (${m.toolCallId}) · ${iso(m.timestamp)}`, m.content === '' ? '(empty)' : fenced(m.content)));
       break;
   }
   return `\n${parts.join('\n')}\n`;

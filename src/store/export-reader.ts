@@ -107,9 +107,11 @@ export class ExportReader {
 
   constructor(db: Database.Database) {
     this.stmts = {
-      count: db.prepare<[number | null], number>(
-        'SELECT count(*) FROM conversations WHERE message_count > 0 AND (?1 IS NULL OR updated_at_ms >= ?1)',
-      ).pluck(),
+      count: db
+        .prepare<{ sinceMs: number | null }, number>(
+          'SELECT count(*) FROM conversations WHERE message_count > 0 AND (@sinceMs IS NULL OR updated_at_ms >= @sinceMs)',
+        )
+        .pluck(),
       page: db.prepare<{ afterMs: number; afterId: string; limit: number; sinceMs: number | null }, ConversationRow>(
         `SELECT *, coalesce(created_at_ms, -1) AS sort_ms FROM conversations
          WHERE message_count > 0
@@ -130,7 +132,7 @@ export class ExportReader {
 
   /** How many conversations the export will visit (for the progress bar). */
   count(filter: ExportFilter): number {
-    if (filter.conversationId === undefined && filter.project === undefined) return this.stmts.count.get(filter.sinceMs ?? null) ?? 0;
+    if (filter.conversationId === undefined && filter.project === undefined) return this.stmts.count.get({ sinceMs: filter.sinceMs ?? null }) ?? 0;
     // A workspace filter is decided row by row: walk the (small) conversation rows once.
     let n = 0;
     for (const c of this.conversations(filter)) if (c.messageCount > 0) n++;
