@@ -11,7 +11,7 @@ import { exportMemory, type ExportFormat, type ExportSummary } from '../src/expo
 import { normalizeConversationId } from '../src/forget/forget.js';
 
 function renderSummary(s: ExportSummary): string {
-  const where = s.out === '-' ? 'stdout' : s.format === 'jsonl' ? s.files[0] ?? s.out : `${s.files.length} files in ${s.out}`;
+  const where = s.out === '-' ? 'stdout' : s.format === 'jsonl' ? s.files[0] ?? s.out : `${s.files.length} file${s.files.length === 1 ? '' : 's'} in ${s.out}`;
   return `exported ${s.conversations} conversation${s.conversations === 1 ? '' : 's'}, ${s.messages} message${s.messages === 1 ? '' : 's'} (${s.format}) to ${where}`;
 }
 
