@@ -64,7 +64,8 @@ function compile(picomatch: typeof Picomatch, pattern: string, home: string): Co
     return { pattern, matchesDir: (dir) => isMatch(path.basename(dir)) };
   }
   const absolute = path.resolve(expanded);
-  if (!picomatch.scan(absolute).isGlob) return { pattern, matchesDir: (dir) => dir === absolute };
+  // Only the wildcards users mean as such make a glob: a literal `(1)` in a path stays literal.
+  if (!/[*?[\]{}]/.test(absolute)) return { pattern, matchesDir: (dir) => dir === absolute };
   const isMatch = picomatch(absolute, { dot: true });
   return { pattern, matchesDir: isMatch };
 }
