@@ -66,6 +66,22 @@ async function main(): Promise<void> {
     rows.push(`no-op sync:                 ${fmt(noop.ms)} ms  rss ${fmt(noop.maxRssMb)} MB  ratio ${(noop.ms / floor.ms).toFixed(2)}x (target ≤ 0.25x)`);
     rows.push(`peak RSS (import):          ${fmt(cold.maxRssMb)} MB (target ≤ 256 MB)`);
 
+    // Export streams page by page: its RSS must stay flat however large the store is.
+    const exportDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-export-'));
+    const reimportState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-reimport-'));
+    try {
+      const jsonl = child('measure-export.js', ['jsonl', corpusRoot, stateDir, exportDir]);
+      const markdown = child('measure-export.js', ['markdown', corpusRoot, stateDir, path.join(exportDir, 'md')]);
+      const reimport = child('measure-export.js', ['reimport', corpusRoot, reimportState, exportDir]);
+      const mb = (n: unknown) => fmt(Number(n) / 1024 / 1024);
+      rows.push(`export jsonl:               ${fmt(jsonl.ms)} ms  rss ${fmt(jsonl.maxRssMb)} MB  store ${fmt(Number(jsonl.storeMb))} MB  wrote ${mb(jsonl.bytes)} MB, ${jsonl.messages} messages`);
+      rows.push(`export markdown:            ${fmt(markdown.ms)} ms  rss ${fmt(markdown.maxRssMb)} MB  ${markdown.conversations} files, ${mb(markdown.bytes)} MB`);
+      rows.push(`import --from-export:       ${fmt(reimport.ms)} ms  rss ${fmt(reimport.maxRssMb)} MB  ${reimport.messages} messages`);
+    } finally {
+      rmSync(exportDir, { recursive: true, force: true });
+      rmSync(reimportState, { recursive: true, force: true });
+    }
+
     // Search latency on the store the import just built.
     const db = openDatabase(stateDir);
     const store = new LocalStore(db);
