@@ -143,6 +143,9 @@ describe('everme forget, gateway', () => {
     const { file1 } = writeTree();
     expect((await cli(['import', '--since', '2026-09-01', '--json'], tree.env)).code).toBe(0);
     const before = tree.gateway.requestsTo('/mem/agent-memory').length;
+    // Only the gateway holds them, yet a project still finds its conversations.
+    const byProject = envelopeOf(await cli(['forget', '--project', '/home/dev/ledger-project', '--dry-run', '--json'], tree.env));
+    expect(byProject.data!.conversations).toMatchObject([{ conversationId: conversationFor(3), sentToGateway: true, storedMessages: 0 }]);
     expect(tree.gateway.messagesFor(conversationFor(1))).not.toEqual([]);
 
     const text = await cli(['forget', '--session', sessionIdFor(1), '--yes'], tree.env);

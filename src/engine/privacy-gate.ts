@@ -46,13 +46,15 @@ export class PrivacyGate {
     private readonly patterns: readonly string[],
     private readonly sources: readonly WorkspaceSource[],
     private readonly dryRun = false,
+    /** Where a known workspace is remembered per session, so `forget --project` finds what only the gateway holds. */
+    private readonly state?: StateStore,
   ) {
     this.tombstones = new TombstoneStore(db);
     this.scopes = new SessionScopeStore(db);
   }
 
   static open(db: Database.Database, settings: Settings, state: StateStore, opts: { dryRun?: boolean } = {}): PrivacyGate {
-    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state), opts.dryRun ?? false);
+    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state), opts.dryRun ?? false, state);
   }
 
   forgotten(conversationId: string): boolean {
@@ -77,7 +79,10 @@ export class PrivacyGate {
     const policy = await (this.policy ??= ExclusionPolicy.load(this.patterns));
     const rule = policy.ruleFor(workspaceDir);
     if (rule === undefined) {
-      if (!this.dryRun) this.scopes.clear(session.sessionId);
+      if (!this.dryRun) {
+        this.scopes.clear(session.sessionId);
+        if (this.state && this.state.workspaceFor(session.sessionId) !== workspaceDir) this.state.rememberWorkspace(session.sessionId, workspaceDir);
+      }
       return { status: 'included', workspaceDir };
     }
     const described = describeRule(rule);
