@@ -48,7 +48,7 @@ async function exportedConversations(e: NodeJS.ProcessEnv): Promise<string[]> {
   return [...new Set(r.stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { conversationId: string }).conversationId))].sort();
 }
 
-describe('excluded workspaces: import', () => {
+describe('excluded workspaces: import', { timeout: 120_000 }, () => {
   it('an EVERME_EXCLUDE glob keeps a session out of the local store, unread past its workspace; the summary and report count it', async () => {
     writeLedger(1, '/home/dev/client-acme/api', { junk: true });
     writeLedger(2, '/home/dev/mine');
@@ -82,7 +82,7 @@ describe('excluded workspaces: import', () => {
   });
 });
 
-describe('excluded workspaces: sync', () => {
+describe('excluded workspaces: sync', { timeout: 120_000 }, () => {
   it('an .everme-ignore at the workspace root keeps the session from both sinks, even as it grows', async () => {
     const ignored = path.join(tree.root, 'ignored-project');
     fs.mkdirSync(ignored);
@@ -106,7 +106,7 @@ describe('excluded workspaces: sync', () => {
   });
 });
 
-describe('excluded workspaces: the hook', () => {
+describe('excluded workspaces: the hook', { timeout: 120_000 }, () => {
   function hookEnvFor(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     return hookEnv({
       HOME: tree.root,

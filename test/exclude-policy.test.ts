@@ -81,14 +81,19 @@ describe('the workspace of a session', () => {
     const recorded = new Map<string, string>([[session.sessionId, '/home/u/work/client-zeta']]);
     const gate = new PrivacyGate(db, ['/home/u/work/client-*'], [() => undefined, (s) => recorded.get(s.sessionId)]);
     expect(await gate.scope(session)).toEqual({ status: 'excluded', workspaceDir: '/home/u/work/client-zeta', rule: 'EVERME_EXCLUDE /home/u/work/client-*' });
+    // Decisions are written when the run ends, in one transaction.
+    expect(new SessionScopeStore(db).list()).toEqual([]);
+    gate.commit();
     expect(new SessionScopeStore(db).list()).toMatchObject([{ sessionId: session.sessionId, status: 'excluded' }]);
 
     recorded.clear();
     expect(await gate.scope(session)).toEqual({ status: 'unknown' });
+    gate.commit();
     expect(new SessionScopeStore(db).list()).toMatchObject([{ sessionId: session.sessionId, status: 'workspace_unknown' }]);
 
     recorded.set(session.sessionId, '/home/u/work/mine');
     expect(await gate.scope(session)).toEqual({ status: 'included', workspaceDir: '/home/u/work/mine' });
+    gate.commit();
     expect(new SessionScopeStore(db).list()).toEqual([]);
     db.close();
   });

@@ -43,7 +43,7 @@ function lines(text: string): Line[] {
     .map((l) => JSON.parse(l) as Line);
 }
 
-describe('everme export', () => {
+describe('everme export', { timeout: 120_000 }, () => {
   it('jsonl carries each message exactly as the gateway receives it, with its conversationId', async () => {
     await importDemo();
     // The same sessions sent to the (fake) gateway: its recorded messages are the reference.

@@ -57,7 +57,7 @@ async function importAll(env = localEnv()): Promise<Record<string, unknown>> {
   return envelopeOf(r).data!;
 }
 
-describe('everme forget, embedded store', () => {
+describe('everme forget, embedded store', { timeout: 120_000 }, () => {
   it('--session removes the conversation down to the file bytes, search finds nothing, and re-import, sync and appends deliver nothing', async () => {
     const { file1 } = writeTree();
     await importAll();
@@ -138,7 +138,7 @@ describe('everme forget, embedded store', () => {
   });
 });
 
-describe('everme forget, gateway', () => {
+describe('everme forget, gateway', { timeout: 120_000 }, () => {
   it('says plainly that the gateway keeps what it received, and tombstones so nothing more is sent', async () => {
     const { file1 } = writeTree();
     expect((await cli(['import', '--since', '2026-09-01', '--json'], tree.env)).code).toBe(0);

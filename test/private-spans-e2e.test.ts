@@ -66,7 +66,7 @@ function expectHidden(text: string, where: string): void {
   expect(text, where).toContain(CANARY);
 }
 
-describe('<private> spans never leave the reader', () => {
+describe('<private> spans never leave the reader', { timeout: 120_000 }, () => {
   it('the gateway receives [PRIVATE] in every placement, tool arguments still valid JSON', async () => {
     writeSessions();
     await cli(['import', '--since', '2026-09-01', '--json'], tree.env);

@@ -40,6 +40,12 @@ export class PrivacyGate {
   private readonly tombstones: TombstoneStore;
   private readonly scopes: SessionScopeStore;
   private policy?: Promise<ExclusionPolicy>;
+  /**
+   * What was decided, written together by `commit()`: one write per session on the engine's
+   * connection would contend with the store's writer thread for the lock on every session.
+   */
+  private pending: Array<() => void> = [];
+  private readonly writeAll: (ops: Array<() => void>) => void;
 
   constructor(
     db: Database.Database,
@@ -51,6 +57,26 @@ export class PrivacyGate {
   ) {
     this.tombstones = new TombstoneStore(db);
     this.scopes = new SessionScopeStore(db);
+    this.writeAll = db.transaction((ops: Array<() => void>) => {
+      for (const op of ops) op();
+    });
+  }
+
+  /** Past this many decisions they are written at once, so a long run's memory stays bounded. */
+  private static readonly MAX_PENDING = 1000;
+
+  private later(op: () => void): void {
+    if (this.dryRun) return;
+    this.pending.push(op);
+    if (this.pending.length >= PrivacyGate.MAX_PENDING) this.commit();
+  }
+
+  /** Writes what the run decided (for the report); the pipeline calls it when a run ends. */
+  commit(): void {
+    if (this.pending.length === 0) return;
+    const ops = this.pending;
+    this.pending = [];
+    this.writeAll(ops);
   }
 
   static open(db: Database.Database, settings: Settings, state: StateStore, opts: { dryRun?: boolean } = {}): PrivacyGate {
@@ -73,20 +99,21 @@ export class PrivacyGate {
     const workspaceDir = await this.workspaceOf(session);
     const base = { sessionId: session.sessionId, sessionDir: session.dir, createdAtMs: session.createdAtMs };
     if (workspaceDir === undefined) {
-      if (!this.dryRun) this.scopes.record({ ...base, status: 'workspace_unknown' });
+      this.later(() => this.scopes.record({ ...base, status: 'workspace_unknown' }));
       return { status: 'unknown' };
     }
     const policy = await (this.policy ??= ExclusionPolicy.load(this.patterns));
     const rule = policy.ruleFor(workspaceDir);
     if (rule === undefined) {
-      if (!this.dryRun) {
+      const state = this.state;
+      this.later(() => {
         this.scopes.clear(session.sessionId);
-        if (this.state && this.state.workspaceFor(session.sessionId) !== workspaceDir) this.state.rememberWorkspace(session.sessionId, workspaceDir);
-      }
+        if (state && state.workspaceFor(session.sessionId) !== workspaceDir) state.rememberWorkspace(session.sessionId, workspaceDir);
+      });
       return { status: 'included', workspaceDir };
     }
     const described = describeRule(rule);
-    if (!this.dryRun) this.scopes.record({ ...base, status: 'excluded', workspaceDir, rule: described });
+    this.later(() => this.scopes.record({ ...base, status: 'excluded', workspaceDir, rule: described }));
     return { status: 'excluded', workspaceDir, rule: described };
   }
 }

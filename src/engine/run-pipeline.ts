@@ -137,6 +137,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     const notStarted = sessions.length - progress.sessionsDone;
     if (stop && !summary.cancelled && notStarted > 0) summary.sessions.failed += notStarted;
     summary.warnings = totalsByCode(allWarnings);
+    engine.privacy.commit();
     if (runId !== undefined) {
       const status = summary.cancelled ? 'cancelled' : summary.sessions.failed > 0 ? 'partial' : 'ok';
       engine.state.finishRun(runId, summary, status);
@@ -145,6 +146,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     }
     return summary;
   } catch (err) {
+    engine.privacy.commit();
     if (runId !== undefined) engine.state.finishRun(runId, summary, 'failed');
     throw err;
   } finally {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { LEDGER_FILE } from './ledger-replay.js';
@@ -60,6 +61,8 @@ export async function workspaceFromFiles(session: SessionRef): Promise<FileWorks
   const choice = chooseHistoryFileSync(session.dir);
   // A ledger-era session reopened by a newer build keeps its ledger: its metadata still applies.
   const ledger = choice.source === 'ledger' && choice.file ? choice.file : path.join(session.dir, LEDGER_FILE);
+  // A current session has no ledger: one stat, rather than a stream opened to fail.
+  if (choice.source !== 'ledger' && !existsSync(ledger)) return {};
   const dir = await ledgerWorkspace(ledger, session.sessionId);
   if (dir !== undefined) return { workspaceDir: dir, from: LEDGER_FILE };
   return {};
