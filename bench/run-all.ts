@@ -97,6 +97,10 @@ async function main(): Promise<void> {
     db.close();
     rows.push(`search (warm, 200 queries): p50 ${fmt(percentile(times, 50))} ms  p95 ${fmt(percentile(times, 95))} ms (target p95 ≤ 50 ms)`);
 
+    // After search, since it rewrites the index: one conversation forgotten, down to the file's bytes.
+    const forgot = child('measure-export.js', ['forget', corpusRoot, stateDir, '-']);
+    rows.push(`forget one conversation:    ${fmt(forgot.ms)} ms  rss ${fmt(forgot.maxRssMb)} MB  ${forgot.messages} messages removed (FTS optimize + WAL truncate)`);
+
     // The hook next to a bare node start, interleaved so both see the same machine state.
     // A real, old session: the hook finds it by the fallback walk, its slowest lookup.
     const hookSessionId = firstSessionId(corpusRoot);

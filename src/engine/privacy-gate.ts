@@ -45,7 +45,7 @@ export class PrivacyGate {
    * connection would contend with the store's writer thread for the lock on every session.
    */
   private pending: Array<() => void> = [];
-  private readonly writeAll: (ops: Array<() => void>) => void;
+  private readonly writeAll: Database.Transaction<(ops: Array<() => void>) => void>;
 
   constructor(
     db: Database.Database,
@@ -71,12 +71,23 @@ export class PrivacyGate {
     if (this.pending.length >= PrivacyGate.MAX_PENDING) this.commit();
   }
 
-  /** Writes what the run decided (for the report); the pipeline calls it when a run ends. */
+  /**
+   * Writes what the run decided (for the report); the pipeline calls it when a run ends. IMMEDIATE:
+   * the transaction reads before it writes, and a deferred one could not wait for the writer
+   * thread's lock (SQLite answers a stale read snapshot's upgrade with BUSY at once). These are
+   * report records, never worth failing a delivery for: if the store stays locked past its busy
+   * timeout they are kept and written with the next commit.
+   */
   commit(): void {
     if (this.pending.length === 0) return;
     const ops = this.pending;
     this.pending = [];
-    this.writeAll(ops);
+    try {
+      this.writeAll.immediate(ops);
+    } catch {
+      // Bounded: a store that stays locked keeps only the newest decisions.
+      this.pending = [...ops, ...this.pending].slice(-PrivacyGate.MAX_PENDING * 4);
+    }
   }
 
   static open(db: Database.Database, settings: Settings, state: StateStore, opts: { dryRun?: boolean } = {}): PrivacyGate {

@@ -71,7 +71,7 @@ export async function importExport(settings: Settings, file: string): Promise<Im
       summary.messages += store.appendMessages(p.conversation.conversationId, p.messages);
     });
     const flush = (): void => {
-      if (pending && pending.messages.length > 0) commit(pending);
+      if (pending && pending.messages.length > 0) commit.immediate(pending);
       if (pending) pending.messages = [];
     };
 

@@ -60,9 +60,11 @@ export class Forgetter {
   }
 
   async apply(conversations: ForgetCandidate[], opts: { lockTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<ForgetResult> {
-    this.db.transaction(() => {
-      for (const c of conversations) this.tombstones.put(c);
-    })();
+    this.db
+      .transaction(() => {
+        for (const c of conversations) this.tombstones.put(c);
+      })
+      .immediate();
     const locks = new SessionLocks(this.db);
     let removed = 0;
     for (const c of conversations) {
@@ -82,10 +84,12 @@ export class Forgetter {
   undo(conversationId: string): { conversationId: string; sessionId: string } {
     const sessionId = conversationId.slice('minimaxcode-'.length);
     let lifted = false;
-    this.db.transaction(() => {
-      lifted = this.tombstones.lift(conversationId);
-      if (lifted) this.db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?').run(sessionId);
-    })();
+    this.db
+      .transaction(() => {
+        lifted = this.tombstones.lift(conversationId);
+        if (lifted) this.db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?').run(sessionId);
+      })
+      .immediate();
     if (!lifted) {
       throw new EvermeError('not_found', `${conversationId} is not forgotten`, {
         hint: '`everme report` counts forgotten conversations; pass the id that `everme forget` listed.',

@@ -103,7 +103,8 @@ export class ForgetStore {
       deleteFlush: db.prepare<[string]>('DELETE FROM flush_state WHERE conversation_id = ?'),
       deleteFingerprints: db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?'),
     };
-    this.removeOne = db.transaction((conversationId: string, sessionId: string): number => {
+    // IMMEDIATE (it reads before it writes): it waits for another writer instead of failing.
+    const removeOne = db.transaction((conversationId: string, sessionId: string): number => {
       const ids = this.stmts.messageIds.all(conversationId);
       for (const id of ids) this.stmts.deleteFts.run(id);
       this.stmts.deleteMessages.run(conversationId);
@@ -114,6 +115,7 @@ export class ForgetStore {
       this.stmts.deleteFingerprints.run(sessionId);
       return ids.length;
     });
+    this.removeOne = (conversationId, sessionId) => removeOne.immediate(conversationId, sessionId);
   }
 
   /** The conversations a selector names, oldest first. A named conversation nobody holds is still listed. */
