@@ -64,7 +64,7 @@ export default class Forget extends EvermeCommand {
             hint: 'Add --yes to confirm (required with --json or without a terminal); --dry-run lists them first.',
           });
         }
-        process.stderr.write(`${renderForget(forgetter.dryRun(planned))}\n`);
+        process.stderr.write(`${renderForget(forgetter.dryRun(planned), { asking: true })}\n`);
         if (!(await confirmOnTerminal(`Forget these ${planned.length} conversation(s)? [y/N] `))) {
           throw new EvermeError('cancelled', 'Nothing was forgotten');
         }

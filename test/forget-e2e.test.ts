@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cliEntry } from './support/cli.js';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
 import { appendLines, conversationFor, sessionIdFor, turnsEnvelopes, writeLedgerSession, writeMessagesSession } from './support/delivery-trees.js';
@@ -135,6 +137,32 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
       expect(r.code, bad.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/^error: .*\nhint: /);
     }
+  });
+});
+
+/** util-linux `script` gives the CLI a real terminal (a pty), as a user at a shell has. */
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+
+describe('everme forget on a terminal', { timeout: 120_000 }, () => {
+  function onTerminal(answer: string): { status: number | null; output: string } {
+    const command = [process.execPath, cliEntry, 'forget', '--session', sessionIdFor(2), '--data-dir', tree.dataDir].map((a) => `'${a}'`).join(' ');
+    const r = spawnSync('script', ['-qec', command, '/dev/null'], { input: `${answer}\n`, env: localEnv(), encoding: 'utf8', timeout: 60_000 });
+    return { status: r.status, output: r.stdout };
+  }
+
+  it.skipIf(!hasScript)('asks before forgetting; anything but yes keeps everything', async () => {
+    writeTree();
+    await importAll();
+    const declined = onTerminal('n');
+    expect(declined.output).toContain('about to forget 1 conversation');
+    expect(declined.output).toContain('Forget these 1 conversation(s)? [y/N]');
+    expect(declined.status).toBe(130);
+    expect(await searchHits(WORD[2])).toHaveLength(1);
+
+    const accepted = onTerminal('y');
+    expect(accepted.status).toBe(0);
+    expect(accepted.output).toContain('forgot 1 conversation');
+    expect(await searchHits(WORD[2])).toEqual([]);
   });
 });
 

@@ -8,11 +8,14 @@ function line(c: ForgetCandidate): string {
   return `  ${c.conversationId}  ${when}  ${where}  ${c.storedMessages} stored message${c.storedMessages === 1 ? '' : 's'}${sent}`;
 }
 
-export function renderForget(result: ForgetResult): string {
+/** `asking`: the list shown before the terminal prompt, not a dry run's result. */
+export function renderForget(result: ForgetResult, opts: { asking?: boolean } = {}): string {
   const n = result.conversations.length;
   if (n === 0) return 'Nothing matched: no conversation was forgotten.';
   const lines = [
-    result.dryRun
+    opts.asking
+      ? `about to forget ${n} conversation${n === 1 ? '' : 's'}:`
+      : result.dryRun
       ? `would forget ${n} conversation${n === 1 ? '' : 's'} (dry run: nothing changed):`
       : `forgot ${n} conversation${n === 1 ? '' : 's'}: ${result.removedMessages} message${result.removedMessages === 1 ? '' : 's'} removed from the local store, search index and recall context`,
     ...result.conversations.map(line),
