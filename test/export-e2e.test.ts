@@ -1,8 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../src/core/agent-message.js';
-import { repoRoot } from './support/cli.js';
+import { cliEntry, repoRoot } from './support/cli.js';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
 
@@ -64,6 +65,8 @@ describe('everme export', { timeout: 120_000 }, () => {
     expect(first.conversation).toMatchObject({ sessionId: LEDGER_SESSION, source: 'ledger', workspaceDir: '/home/demo/projects/widget' });
     expect(exported.filter((l) => l.conversation !== undefined)).toHaveLength(byConversation.size);
     expect(r.stderr).toContain(`exported ${byConversation.size} conversations, ${exported.length} messages`);
+    // Not a terminal: no progress bar.
+    expect(r.stderr).not.toContain('ETA');
   });
 
   it('round trip: export → a fresh store via import --from-export → export gives identical bytes, and a second import changes nothing', async () => {
@@ -93,6 +96,17 @@ describe('everme export', { timeout: 120_000 }, () => {
     expect(overlap.data).toMatchObject({ alreadyImported: false, messages: 0 });
     const third = await cli(['export'], fresh);
     expect(Buffer.from(third.stdout).equals(original)).toBe(true);
+  });
+
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('shows a progress bar on a terminal, on stderr', async () => {
+    await importDemo();
+    const out = path.join(tree.root, 'tty');
+    const command = [process.execPath, cliEntry, 'export', '--out', out, '--data-dir', tree.dataDir].map((a) => `'${a}'`).join(' ');
+    // stderr alone goes to the pty; stdout (the result) to a file.
+    const r = spawnSync('script', ['-qec', `${command} > '${path.join(tree.root, 'stdout.txt')}'`, '/dev/null'], { env: localEnv(), encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/export \[[^\]]*\] \d+\/3 conversations \| \d+ messages/);
+    expect(fs.readFileSync(path.join(tree.root, 'stdout.txt'), 'utf8')).not.toContain('conversations |');
   });
 
   it('is deterministic: the same store gives the same bytes, for jsonl and markdown', async () => {

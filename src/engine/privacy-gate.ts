@@ -110,21 +110,22 @@ export class PrivacyGate {
     const workspaceDir = await this.workspaceOf(session);
     const base = { sessionId: session.sessionId, sessionDir: session.dir, createdAtMs: session.createdAtMs };
     if (workspaceDir === undefined) {
-      this.later(() => this.scopes.record({ ...base, status: 'workspace_unknown' }));
+      const record = { ...base, status: 'workspace_unknown' as const };
+      if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
       return { status: 'unknown' };
     }
     const policy = await (this.policy ??= ExclusionPolicy.load(this.patterns));
     const rule = policy.ruleFor(workspaceDir);
     if (rule === undefined) {
+      // Checked now (reads), queued only when something must change: a run with nothing new writes nothing.
+      if (this.scopes.has(session.sessionId)) this.later(() => this.scopes.clear(session.sessionId));
       const state = this.state;
-      this.later(() => {
-        this.scopes.clear(session.sessionId);
-        if (state && state.workspaceFor(session.sessionId) !== workspaceDir) state.rememberWorkspace(session.sessionId, workspaceDir);
-      });
+      if (state && state.workspaceFor(session.sessionId) !== workspaceDir) this.later(() => state.rememberWorkspace(session.sessionId, workspaceDir));
       return { status: 'included', workspaceDir };
     }
     const described = describeRule(rule);
-    this.later(() => this.scopes.record({ ...base, status: 'excluded', workspaceDir, rule: described }));
+    const record = { ...base, status: 'excluded' as const, workspaceDir, rule: described };
+    if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
     return { status: 'excluded', workspaceDir, rule: described };
   }
 }

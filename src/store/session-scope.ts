@@ -46,10 +46,19 @@ export class SessionScopeStore {
     };
   }
 
-  /** Writes only when something changed: a no-op sync over thousands of sessions writes nothing. */
-  record(r: Omit<ScopeRecord, 'recordedAtMs'>): void {
+  /** Whether `record(r)` would change anything: a no-op sync over thousands of sessions writes nothing. */
+  differs(r: Omit<ScopeRecord, 'recordedAtMs'>): boolean {
     const current = this.stmts.get.get(r.sessionId);
-    if (current && current.status === r.status && current.workspace_dir === (r.workspaceDir ?? null) && current.rule === (r.rule ?? null)) return;
+    return !(current && current.status === r.status && current.workspace_dir === (r.workspaceDir ?? null) && current.rule === (r.rule ?? null));
+  }
+
+  /** Whether the session has a record (which `clear` would remove). */
+  has(sessionId: string): boolean {
+    return this.stmts.get.get(sessionId) !== undefined;
+  }
+
+  record(r: Omit<ScopeRecord, 'recordedAtMs'>): void {
+    if (!this.differs(r)) return;
     this.stmts.put.run(r.sessionId, r.sessionDir ?? null, r.createdAtMs ?? null, r.workspaceDir ?? null, r.status, r.rule ?? null, Date.now());
   }
 
