@@ -83,11 +83,11 @@ export class Forgetter {
   /** Lifts a tombstone; the session's fingerprints go too, so the next sync reads it whole again. */
   undo(conversationId: string): { conversationId: string; sessionId: string } {
     const sessionId = conversationId.slice('minimaxcode-'.length);
-    let lifted = false;
-    this.db
-      .transaction(() => {
-        lifted = this.tombstones.lift(conversationId);
-        if (lifted) this.db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?').run(sessionId);
+    const lifted = this.db
+      .transaction((): boolean => {
+        if (!this.tombstones.lift(conversationId)) return false;
+        this.db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?').run(sessionId);
+        return true;
       })
       .immediate();
     if (!lifted) {
