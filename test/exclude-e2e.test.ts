@@ -82,6 +82,20 @@ describe('excluded workspaces: import', { timeout: 120_000 }, () => {
   });
 });
 
+describe('excluded workspaces: import by .everme-ignore', { timeout: 120_000 }, () => {
+  it('an .everme-ignore at the workspace root keeps the session out of an import, and the report names the file', async () => {
+    const ignored = path.join(tree.root, 'private-notes');
+    fs.mkdirSync(ignored);
+    fs.writeFileSync(path.join(ignored, IGNORE_FILE), '');
+    writeLedger(1, ignored, { junk: true });
+    writeLedger(2, path.join(tree.root, 'open-project'));
+    expect(await json(['import', '--since', '2026-09-01'], env())).toMatchObject({ sessions: { delivered: 1, excluded: 1 } });
+    expect(await exportedConversations(env())).toEqual([conversationFor(2)]);
+    const report = await json(['report'], env());
+    expect(report.excluded).toMatchObject([{ sessionId: sessionIdFor(1), rule: path.join(ignored, IGNORE_FILE) }]);
+  });
+});
+
 describe('excluded workspaces: sync', { timeout: 120_000 }, () => {
   it('an .everme-ignore at the workspace root keeps the session from both sinks, even as it grows', async () => {
     const ignored = path.join(tree.root, 'ignored-project');
