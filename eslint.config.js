@@ -16,7 +16,7 @@ export const LAYERS = [
   ['src/sinks'],
   ['src/engine'],
   ['src/recall'],
-  ['src/install', 'src/hook', 'src/report', 'src/mcp'],
+  ['src/install', 'src/hook', 'src/report', 'src/mcp', 'src/forget', 'src/export'],
   ['src/status'],
   ['src/cli'],
   ['commands'],

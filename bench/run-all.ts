@@ -20,8 +20,8 @@ interface Measured {
   [key: string]: unknown;
 }
 
-function child(script: string, args: string[]): Measured {
-  const out = execFileSync(process.execPath, [path.join(here, script), ...args], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+function child(script: string, args: string[], nodeArgs: string[] = []): Measured {
+  const out = execFileSync(process.execPath, [...nodeArgs, path.join(here, script), ...args], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
   return JSON.parse(out.trim().split('\n').at(-1)!) as Measured;
 }
 
@@ -72,6 +72,25 @@ async function main(): Promise<void> {
       `redaction:                  ${fmt(redaction.ms)} ms for ${fmt((redaction.bytes as number) / 1024 / 1024)} MiB of text (${fmt((redaction.bytes as number) / 1024 / 1024 / (redaction.ms / 1000))} MiB/s), ${fmt((100 * redaction.ms) / cold.ms)}% of the cold import`,
     );
 
+    // Export streams page by page: its RSS must stay flat however large the store is.
+    const exportDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-export-'));
+    const reimportState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-reimport-'));
+    try {
+      const jsonl = child('measure-export.js', ['jsonl', corpusRoot, stateDir, exportDir]);
+      const markdown = child('measure-export.js', ['markdown', corpusRoot, stateDir, path.join(exportDir, 'md')]);
+      const reimport = child('measure-export.js', ['reimport', corpusRoot, reimportState, exportDir]);
+      // The same export with the JS heap capped far below the store's size: it completes only if it streams.
+      const capped = child('measure-export.js', ['jsonl', corpusRoot, stateDir, path.join(exportDir, 'capped')], ['--max-old-space-size=32']);
+      const mb = (n: unknown) => fmt(Number(n) / 1024 / 1024);
+      rows.push(`export jsonl:               ${fmt(jsonl.ms)} ms  rss ${fmt(jsonl.maxRssMb)} MB  store ${fmt(Number(jsonl.storeMb))} MB  wrote ${mb(jsonl.bytes)} MB, ${jsonl.messages} messages`);
+      rows.push(`export markdown:            ${fmt(markdown.ms)} ms  rss ${fmt(markdown.maxRssMb)} MB  ${markdown.conversations} files, ${mb(markdown.bytes)} MB`);
+      rows.push(`import --from-export:       ${fmt(reimport.ms)} ms  rss ${fmt(reimport.maxRssMb)} MB  ${reimport.messages} messages`);
+      rows.push(`export jsonl, 32 MB heap:   ${fmt(capped.ms)} ms  rss ${fmt(capped.maxRssMb)} MB  ${capped.messages} messages (completes: memory does not grow with the store)`);
+    } finally {
+      rmSync(exportDir, { recursive: true, force: true });
+      rmSync(reimportState, { recursive: true, force: true });
+    }
+
     // Search latency on the store the import just built.
     const db = openDatabase(stateDir);
     const store = new LocalStore(db);
@@ -86,6 +105,10 @@ async function main(): Promise<void> {
     }
     db.close();
     rows.push(`search (warm, 200 queries): p50 ${fmt(percentile(times, 50))} ms  p95 ${fmt(percentile(times, 95))} ms (target p95 ≤ 50 ms)`);
+
+    // After search, since it rewrites the index: one conversation forgotten, down to the file's bytes.
+    const forgot = child('measure-export.js', ['forget', corpusRoot, stateDir, '-']);
+    rows.push(`forget one conversation:    ${fmt(forgot.ms)} ms  rss ${fmt(forgot.maxRssMb)} MB  ${forgot.messages} messages removed (FTS optimize + WAL truncate)`);
 
     // The hook next to a bare node start, interleaved so both see the same machine state.
     // A real, old session: the hook finds it by the fallback walk, its slowest lookup.

@@ -13,9 +13,17 @@ export function renderRunSummary(summary: RunSummary): string {
   const verb = summary.dryRun ? 'would deliver' : 'delivered';
   const lines = [
     `${summary.mode}${summary.dryRun ? ' (dry run)' : ''} → ${summary.sink}${summary.since ? ` since ${summary.since}` : ''}`,
-    `sessions: ${s.scanned} scanned, ${s.delivered} delivered, ${s.unchanged} unchanged, ${s.empty} empty, ${s.failed} failed`,
+    `sessions: ${s.scanned} scanned, ${s.delivered} delivered, ${s.unchanged} unchanged, ${s.empty} empty, ${s.failed} failed` +
+      // Shown when they occur, so the line most runs print stays the same.
+      (s.excluded ? `, ${s.excluded} excluded` : '') +
+      (s.forgotten ? `, ${s.forgotten} forgotten` : ''),
     `messages: ${summary.messages} ${verb} in ${summary.requests} requests${summary.removed ? `, ${summary.removed} removed (history rewritten)` : ''}`,
   ];
+  if (summary.workspaceUnknown > 0) {
+    lines.push(
+      `workspace unknown: ${summary.workspaceUnknown} session${summary.workspaceUnknown === 1 ? '' : 's'} (no exclusion could be checked for them; see \`everme report\`)`,
+    );
+  }
   for (const failure of summary.failures.slice(0, 5)) lines.push(`failed: ${failure.sessionId}: ${failure.type}: ${failure.message}`);
   if (summary.failures.length > 5) lines.push(`failed: … and ${summary.failures.length - 5} more`);
 

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { readEnvFile } from './env-file.js';
+import { parseExcludeList } from './exclude.js';
 
 export const DEFAULT_API_BASE = 'https://api.everme.evermind.ai';
 export const DEFAULT_SYNC_INTERVAL_MS = 60_000;
@@ -34,6 +35,8 @@ export interface Settings {
   allowInsecureHttp?: boolean;
   /** Per-request gateway timeout; unset means the client's default (30 s). Tests shorten it. */
   requestTimeoutMs?: number;
+  /** `EVERME_EXCLUDE`: workspace paths or globs whose sessions are never read or delivered. */
+  exclude: string[];
 }
 
 export interface SettingsFlags {
@@ -90,6 +93,7 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
     allowInsecureHttp: pick('EVERME_ALLOW_INSECURE_HTTP') === '1',
     syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
+    exclude: parseExcludeList(pick('EVERME_EXCLUDE')),
   };
 }
 

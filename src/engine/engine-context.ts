@@ -8,6 +8,7 @@ import { LocalSink } from '../sinks/local/local-sink.js';
 import { InlineWriter, ScalingWriter } from '../store/local-writer.js';
 import type { Sink } from '../sinks/sink.js';
 import { existsSync } from 'node:fs';
+import { PrivacyGate } from './privacy-gate.js';
 import { SessionLocks } from './session-lock.js';
 import { ThreadSessionLocks } from './thread-session-locks.js';
 import { StateStore } from '../store/state-store.js';
@@ -18,6 +19,7 @@ export interface Engine {
   state: StateStore;
   locks: SessionLocks;
   sink: Sink;
+  privacy: PrivacyGate;
   close(): void;
 }
 
@@ -70,6 +72,7 @@ export function openEngine(settings: Settings, sinkName: SinkName, opts: { dryRu
     state,
     locks,
     sink,
+    privacy: PrivacyGate.open(db, settings, state, { dryRun: opts.dryRun }),
     close: () => {
       if (locks instanceof ThreadSessionLocks) locks.settle();
       sink.close();

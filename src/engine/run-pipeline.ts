@@ -38,7 +38,9 @@ export interface RunSummary {
   sink: SinkName;
   dryRun: boolean;
   since?: string;
-  sessions: { scanned: number; delivered: number; unchanged: number; empty: number; failed: number };
+  sessions: { scanned: number; delivered: number; unchanged: number; empty: number; excluded: number; forgotten: number; failed: number };
+  /** Sessions read whose workspace nobody knows: no exclusion could be checked for them. */
+  workspaceUnknown: number;
   messages: number;
   removed: number;
   requests: number;
@@ -69,7 +71,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     sink: options.sink,
     dryRun,
     since: options.since,
-    sessions: { scanned: 0, delivered: 0, unchanged: 0, empty: 0, failed: 0 },
+    sessions: { scanned: 0, delivered: 0, unchanged: 0, empty: 0, excluded: 0, forgotten: 0, failed: 0 },
+    workspaceUnknown: 0,
     messages: 0,
     removed: 0,
     requests: 0,
@@ -97,6 +100,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           sink: engine.sink,
           state: engine.state,
           locks: engine.locks,
+          privacy: engine.privacy,
           dryRun,
           signal: options.signal,
           onDelivered: (n) => {
@@ -111,6 +115,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
       summary.requests += outcome.requests;
       summary.removed += outcome.removed;
       summary.bytes += outcome.bytes;
+      if (outcome.workspaceUnknown) summary.workspaceUnknown += 1;
       allWarnings.push(...outcome.warnings);
       for (const r of outcome.invalidResponses) summary.invalidResponses.push({ sessionId: session.sessionId, ...r });
       if (outcome.status === 'failed') {
@@ -136,6 +141,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     const notStarted = sessions.length - progress.sessionsDone;
     if (stop && !summary.cancelled && notStarted > 0) summary.sessions.failed += notStarted;
     summary.warnings = totalsByCode(allWarnings);
+    engine.privacy.commit();
     if (runId !== undefined) {
       const status = summary.cancelled ? 'cancelled' : summary.sessions.failed > 0 ? 'partial' : 'ok';
       engine.state.finishRun(runId, summary, status);
@@ -144,6 +150,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     }
     return summary;
   } catch (err) {
+    engine.privacy.commit();
     if (runId !== undefined) engine.state.finishRun(runId, summary, 'failed');
     throw err;
   } finally {

@@ -11,13 +11,15 @@ import { openLedgerCarryover } from '../transcript/ledger-carryover.js';
 import type { SessionRef } from '../transcript/types.js';
 import { conversationIdFor } from './conversation-id.js';
 import { fingerprintFile, fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
+import type { PrivacyGate, ScopeDecision } from './privacy-gate.js';
 import type { SessionLocks } from './session-lock.js';
 import type { StateStore } from '../store/state-store.js';
 
 /** import flushes every conversation's last request, sync only at a finished turn, the hook never. */
 export type DeliveryMode = 'import' | 'sync' | 'hook';
 
-export type SessionStatus = 'delivered' | 'unchanged' | 'empty' | 'failed';
+/** `excluded`: its workspace is excluded; `forgotten`: the user forgot it (a tombstone). Neither is read. */
+export type SessionStatus = 'delivered' | 'unchanged' | 'empty' | 'excluded' | 'forgotten' | 'failed';
 
 export interface SessionOutcome {
   sessionId: string;
@@ -31,6 +33,8 @@ export interface SessionOutcome {
   warnings: WarningEntry[];
   /** Requests the gateway acknowledged (2xx) with a body that could not be read: never resent. */
   invalidResponses: Array<{ requestId: string; reason: string }>;
+  /** Read, but nobody knows its workspace, so no exclusion could be checked (never guessed). */
+  workspaceUnknown?: boolean;
   error?: EvermeError;
 }
 
@@ -42,6 +46,8 @@ export interface DeliveryContext {
   dryRun: boolean;
   signal?: AbortSignal;
   lockTimeoutMs?: number;
+  /** Tombstones and exclusions, checked before a session's history is read. */
+  privacy?: PrivacyGate;
   /** Called after each acknowledged request with the number of messages it carried. */
   onDelivered?: (messages: number) => void;
 }
@@ -105,12 +111,21 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
   let locked = false;
   /** The history file, once chosen: warnings about a flush-only request name it. */
   let chosenFile: string | undefined;
+  let decided: ScopeDecision | undefined;
+  const decideScope = async (): Promise<ScopeDecision | undefined> => (decided ??= await ctx.privacy?.scope(session));
   /**
    * The hook never flushes, so a conversation it delivered completely would never be flushed:
    * import (always) and sync (at a finished turn) send the flush on its own when one is owed.
    */
   const settleOwedFlush = async (source: 'messages' | 'ledger'): Promise<SessionOutcome> => {
     if (ctx.dryRun || ctx.mode === 'hook') return outcome;
+    const owed = ctx.sink.pendingFlush(conversationId);
+    if (!owed || (ctx.mode === 'sync' && !owed.endsTurn)) return outcome;
+    // A flush is a request about the conversation too: none for an excluded workspace.
+    if ((await decideScope())?.status === 'excluded') {
+      outcome.status = 'excluded';
+      return outcome;
+    }
     throwIfAborted(ctx.signal);
     // Claimed, not just read: a concurrent run that sees the same owed flush must not send it too.
     const claim = ctx.sink.claimPendingFlush(conversationId, ctx.mode === 'sync');
@@ -138,6 +153,11 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     return outcome;
   };
   try {
+    // Before anything of the session is read: a forgotten conversation is never delivered again.
+    if (ctx.privacy?.forgotten(conversationId)) {
+      outcome.status = 'forgotten';
+      return outcome;
+    }
     const chosen = await chooseHistoryFile(session.dir);
     outcome.source = chosen.source;
     if (chosen.source === 'none' || !chosen.file || !chosen.stat) {
@@ -154,9 +174,22 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     }
     let fingerprint = fingerprintFromStat(chosen.file, chosen.stat);
 
+    // Its workspace, learnt from as little as it takes, decides whether the history is read at all.
+    const scope = await decideScope();
+    if (scope?.status === 'excluded') {
+      outcome.status = 'excluded';
+      return outcome;
+    }
+    if (scope?.status === 'unknown') outcome.workspaceUnknown = true;
+
     if (!ctx.dryRun && ctx.locks !== undefined) {
       await ctx.locks.acquire(session.sessionId, ctx.lockTimeoutMs ?? 30_000, ctx.signal);
       locked = true;
+    }
+    // A forget that ran while we waited for the lock wins.
+    if (ctx.privacy?.forgotten(conversationId)) {
+      outcome.status = 'forgotten';
+      return outcome;
     }
     // Another process may have finished this very file while we waited for the lock.
     if (sameFingerprint(ctx.state.getFingerprint(sinkName, session.sessionId), fingerprint)) return await settleOwedFlush(chosenSource);

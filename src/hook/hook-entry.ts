@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hookDataDir } from './hook-data-dir.js';
+import { ExclusionPolicy } from '../config/exclude.js';
 import { loadSettings } from '../config/settings.js';
 import { redactOutput } from '../core/redact-output.js';
 import { recordHookEvent, type HookOutcome } from './hook-events.js';
@@ -36,6 +37,10 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
   const stateDir = settings.stateDir;
   const parsed = parseHookInput(data, tooLarge);
   if (!parsed.ok) return { outcome: 'ignored', reason: parsed.reason, stateDir };
+  // An excluded workspace (the payload's cwd is the session's workspace): nothing is looked up,
+  // claimed or started for it.
+  const { cwd } = parsed.input;
+  if (cwd && (await ExclusionPolicy.load(settings.exclude)).ruleFor(cwd)) return { outcome: 'ignored', reason: 'excluded', stateDir };
   const slot = new HookSlot(stateDir, parsed.input.sessionId);
   const diagnostic = slot.takeDiagnostic();
   const remembered = slot.rememberedSessionDir();

@@ -5,6 +5,7 @@ import type { WarningCode, WarningCollector } from '../core/warnings.js';
 import type { HistoryItem } from '../transcript/types.js';
 import type { AgentAssistantMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
 import { capText, MAX_CONTENT_BYTES } from './content-cap.js';
+import { PrivateSpans } from './private-spans.js';
 import { redactJsonValue, redactText } from './redact.js';
 import { cleanText, stripSystemReminders, trimBlankEdges } from './text-clean.js';
 
@@ -128,6 +129,20 @@ export const quickReaders = {
 /** Runtime records that are not conversation; the reader filters them, this is only a safety net. */
 const NOT_CONVERSATION = new Set(['compactionSummary', 'custom']);
 
+/**
+ * `<private>` spans hidden in every text block and tool-call argument, in the order they appear in
+ * the message (a span opened in one block runs on into the next): before anything else reads it.
+ */
+function hidePrivate(content: ContentValue): ContentValue {
+  const spans = new PrivateSpans();
+  if (typeof content === 'string') return spans.text(content);
+  return content.map((block): ContentBlock => {
+    if (block.type === 'text') return { type: 'text', text: spans.text(block.text) };
+    if (block.type === 'toolCall' && 'arguments' in block) return { ...block, arguments: spans.json(block.arguments) };
+    return block;
+  });
+}
+
 /** Text blocks joined with `\n`; everything else (images, thinking, tool calls) left out. */
 function joinText(content: z.infer<typeof Content>): string {
   if (typeof content === 'string') return content;
@@ -190,7 +205,8 @@ export class Converter {
   private user(item: HistoryItem): KeyedMessage | undefined {
     const parsed = quickUser(item.message) ?? UserMessage.safeParse(item.message).data;
     if (!parsed) return this.invalid(item);
-    const { content, timestamp } = parsed;
+    const { timestamp } = parsed;
+    const content = hidePrivate(parsed.content);
     const text = this.bounded(joinText(content), (s) => redactText(trimBlankEdges(cleanText(stripSystemReminders(s)))), item);
     // Image-only or reminder-only: nothing the user said, so nothing to remember (and nothing wrong).
     if (text === '') return undefined;
@@ -200,7 +216,8 @@ export class Converter {
   private assistant(item: HistoryItem): KeyedMessage | undefined {
     const parsed = quickAssistant(item.message) ?? AssistantMessage.safeParse(item.message).data;
     if (!parsed) return this.invalid(item);
-    const { content, stopReason, timestamp } = parsed;
+    const { stopReason, timestamp } = parsed;
+    const content = hidePrivate(parsed.content);
 
     const text = this.bounded(joinText(content), (s) => redactText(trimBlankEdges(cleanText(s))), item);
     const toolCalls: AgentToolCall[] = [];
@@ -253,7 +270,7 @@ export class Converter {
   private toolResult(item: HistoryItem): KeyedMessage | undefined {
     const parsed = quickToolResult(item.message) ?? ToolResultMessage.safeParse(item.message).data;
     if (!parsed) return this.invalid(item);
-    const { toolCallId, content, timestamp } = parsed;
+    const { toolCallId, timestamp } = parsed;
     if (!isNonEmptyString(toolCallId)) {
       this.warn('tool_result_missing_id', item);
       return undefined;
@@ -271,7 +288,7 @@ export class Converter {
     }
 
     // Tool output is kept as written (no edge trimming); an empty output stays "".
-    const text = this.bounded(joinText(content), (s) => redactText(cleanText(s)), item);
+    const text = this.bounded(joinText(hidePrivate(parsed.content)), (s) => redactText(cleanText(s)), item);
     return { key: item.key, message: { role: 'tool', timestamp, toolCallId, content: text } };
   }
 

@@ -132,10 +132,40 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (sink, conversation_id)
   ) WITHOUT ROWID;
   `,
-  // An owed flush is claimed before it is sent (`<pid>:<epoch ms>` of the claimer), so that
+  // 3: an owed flush is claimed before it is sent (`<pid>:<epoch ms>` of the claimer), so that
   // concurrent runs send it once. Cleared whenever the flush state is written.
   `
   ALTER TABLE flush_state ADD COLUMN flush_claim TEXT;
+  `,
+  // 4: what the user took back or kept out (#12). A tombstone keeps a forgotten conversation from
+  // ever being delivered again, to either sink; session_scope records sessions left out by an
+  // exclusion and sessions whose workspace nobody knows (the report says so); imported_exports
+  // makes `import --from-export` of one file happen once.
+  `
+  CREATE TABLE tombstones (
+    conversation_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    workspace_dir TEXT,
+    forgotten_at_ms INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE session_scope (
+    session_id TEXT PRIMARY KEY,
+    session_dir TEXT,
+    created_at_ms INTEGER,
+    workspace_dir TEXT,
+    -- 'excluded' | 'workspace_unknown'
+    status TEXT NOT NULL,
+    rule TEXT,
+    recorded_at_ms INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE imported_exports (
+    digest TEXT PRIMARY KEY,
+    conversations INTEGER NOT NULL,
+    messages INTEGER NOT NULL,
+    imported_at_ms INTEGER NOT NULL
+  ) WITHOUT ROWID;
   `,
 ];
 

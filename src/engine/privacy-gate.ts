@@ -1,0 +1,131 @@
+import type Database from 'better-sqlite3';
+import { describeRule, ExclusionPolicy } from '../config/exclude.js';
+import type { Settings } from '../config/settings.js';
+import { SessionScopeStore } from '../store/session-scope.js';
+import type { StateStore } from '../store/state-store.js';
+import { TombstoneStore } from '../store/tombstones.js';
+import { workspaceFromFiles } from '../transcript/session-workspace.js';
+import type { SessionRef } from '../transcript/types.js';
+
+/**
+ * One way of knowing a session's workspace. Sources are asked in order and the first answer wins;
+ * none answering means unknown, and unknown is never guessed from anything else.
+ */
+export type WorkspaceSource = (session: SessionRef) => string | undefined | Promise<string | undefined>;
+
+export type ScopeDecision =
+  | { status: 'included'; workspaceDir: string }
+  | { status: 'excluded'; workspaceDir: string; rule: string }
+  | { status: 'unknown' };
+
+/** What the session files say (ledger metadata); see `workspaceFromFiles`. */
+export const fromSessionFiles: WorkspaceSource = async (session) => (await workspaceFromFiles(session)).workspaceDir;
+
+/** The `cwd` a hook payload carried for this session, as the hook worker recorded it. */
+export function fromRecordedCwd(state: StateStore): WorkspaceSource {
+  return (session) => state.workspaceFor(session.sessionId);
+}
+
+/** Files first (they are the session's own record), then what the hook saw. */
+export function defaultWorkspaceSources(state: StateStore): WorkspaceSource[] {
+  return [fromSessionFiles, fromRecordedCwd(state)];
+}
+
+/**
+ * The user's say over what is delivered, checked by the pipeline before a session's history is
+ * read: forgotten conversations (tombstones) and excluded workspaces. Records what it decided for
+ * the report, except in a dry run, which writes nothing.
+ */
+export class PrivacyGate {
+  private readonly tombstones: TombstoneStore;
+  private readonly scopes: SessionScopeStore;
+  private policy?: Promise<ExclusionPolicy>;
+  /**
+   * What was decided, written together by `commit()`: one write per session on the engine's
+   * connection would contend with the store's writer thread for the lock on every session.
+   */
+  private pending: Array<() => void> = [];
+  private readonly writeAll: Database.Transaction<(ops: Array<() => void>) => void>;
+
+  constructor(
+    db: Database.Database,
+    private readonly patterns: readonly string[],
+    private readonly sources: readonly WorkspaceSource[],
+    private readonly dryRun = false,
+    /** Where a known workspace is remembered per session, so `forget --project` finds what only the gateway holds. */
+    private readonly state?: StateStore,
+  ) {
+    this.tombstones = new TombstoneStore(db);
+    this.scopes = new SessionScopeStore(db);
+    this.writeAll = db.transaction((ops: Array<() => void>) => {
+      for (const op of ops) op();
+    });
+  }
+
+  /** Past this many decisions they are written at once, so a long run's memory stays bounded. */
+  private static readonly MAX_PENDING = 1000;
+
+  private later(op: () => void): void {
+    if (this.dryRun) return;
+    this.pending.push(op);
+    if (this.pending.length >= PrivacyGate.MAX_PENDING) this.commit();
+  }
+
+  /**
+   * Writes what the run decided (for the report); the pipeline calls it when a run ends. IMMEDIATE:
+   * the transaction reads before it writes, and a deferred one could not wait for the writer
+   * thread's lock (SQLite answers a stale read snapshot's upgrade with BUSY at once). These are
+   * report records, never worth failing a delivery for: if the store stays locked past its busy
+   * timeout they are kept and written with the next commit.
+   */
+  commit(): void {
+    if (this.pending.length === 0) return;
+    const ops = this.pending;
+    this.pending = [];
+    try {
+      this.writeAll.immediate(ops);
+    } catch {
+      // Bounded: a store that stays locked keeps only the newest decisions.
+      this.pending = [...ops, ...this.pending].slice(-PrivacyGate.MAX_PENDING * 4);
+    }
+  }
+
+  static open(db: Database.Database, settings: Settings, state: StateStore, opts: { dryRun?: boolean } = {}): PrivacyGate {
+    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state), opts.dryRun ?? false, state);
+  }
+
+  forgotten(conversationId: string): boolean {
+    return this.tombstones.isForgotten(conversationId);
+  }
+
+  async workspaceOf(session: SessionRef): Promise<string | undefined> {
+    for (const source of this.sources) {
+      const dir = await source(session);
+      if (dir !== undefined && dir.trim() !== '') return dir;
+    }
+    return undefined;
+  }
+
+  async scope(session: SessionRef): Promise<ScopeDecision> {
+    const workspaceDir = await this.workspaceOf(session);
+    const base = { sessionId: session.sessionId, sessionDir: session.dir, createdAtMs: session.createdAtMs };
+    if (workspaceDir === undefined) {
+      const record = { ...base, status: 'workspace_unknown' as const };
+      if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
+      return { status: 'unknown' };
+    }
+    const policy = await (this.policy ??= ExclusionPolicy.load(this.patterns));
+    const rule = policy.ruleFor(workspaceDir);
+    if (rule === undefined) {
+      // Checked now (reads), queued only when something must change: a run with nothing new writes nothing.
+      if (this.scopes.has(session.sessionId)) this.later(() => this.scopes.clear(session.sessionId));
+      const state = this.state;
+      if (state && state.workspaceFor(session.sessionId) !== workspaceDir) this.later(() => state.rememberWorkspace(session.sessionId, workspaceDir));
+      return { status: 'included', workspaceDir };
+    }
+    const described = describeRule(rule);
+    const record = { ...base, status: 'excluded' as const, workspaceDir, rule: described };
+    if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
+    return { status: 'excluded', workspaceDir, rule: described };
+  }
+}

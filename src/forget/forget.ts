@@ -1,0 +1,115 @@
+import type Database from 'better-sqlite3';
+import { EvermeError } from '../core/errors.js';
+import type { Settings } from '../config/settings.js';
+import { conversationIdFor } from '../engine/conversation-id.js';
+import { SessionLocks } from '../engine/session-lock.js';
+import { openDatabase } from '../store/database.js';
+import { ForgetStore, type ConversationSelector, type ForgetCandidate } from '../store/forget-store.js';
+import { TombstoneStore } from '../store/tombstones.js';
+
+export type { ConversationSelector, ForgetCandidate };
+
+/** Said wherever a forget touches a conversation the gateway received: it cannot be taken back from here. */
+export const GATEWAY_NOTE =
+  "EverMe's public API has no delete: what was already sent to the hosted gateway stays in your EverMe account and was NOT deleted. " +
+  "Remove it from your account on EverMe's own site. Nothing more of these conversations will be sent.";
+
+export interface ForgetResult {
+  dryRun: boolean;
+  conversations: ForgetCandidate[];
+  /** Messages removed from the embedded store (0 in a dry run). */
+  removedMessages: number;
+  /** Conversations of the list that the hosted gateway received. */
+  sentToGateway: number;
+  /** Only when some were sent: the plain statement that they were not deleted there. */
+  gatewayNote?: string;
+  /** Whether the file was rewritten down to its bytes (false while another reader holds the WAL). */
+  checkpointed?: boolean;
+}
+
+/** `minimaxcode-mvs_…` as given, or a session id `mvs_…` turned into its conversation id. */
+export function normalizeConversationId(id: string): string {
+  const trimmed = id.trim();
+  return trimmed.startsWith('minimaxcode-') ? trimmed : conversationIdFor(trimmed);
+}
+
+/**
+ * `everme forget`: plan (list what a selector names), then apply (tombstone first, so nothing is
+ * delivered again even while the deletion waits for a session's lock; then delete each
+ * conversation under that lock; then clean the file up to its bytes).
+ */
+export class Forgetter {
+  private readonly store: ForgetStore;
+  private readonly tombstones: TombstoneStore;
+
+  private constructor(private readonly db: Database.Database) {
+    this.store = new ForgetStore(db);
+    this.tombstones = new TombstoneStore(db);
+  }
+
+  static open(settings: Settings): Forgetter {
+    return new Forgetter(openDatabase(settings.stateDir));
+  }
+
+  plan(selector: ConversationSelector): ForgetCandidate[] {
+    return this.store.select(selector);
+  }
+
+  dryRun(conversations: ForgetCandidate[]): ForgetResult {
+    return summarize(true, conversations, 0);
+  }
+
+  async apply(conversations: ForgetCandidate[], opts: { lockTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<ForgetResult> {
+    this.db
+      .transaction(() => {
+        for (const c of conversations) this.tombstones.put(c);
+      })
+      .immediate();
+    const locks = new SessionLocks(this.db);
+    let removed = 0;
+    for (const c of conversations) {
+      // An import or hook worker in the middle of this session commits first; its work goes too.
+      await locks.acquire(c.sessionId, opts.lockTimeoutMs ?? 30_000, opts.signal);
+      try {
+        removed += this.store.remove(c.conversationId, c.sessionId);
+      } finally {
+        locks.release(c.sessionId);
+      }
+    }
+    const { checkpointed } = this.store.cleanup();
+    return { ...summarize(false, conversations, removed), checkpointed };
+  }
+
+  /** Lifts a tombstone; the session's fingerprints go too, so the next sync reads it whole again. */
+  undo(conversationId: string): { conversationId: string; sessionId: string } {
+    const sessionId = conversationId.slice('minimaxcode-'.length);
+    const lifted = this.db
+      .transaction((): boolean => {
+        if (!this.tombstones.lift(conversationId)) return false;
+        this.db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?').run(sessionId);
+        return true;
+      })
+      .immediate();
+    if (!lifted) {
+      throw new EvermeError('not_found', `${conversationId} is not forgotten`, {
+        hint: '`everme report` counts forgotten conversations; pass the id that `everme forget` listed.',
+      });
+    }
+    return { conversationId, sessionId };
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+function summarize(dryRun: boolean, conversations: ForgetCandidate[], removedMessages: number): ForgetResult {
+  const sentToGateway = conversations.filter((c) => c.sentToGateway).length;
+  return {
+    dryRun,
+    conversations,
+    removedMessages,
+    sentToGateway,
+    ...(sentToGateway > 0 ? { gatewayNote: GATEWAY_NOTE } : {}),
+  };
+}

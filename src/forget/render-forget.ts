@@ -1,0 +1,34 @@
+import { isoDay } from '../core/dates.js';
+import type { ForgetCandidate, ForgetResult } from './forget.js';
+
+function line(c: ForgetCandidate): string {
+  const when = c.createdAtMs === undefined ? '-' : isoDay(c.createdAtMs);
+  const where = c.workspaceDir ?? '(workspace unknown)';
+  const sent = c.sentToGateway ? '  [sent to the EverMe gateway]' : '';
+  return `  ${c.conversationId}  ${when}  ${where}  ${c.storedMessages} stored message${c.storedMessages === 1 ? '' : 's'}${sent}`;
+}
+
+/** `asking`: the list shown before the terminal prompt, not a dry run's result. */
+export function renderForget(result: ForgetResult, opts: { asking?: boolean } = {}): string {
+  const n = result.conversations.length;
+  if (n === 0) return 'Nothing matched: no conversation was forgotten.';
+  const lines = [
+    opts.asking
+      ? `about to forget ${n} conversation${n === 1 ? '' : 's'}:`
+      : result.dryRun
+      ? `would forget ${n} conversation${n === 1 ? '' : 's'} (dry run: nothing changed):`
+      : `forgot ${n} conversation${n === 1 ? '' : 's'}: ${result.removedMessages} message${result.removedMessages === 1 ? '' : 's'} removed from the local store, search index and recall context`,
+    ...result.conversations.map(line),
+    result.dryRun
+      ? 'Each would be tombstoned: import, sync and the hook would never deliver it again, to either sink.'
+      : 'Tombstoned: import, sync and the hook will never deliver these again, to either sink, even if their files change.',
+  ];
+  lines.push(
+    result.gatewayNote ?? 'EverMe gateway: none of these was sent to the hosted gateway, so nothing of them is held there.',
+  );
+  if (result.checkpointed === false) {
+    lines.push('note: another process is reading the store; the last deleted bytes leave the file once it closes.');
+  }
+  if (!result.dryRun) lines.push('`everme forget --undo --conversation ID` lifts a tombstone; the next sync reads that session again.');
+  return lines.join('\n');
+}

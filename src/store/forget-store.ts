@@ -1,0 +1,156 @@
+import type Database from 'better-sqlite3';
+
+/** Which conversations a forget (or an export) is about. */
+export type ConversationSelector =
+  | { kind: 'conversation'; conversationId: string }
+  | { kind: 'project'; dir: string }
+  /** Conversations whose last message is before this instant: nothing of them is newer. */
+  | { kind: 'before'; ms: number };
+
+export interface ForgetCandidate {
+  conversationId: string;
+  sessionId: string;
+  workspaceDir?: string;
+  createdAtMs?: number;
+  updatedAtMs?: number;
+  /** Messages held by the embedded store. */
+  storedMessages: number;
+  /** Whether any of it was acknowledged by the hosted gateway (it stays there). */
+  sentToGateway: boolean;
+}
+
+interface CandidateRow {
+  conversation_id: string;
+  session_id: string;
+  workspace_dir: string | null;
+  created_at_ms: number | null;
+  updated_at_ms: number | null;
+  stored_messages: number;
+  sent: number;
+}
+
+const CONVERSATION_PREFIX = 'minimaxcode-';
+
+/**
+ * Every conversation either sink holds: the embedded store's, and those only the gateway received
+ * (known by their marks; their workspace only when a hook recorded it, their dates not at all).
+ */
+const CANDIDATES = `
+  WITH known AS (
+    SELECT conversation_id FROM conversations
+    UNION SELECT DISTINCT conversation_id FROM delivered WHERE sink = 'everme'
+  )
+  SELECT k.conversation_id,
+         coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_PREFIX.length + 1})) AS session_id,
+         coalesce(c.workspace_dir, s.workspace_dir) AS workspace_dir,
+         c.created_at_ms, c.updated_at_ms,
+         coalesce(c.message_count, 0) AS stored_messages,
+         EXISTS (SELECT 1 FROM delivered d WHERE d.sink = 'everme' AND d.conversation_id = k.conversation_id) AS sent
+  FROM known k
+  LEFT JOIN conversations c ON c.conversation_id = k.conversation_id
+  LEFT JOIN sessions s ON s.session_id = coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_PREFIX.length + 1}))`;
+
+function toCandidate(row: CandidateRow): ForgetCandidate {
+  return {
+    conversationId: row.conversation_id,
+    sessionId: row.session_id,
+    storedMessages: row.stored_messages,
+    sentToGateway: row.sent === 1,
+    ...(row.workspace_dir === null ? {} : { workspaceDir: row.workspace_dir }),
+    ...(row.created_at_ms === null ? {} : { createdAtMs: row.created_at_ms }),
+    ...(row.updated_at_ms === null ? {} : { updatedAtMs: row.updated_at_ms }),
+  };
+}
+
+/** `dir` itself or anything below it, never a sibling that merely shares a prefix. */
+export function inProject(workspace: string | undefined, dir: string): boolean {
+  if (workspace === undefined) return false;
+  const base = dir.length > 1 ? dir.replace(/[\\/]+$/, '') || dir.slice(0, 1) : dir;
+  if (workspace === base) return true;
+  const prefix = base.endsWith('/') || base.endsWith('\\') ? base : `${base}/`;
+  return workspace.startsWith(prefix) || workspace.startsWith(`${base}\\`);
+}
+
+/**
+ * Removing a conversation from the embedded store for good: its messages, their full-text index
+ * entries, its recall summary (first/last text on the conversation row), its warnings, its owed
+ * flush and its fingerprints (so `forget --undo` is followed by a full re-read). The gateway's
+ * marks stay: the gateway still holds those messages.
+ *
+ * Deleted rows are not enough for "the file no longer contains the text": SQLite leaves freed pages
+ * as they were and FTS5 keeps a deleted row's terms in old segments until they are merged. So the
+ * connection turns on `secure_delete` (freed content is overwritten with zeros), `cleanup()`
+ * merges the index (`optimize` rewrites it without the deleted entries) and checkpoints the WAL
+ * back into the file, truncating it.
+ */
+export class ForgetStore {
+  private readonly stmts;
+  private readonly removeOne: (conversationId: string, sessionId: string) => number;
+
+  constructor(private readonly db: Database.Database) {
+    db.pragma('secure_delete = ON');
+    this.stmts = {
+      all: db.prepare<[], CandidateRow>(`${CANDIDATES} ORDER BY c.created_at_ms IS NULL, c.created_at_ms, k.conversation_id`),
+      one: db.prepare<[string], CandidateRow>(`${CANDIDATES} WHERE k.conversation_id = ?`),
+      messageIds: db.prepare<[string], number>('SELECT id FROM messages WHERE conversation_id = ?').pluck(),
+      deleteFts: db.prepare<[number]>('DELETE FROM messages_fts WHERE rowid = ?'),
+      deleteMessages: db.prepare<[string]>('DELETE FROM messages WHERE conversation_id = ?'),
+      deleteConversation: db.prepare<[string]>('DELETE FROM conversations WHERE conversation_id = ?'),
+      deleteWarningEntries: db.prepare<[string]>(
+        'DELETE FROM warning_entries WHERE set_id IN (SELECT id FROM warning_sets WHERE conversation_id = ?)',
+      ),
+      deleteWarningSets: db.prepare<[string]>('DELETE FROM warning_sets WHERE conversation_id = ?'),
+      deleteFlush: db.prepare<[string]>('DELETE FROM flush_state WHERE conversation_id = ?'),
+      deleteFingerprints: db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?'),
+    };
+    // IMMEDIATE (it reads before it writes): it waits for another writer instead of failing.
+    const removeOne = db.transaction((conversationId: string, sessionId: string): number => {
+      const ids = this.stmts.messageIds.all(conversationId);
+      for (const id of ids) this.stmts.deleteFts.run(id);
+      this.stmts.deleteMessages.run(conversationId);
+      this.stmts.deleteConversation.run(conversationId);
+      this.stmts.deleteWarningEntries.run(conversationId);
+      this.stmts.deleteWarningSets.run(conversationId);
+      this.stmts.deleteFlush.run(conversationId);
+      this.stmts.deleteFingerprints.run(sessionId);
+      return ids.length;
+    });
+    this.removeOne = (conversationId, sessionId) => removeOne.immediate(conversationId, sessionId);
+  }
+
+  /** The conversations a selector names, oldest first. A named conversation nobody holds is still listed. */
+  select(selector: ConversationSelector): ForgetCandidate[] {
+    switch (selector.kind) {
+      case 'conversation': {
+        const row = this.stmts.one.get(selector.conversationId);
+        if (row) return [toCandidate(row)];
+        const sessionId = selector.conversationId.startsWith(CONVERSATION_PREFIX)
+          ? selector.conversationId.slice(CONVERSATION_PREFIX.length)
+          : selector.conversationId;
+        return [{ conversationId: selector.conversationId, sessionId, storedMessages: 0, sentToGateway: false }];
+      }
+      case 'project':
+        return this.stmts.all.all().map(toCandidate).filter((c) => inProject(c.workspaceDir, selector.dir));
+      case 'before':
+        return this.stmts.all
+          .all()
+          .map(toCandidate)
+          .filter((c) => c.updatedAtMs !== undefined && c.updatedAtMs < selector.ms);
+    }
+  }
+
+  /** Removes one conversation from the embedded store; returns how many messages it held. */
+  remove(conversationId: string, sessionId: string): number {
+    return this.removeOne(conversationId, sessionId);
+  }
+
+  /**
+   * Makes the removal reach the file's bytes. Returns whether the WAL was fully checkpointed (a
+   * reader holding an old snapshot, an MCP server say, can keep part of it until it lets go).
+   */
+  cleanup(): { checkpointed: boolean } {
+    this.db.prepare("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')").run();
+    const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    return { checkpointed: result === undefined || result.busy === 0 };
+  }
+}

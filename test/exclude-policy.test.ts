@@ -1,0 +1,100 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ExclusionPolicy, IGNORE_FILE, parseExcludeList, resolveUserPath } from '../src/config/exclude.js';
+import { loadSettings } from '../src/config/settings.js';
+import { PrivacyGate } from '../src/engine/privacy-gate.js';
+import { openMemoryDatabase } from '../src/store/database.js';
+import { SessionScopeStore } from '../src/store/session-scope.js';
+import { workspaceFromFiles } from '../src/transcript/session-workspace.js';
+import type { SessionRef } from '../src/transcript/types.js';
+import { jsonlOf, ledgerEvent } from './support/delivery-trees.js';
+import { makeSession, tempDir } from './transcript-helpers.js';
+
+const HOME = '/home/u';
+
+describe('EVERME_EXCLUDE', () => {
+  it('is a list separated by commas or newlines, a comma inside {…} belonging to its glob', () => {
+    expect(parseExcludeList(undefined)).toEqual([]);
+    expect(parseExcludeList(' ~/work/client-* , /srv/secret\n~/{a,b}/x ,, ')).toEqual(['~/work/client-*', '/srv/secret', '~/{a,b}/x']);
+  });
+
+  it('is read from the environment or <data>/everme.env, the environment first', () => {
+    const dataDir = tempDir();
+    fs.writeFileSync(path.join(dataDir, 'everme.env'), 'EVERME_EXCLUDE=~/from-file,/x\n');
+    expect(loadSettings(dataDir, {}, {}).exclude).toEqual(['~/from-file', '/x']);
+    expect(loadSettings(dataDir, {}, { EVERME_EXCLUDE: '/from-env' }).exclude).toEqual(['/from-env']);
+  });
+});
+
+describe('ExclusionPolicy', () => {
+  it('matches a ~ glob against the workspace and its parents, never a sibling sharing a prefix', async () => {
+    const policy = await ExclusionPolicy.load(['~/work/client-*'], HOME);
+    expect(policy.ruleFor('/home/u/work/client-acme')).toEqual({ kind: 'pattern', pattern: '~/work/client-*' });
+    expect(policy.ruleFor('/home/u/work/client-acme/api/')).toEqual({ kind: 'pattern', pattern: '~/work/client-*' });
+    expect(policy.ruleFor('/home/u/work/clientele')).toBeUndefined();
+    expect(policy.ruleFor('/home/u/work/other/client-acme-notes')).toBeUndefined();
+    expect(policy.ruleFor('/home/v/work/client-acme')).toBeUndefined();
+  });
+
+  it('takes plain paths literally and a bare name as a directory name anywhere in the path', async () => {
+    const policy = await ExclusionPolicy.load(['/srv/p(1)/', 'secret-*'], HOME);
+    expect(policy.ruleFor('/srv/p(1)')?.kind).toBe('pattern');
+    expect(policy.ruleFor('/srv/p1')).toBeUndefined();
+    expect(policy.ruleFor('/home/u/secret-stuff/app')).toEqual({ kind: 'pattern', pattern: 'secret-*' });
+    expect(policy.ruleFor('/home/u/not-secret')).toBeUndefined();
+  });
+
+  it('excludes a workspace with an .everme-ignore at its root, with or without patterns', async () => {
+    const workspace = tempDir();
+    const policy = await ExclusionPolicy.load([]);
+    expect(policy.ruleFor(workspace)).toBeUndefined();
+    fs.writeFileSync(path.join(workspace, IGNORE_FILE), '');
+    expect(policy.ruleFor(workspace)).toEqual({ kind: 'ignore_file', file: path.join(workspace, IGNORE_FILE) });
+  });
+
+  it('expands ~ in paths the user types', () => {
+    expect(resolveUserPath('~/work/x', HOME)).toBe('/home/u/work/x');
+    expect(resolveUserPath('/abs/y/', HOME)).toBe('/abs/y');
+  });
+});
+
+describe('the workspace of a session', () => {
+  const T = Date.UTC(2026, 8, 1);
+
+  it('comes from the ledger metadata; a messages.jsonl session does not name one', async () => {
+    const dataDir = tempDir();
+    const id = 'mvs_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+    const ledgerDir = makeSession(dataDir, '2026/09/01', id, {
+      createdAtMs: T,
+      files: { 'ledger.jsonl': jsonlOf([ledgerEvent(id, 1, 'session.created', { record: { sessionId: id, workspaceDir: '/home/dev/p' } })]) },
+    });
+    expect(await workspaceFromFiles({ sessionId: id, dir: ledgerDir, createdAtMs: T })).toEqual({ workspaceDir: '/home/dev/p', from: 'ledger.jsonl' });
+    const other = 'mvs_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
+    const messagesDir = makeSession(dataDir, '2026/09/01', other, { createdAtMs: T, files: { 'messages.jsonl': '{"message_id":"m","turn_id":"t","message":{}}\n' } });
+    expect(await workspaceFromFiles({ sessionId: other, dir: messagesDir, createdAtMs: T })).toEqual({});
+  });
+
+  it('is asked of pluggable sources in order: a recorded cwd answers when the files do not, and unknown stays unknown', async () => {
+    const db = openMemoryDatabase();
+    const session: SessionRef = { sessionId: 'mvs_cccccccccccccccccccccccccccccccc', dir: tempDir(), createdAtMs: T };
+    const recorded = new Map<string, string>([[session.sessionId, '/home/u/work/client-zeta']]);
+    const gate = new PrivacyGate(db, ['/home/u/work/client-*'], [() => undefined, (s) => recorded.get(s.sessionId)]);
+    expect(await gate.scope(session)).toEqual({ status: 'excluded', workspaceDir: '/home/u/work/client-zeta', rule: 'EVERME_EXCLUDE /home/u/work/client-*' });
+    // Decisions are written when the run ends, in one transaction.
+    expect(new SessionScopeStore(db).list()).toEqual([]);
+    gate.commit();
+    expect(new SessionScopeStore(db).list()).toMatchObject([{ sessionId: session.sessionId, status: 'excluded' }]);
+
+    recorded.clear();
+    expect(await gate.scope(session)).toEqual({ status: 'unknown' });
+    gate.commit();
+    expect(new SessionScopeStore(db).list()).toMatchObject([{ sessionId: session.sessionId, status: 'workspace_unknown' }]);
+
+    recorded.set(session.sessionId, '/home/u/work/mine');
+    expect(await gate.scope(session)).toEqual({ status: 'included', workspaceDir: '/home/u/work/mine' });
+    gate.commit();
+    expect(new SessionScopeStore(db).list()).toEqual([]);
+    db.close();
+  });
+});

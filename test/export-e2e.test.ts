@@ -1,0 +1,173 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { AgentMessage } from '../src/core/agent-message.js';
+import { cliEntry, repoRoot } from './support/cli.js';
+import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
+import { useCliTree, type CliTree } from './support/cli-tree.js';
+
+const MESSAGES_SESSION = 'mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40';
+const LEDGER_SESSION = 'mvs_9d2e4c6a8b0f41d3a5c7e9f1b3d5f7a9';
+
+interface Line {
+  conversationId: string;
+  conversation?: Record<string, unknown>;
+  key: string;
+  message: AgentMessage;
+}
+
+let tree: CliTree;
+useCliTree((t) => {
+  tree = t;
+  fs.cpSync(path.join(repoRoot, 'fixtures', 'demo'), t.dataDir, { recursive: true });
+});
+
+/** The local sink, whatever key the tree configured. */
+function localEnv(stateDir = tree.stateDir): NodeJS.ProcessEnv {
+  return cliEnv(tree.root, { EVERME_STATE_DIR: stateDir });
+}
+
+async function cli(args: string[], env = localEnv()) {
+  return runCli([...args, '--data-dir', tree.dataDir], env);
+}
+
+async function importDemo(env = localEnv()): Promise<void> {
+  const r = await cli(['import', '--since', '2026-07-01', '--json'], env);
+  expect(r.code, r.stderr).toBe(0);
+}
+
+function lines(text: string): Line[] {
+  return text
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l) as Line);
+}
+
+describe('everme export', { timeout: 120_000 }, () => {
+  it('jsonl carries each message exactly as the gateway receives it, with its conversationId', async () => {
+    await importDemo();
+    // The same sessions sent to the (fake) gateway: its recorded messages are the reference.
+    expect((await cli(['import', '--since', '2026-07-01', '--sink', 'everme', '--json'], tree.env)).code).toBe(0);
+
+    const r = await cli(['export']);
+    expect(r.code, r.stderr).toBe(0);
+    const exported = lines(r.stdout);
+    const byConversation = new Map<string, AgentMessage[]>();
+    for (const line of exported) byConversation.set(line.conversationId, [...(byConversation.get(line.conversationId) ?? []), line.message]);
+    expect([...byConversation.keys()].sort()).toEqual([...tree.gateway.conversations.keys()].sort());
+    for (const [id, messages] of byConversation) {
+      // Byte for byte: same fields, same order.
+      expect(JSON.stringify(messages)).toBe(JSON.stringify(tree.gateway.messagesFor(id)));
+    }
+    // The first line of each conversation describes it, the others do not repeat it.
+    const first = exported.find((l) => l.conversationId === `minimaxcode-${LEDGER_SESSION}`)!;
+    expect(first.conversation).toMatchObject({ sessionId: LEDGER_SESSION, source: 'ledger', workspaceDir: '/home/demo/projects/widget' });
+    expect(exported.filter((l) => l.conversation !== undefined)).toHaveLength(byConversation.size);
+    expect(r.stderr).toContain(`exported ${byConversation.size} conversations, ${exported.length} messages`);
+    // Not a terminal: no progress bar.
+    expect(r.stderr).not.toContain('ETA');
+  });
+
+  it('round trip: export → a fresh store via import --from-export → export gives identical bytes, and a second import changes nothing', async () => {
+    await importDemo();
+    const out = path.join(tree.root, 'out-a');
+    const first = await cli(['export', '--out', out, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const file = path.join(out, 'everme-export.jsonl');
+    const original = fs.readFileSync(file);
+    expect(original.length).toBeGreaterThan(0);
+
+    const fresh = localEnv(path.join(tree.root, 'state-b'));
+    const loaded = envelopeOf(await cli(['import', '--from-export', file, '--json'], fresh));
+    expect(loaded.data).toMatchObject({ alreadyImported: false, conversations: 3, messages: lines(original.toString()).length });
+
+    const again = await cli(['export', '--out', path.join(tree.root, 'out-b')], fresh);
+    expect(again.code, again.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(tree.root, 'out-b', 'everme-export.jsonl')).equals(original)).toBe(true);
+
+    // Exactly once: the same file again is recognised; and a store that already holds the
+    // messages (the original one) takes nothing twice even from a different file.
+    const twice = envelopeOf(await cli(['import', '--from-export', file, '--json'], fresh));
+    expect(twice.data).toMatchObject({ alreadyImported: true, messages: 0 });
+    const copy = path.join(tree.root, 'copy.jsonl');
+    fs.writeFileSync(copy, Buffer.concat([original, Buffer.from('\n')]));
+    const overlap = envelopeOf(await cli(['import', '--from-export', copy, '--json']));
+    expect(overlap.data).toMatchObject({ alreadyImported: false, messages: 0 });
+    const third = await cli(['export'], fresh);
+    expect(Buffer.from(third.stdout).equals(original)).toBe(true);
+  });
+
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('shows a progress bar on a terminal, on stderr', async () => {
+    await importDemo();
+    const out = path.join(tree.root, 'tty');
+    const command = [process.execPath, cliEntry, 'export', '--out', out, '--data-dir', tree.dataDir].map((a) => `'${a}'`).join(' ');
+    // stderr alone goes to the pty; stdout (the result) to a file.
+    const r = spawnSync('script', ['-qec', `${command} > '${path.join(tree.root, 'stdout.txt')}'`, '/dev/null'], { env: localEnv(), encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/export \[[^\]]*\] \d+\/3 conversations \| \d+ messages/);
+    expect(fs.readFileSync(path.join(tree.root, 'stdout.txt'), 'utf8')).not.toContain('conversations |');
+  });
+
+  it('is deterministic: the same store gives the same bytes, for jsonl and markdown', async () => {
+    await importDemo();
+    const a = await cli(['export']);
+    const b = await cli(['export']);
+    expect(a.stdout).toBe(b.stdout);
+    await cli(['export', '--format', 'markdown', '--out', path.join(tree.root, 'm1')]);
+    await cli(['export', '--format', 'markdown', '--out', path.join(tree.root, 'm2')]);
+    const names = fs.readdirSync(path.join(tree.root, 'm1')).sort();
+    expect(names).toEqual(fs.readdirSync(path.join(tree.root, 'm2')).sort());
+    for (const name of names) {
+      expect(fs.readFileSync(path.join(tree.root, 'm1', name), 'utf8')).toBe(fs.readFileSync(path.join(tree.root, 'm2', name), 'utf8'));
+    }
+  });
+
+  it('markdown of the fixture sessions matches the checked-in expected files', async () => {
+    await importDemo();
+    const out = path.join(tree.root, 'md');
+    const r = await cli(['export', '--format', 'markdown', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    for (const session of [MESSAGES_SESSION, LEDGER_SESSION]) {
+      const name = `minimaxcode-${session}.md`;
+      const expected = fs.readFileSync(path.join(repoRoot, 'fixtures', 'export', name), 'utf8');
+      expect(fs.readFileSync(path.join(out, name), 'utf8')).toBe(expected);
+    }
+  });
+
+  it('filters by conversation, project and date', async () => {
+    await importDemo();
+    const ids = async (...args: string[]) => [...new Set(lines((await cli(['export', ...args])).stdout).map((l) => l.conversationId))].sort();
+    expect(await ids('--conversation', MESSAGES_SESSION)).toEqual([`minimaxcode-${MESSAGES_SESSION}`]);
+    expect(await ids('--project', '/home/demo/projects')).toEqual([
+      'minimaxcode-mvs_5a5a5a5a0000411182c3d4e5f6a7b8c9',
+      `minimaxcode-${LEDGER_SESSION}`,
+    ]);
+    expect(await ids('--project', '/home/demo/proj')).toEqual([]);
+    expect(await ids('--since', '2026-09-01')).toEqual([`minimaxcode-${MESSAGES_SESSION}`]);
+  });
+
+  it('refuses what it cannot do, with invalid_args and a hint', async () => {
+    await importDemo();
+    const markdownToStdout = await cli(['export', '--format', 'markdown']);
+    expect(markdownToStdout.code).toBe(2);
+    expect(markdownToStdout.stderr).toMatch(/hint: Pass --out DIR/);
+    const jsonToStdout = envelopeOf(await cli(['export', '--json']));
+    expect(jsonToStdout.error).toMatchObject({ type: 'invalid_args' });
+    const badDate = await cli(['export', '--since', 'last week']);
+    expect(badDate.code).toBe(2);
+  });
+
+  it('import --from-export skips a malformed line with a warning naming its line, and loads the rest', async () => {
+    await importDemo();
+    const file = path.join(tree.root, 'broken.jsonl');
+    const good = (await cli(['export', '--conversation', LEDGER_SESSION])).stdout.split('\n').filter(Boolean);
+    fs.writeFileSync(file, [good[0], '{"conversationId": "x", "key": "k", "message": {"role": "robot"}}', 'not json', ...good.slice(1)].join('\n') + '\n');
+    const fresh = localEnv(path.join(tree.root, 'state-c'));
+    const r = envelopeOf(await cli(['import', '--from-export', file, '--json'], fresh));
+    expect(r.data).toMatchObject({ conversations: 1, messages: good.length, warnings: { invalid_record: 1, invalid_json: 1 } });
+    const text = await cli(['import', '--from-export', file], localEnv(path.join(tree.root, 'state-d')));
+    expect(text.stdout).toContain('warnings: invalid_json 1, invalid_record 1 (lines skipped)');
+    expect(text.stdout).not.toContain('not json');
+  });
+});

@@ -1,0 +1,201 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cliEntry } from './support/cli.js';
+import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
+import { useCliTree, type CliTree } from './support/cli-tree.js';
+import { appendLines, conversationFor, sessionIdFor, turnsEnvelopes, writeLedgerSession, writeMessagesSession } from './support/delivery-trees.js';
+
+let tree: CliTree;
+useCliTree((t) => {
+  tree = t;
+});
+
+/** Words planted in one session's questions only, so a file's bytes and search can be checked for them. */
+const WORD = { 1: 'pelicanforgetme', 2: 'walruskeepme', 3: 'ledgerotterword', 4: 'laterbisonword' } as const;
+
+function localEnv(): NodeJS.ProcessEnv {
+  return cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir });
+}
+
+async function cli(args: string[], env = localEnv()) {
+  return runCli([...args, '--data-dir', tree.dataDir], env);
+}
+
+/**
+ * Sessions 1 and 2 (messages.jsonl, 2026-09-10), 3 (a ledger in /home/dev/ledger-project,
+ * 2026-09-10) and 4 (messages.jsonl whose only turn is on 2026-09-11).
+ */
+function writeTree(): { file1: string } {
+  const dir1 = writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1, 2], { question: WORD[1] }));
+  writeMessagesSession(tree.dataDir, 2, turnsEnvelopes('s2', [1], { question: WORD[2] }));
+  const ledger = writeLedgerSession(tree.dataDir, 3, 's3', [1]);
+  // The ledger helper has no question option: put the word into its text the way a user would.
+  fs.writeFileSync(ledger.file, fs.readFileSync(ledger.file, 'utf8').replace('question s3 1', `question s3 1 ${WORD[3]}`));
+  // Turn 1500 is 25 hours after the tree's creation time: the next day.
+  writeMessagesSession(tree.dataDir, 4, turnsEnvelopes('s4', [1500], { question: WORD[4] }));
+  return { file1: path.join(dir1, 'messages.jsonl') };
+}
+
+/** Everything SQLite keeps on disk for the store, lower-cased (the index keeps terms lower-case). */
+function storeBytes(): string {
+  let text = '';
+  for (const suffix of ['', '-wal', '-shm', '-journal']) {
+    const file = path.join(tree.stateDir, `everme.db${suffix}`);
+    if (fs.existsSync(file)) text += fs.readFileSync(file).toString('latin1').toLowerCase();
+  }
+  return text;
+}
+
+async function searchHits(word: string): Promise<unknown[]> {
+  const r = envelopeOf(await cli(['search', word, '--json']));
+  return (r.data as { results: unknown[] }).results;
+}
+
+async function importAll(env = localEnv()): Promise<Record<string, unknown>> {
+  const r = await cli(['import', '--since', '2026-09-01', '--json'], env);
+  expect(r.code, r.stderr).toBe(0);
+  return envelopeOf(r).data!;
+}
+
+describe('everme forget, embedded store', { timeout: 120_000 }, () => {
+  it('--session removes the conversation down to the file bytes, search finds nothing, and re-import, sync and appends deliver nothing', async () => {
+    const { file1 } = writeTree();
+    await importAll();
+    expect(storeBytes()).toContain(WORD[1]);
+    // Both of session 1's questions carry the word.
+    expect(await searchHits(WORD[1])).toHaveLength(2);
+
+    const r = envelopeOf(await cli(['forget', '--session', sessionIdFor(1), '--yes', '--json']));
+    expect(r.data).toMatchObject({ dryRun: false, removedMessages: 8, sentToGateway: 0, checkpointed: true });
+    expect((r.data!.conversations as Array<{ conversationId: string }>).map((c) => c.conversationId)).toEqual([conversationFor(1)]);
+
+    expect(storeBytes()).not.toContain(WORD[1]);
+    expect(storeBytes()).toContain(WORD[2]);
+    expect(await searchHits(WORD[1])).toEqual([]);
+    expect(await searchHits(WORD[2])).toHaveLength(1);
+
+    // Nothing comes back: not by a re-import, not by a sync, not when the session grows.
+    expect(await importAll()).toMatchObject({ messages: 0, sessions: { forgotten: 1 } });
+    appendLines(file1, turnsEnvelopes('s1', [3], { question: WORD[1] }));
+    const synced = envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'])).data!;
+    expect(synced).toMatchObject({ messages: 0, sessions: { forgotten: 1 } });
+    expect(storeBytes()).not.toContain(WORD[1]);
+    expect(await searchHits(WORD[1])).toEqual([]);
+
+    // The report counts it; --undo lifts the tombstone and the next sync reads the session whole.
+    expect(envelopeOf(await cli(['report', '--json'])).data).toMatchObject({ forgotten: 1 });
+    const undo = await cli(['forget', '--undo', '--conversation', conversationFor(1)]);
+    expect(undo.code, undo.stderr).toBe(0);
+    expect(undo.stdout).toContain('the next `everme sync` reads session');
+    expect(envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'])).data).toMatchObject({ messages: 12, sessions: { delivered: 1 } });
+    expect(await searchHits(WORD[1])).toHaveLength(3);
+    const undoAgain = await cli(['forget', '--undo', '--conversation', conversationFor(1)]);
+    expect(undoAgain.code).toBe(1);
+  });
+
+  it('--conversation, --project and --before each pick exactly their conversations', async () => {
+    writeTree();
+    await importAll();
+    const forget = async (...args: string[]) => {
+      const r = envelopeOf(await cli(['forget', ...args, '--yes', '--json']));
+      expect(r.ok, JSON.stringify(r.error)).toBe(true);
+      return (r.data!.conversations as Array<{ conversationId: string }>).map((c) => c.conversationId);
+    };
+    expect(await forget('--conversation', conversationFor(2))).toEqual([conversationFor(2)]);
+    expect(await forget('--project', '/home/dev/ledger-project')).toEqual([conversationFor(3)]);
+    // Session 1's last message is on 2026-09-10, session 4's on 2026-09-11.
+    expect(await forget('--before', '2026-09-11')).toEqual([conversationFor(1)]);
+    const bytes = storeBytes();
+    for (const n of [1, 2, 3] as const) {
+      expect(bytes).not.toContain(WORD[n]);
+      expect(await searchHits(WORD[n])).toEqual([]);
+    }
+    expect(bytes).toContain(WORD[4]);
+    expect(await importAll()).toMatchObject({ messages: 0, sessions: { forgotten: 3, unchanged: 1 } });
+  });
+
+  it('--dry-run lists and changes nothing; without a terminal, or with --json, it needs --yes', async () => {
+    writeTree();
+    await importAll();
+    const dry = await cli(['forget', '--project', '/home/dev', '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain('would forget 1 conversation');
+    expect(dry.stdout).toContain(conversationFor(3));
+    expect(await searchHits(WORD[3])).toHaveLength(1);
+
+    const noTty = await cli(['forget', '--project', '/home/dev']);
+    expect(noTty.code).toBe(2);
+    expect(noTty.stderr).toMatch(/hint: Add --yes/);
+    const json = envelopeOf(await cli(['forget', '--project', '/home/dev', '--json']));
+    expect(json.error).toMatchObject({ type: 'invalid_args' });
+    expect(await searchHits(WORD[3])).toHaveLength(1);
+
+    for (const bad of [['forget'], ['forget', '--session', 'a', '--project', 'b'], ['forget', '--undo', '--project', 'x'], ['forget', '--before', 'soon']]) {
+      const r = await cli(bad);
+      expect(r.code, bad.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/^error: .*\nhint: /);
+    }
+  });
+});
+
+/** util-linux `script` gives the CLI a real terminal (a pty), as a user at a shell has. */
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+
+describe('everme forget on a terminal', { timeout: 120_000 }, () => {
+  function onTerminal(answer: string): { status: number | null; output: string } {
+    const command = [process.execPath, cliEntry, 'forget', '--session', sessionIdFor(2), '--data-dir', tree.dataDir].map((a) => `'${a}'`).join(' ');
+    const r = spawnSync('script', ['-qec', command, '/dev/null'], { input: `${answer}\n`, env: localEnv(), encoding: 'utf8', timeout: 60_000 });
+    return { status: r.status, output: r.stdout };
+  }
+
+  it.skipIf(!hasScript)('asks before forgetting; anything but yes keeps everything', async () => {
+    writeTree();
+    await importAll();
+    const declined = onTerminal('n');
+    expect(declined.output).toContain('about to forget 1 conversation');
+    expect(declined.output).toContain('Forget these 1 conversation(s)? [y/N]');
+    expect(declined.status).toBe(130);
+    expect(await searchHits(WORD[2])).toHaveLength(1);
+
+    const accepted = onTerminal('y');
+    expect(accepted.status).toBe(0);
+    expect(accepted.output).toContain('forgot 1 conversation');
+    expect(await searchHits(WORD[2])).toEqual([]);
+  });
+});
+
+describe('everme forget, gateway', { timeout: 120_000 }, () => {
+  it('says plainly that the gateway keeps what it received, and tombstones so nothing more is sent', async () => {
+    const { file1 } = writeTree();
+    expect((await cli(['import', '--since', '2026-09-01', '--json'], tree.env)).code).toBe(0);
+    const before = tree.gateway.requestsTo('/mem/agent-memory').length;
+    // Only the gateway holds them, yet a project still finds its conversations.
+    const byProject = envelopeOf(await cli(['forget', '--project', '/home/dev/ledger-project', '--dry-run', '--json'], tree.env));
+    expect(byProject.data!.conversations).toMatchObject([{ conversationId: conversationFor(3), sentToGateway: true, storedMessages: 0 }]);
+    expect(tree.gateway.messagesFor(conversationFor(1))).not.toEqual([]);
+
+    const text = await cli(['forget', '--session', sessionIdFor(1), '--yes'], tree.env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('[sent to the EverMe gateway]');
+    expect(text.stdout).toContain("EverMe's public API has no delete");
+    expect(text.stdout).toContain('was NOT deleted');
+    expect(text.stdout).not.toMatch(/deleted from (the )?(EverMe|gateway)/i);
+
+    // Nothing more reaches the gateway: not a re-import, not a sync, not an append.
+    expect(envelopeOf(await cli(['import', '--since', '2026-09-01', '--json'], tree.env)).data).toMatchObject({ messages: 0, sessions: { forgotten: 1 } });
+    appendLines(file1, turnsEnvelopes('s1', [3], { question: WORD[1] }));
+    expect(envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'], tree.env)).data).toMatchObject({ messages: 0, requests: 0 });
+    expect(tree.gateway.requestsTo('/mem/agent-memory')).toHaveLength(before);
+
+    const json = envelopeOf(await cli(['forget', '--session', sessionIdFor(2), '--yes', '--json'], tree.env));
+    expect(json.data).toMatchObject({ sentToGateway: 1, gatewayNote: expect.stringContaining('NOT deleted') as unknown });
+
+    // --undo: the next sync sends only what the gateway does not hold yet (the appended turn).
+    expect((await cli(['forget', '--undo', '--conversation', conversationFor(1)], tree.env)).code).toBe(0);
+    const synced = envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'], tree.env)).data!;
+    expect(synced).toMatchObject({ messages: 4, sessions: { delivered: 1, forgotten: 1 } });
+    expect(tree.gateway.messagesFor(conversationFor(1)).filter((m) => m.content?.includes(WORD[1]))).toHaveLength(3);
+  });
+});
