@@ -4,7 +4,7 @@ import type { WarningCode, WarningCollector } from '../core/warnings.js';
 import type { HistoryItem } from '../transcript/types.js';
 import type { AgentAssistantMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
 import { redactJsonValue, redactText } from './redact.js';
-import { cleanText, stripSystemReminders, trimBlankEdges } from './text-clean.js';
+import { cleanText, stripPluginHookContext, stripSystemReminders, trimBlankEdges } from './text-clean.js';
 
 /*
  * MiniMax (Pi) message shapes. Objects are loose: unknown keys are ignored. Only what the conversion
@@ -189,8 +189,9 @@ export class Converter {
     const parsed = quickUser(item.message) ?? UserMessage.safeParse(item.message).data;
     if (!parsed) return this.invalid(item);
     const { content, timestamp } = parsed;
-    const text = redactText(trimBlankEdges(cleanText(stripSystemReminders(joinText(content)))));
-    // Image-only or reminder-only: nothing the user said, so nothing to remember (and nothing wrong).
+    const text = redactText(trimBlankEdges(cleanText(stripPluginHookContext(stripSystemReminders(joinText(content))))));
+    // Image-only, reminder-only or hook-context-only: nothing the user said, so nothing to remember
+    // (and nothing wrong).
     if (text === '') return undefined;
     return { key: item.key, message: { role: 'user', timestamp, content: text } };
   }
