@@ -3,6 +3,8 @@ import { readEnvFile } from './env-file.js';
 
 export const DEFAULT_API_BASE = 'https://api.everme.evermind.ai';
 export const DEFAULT_SYNC_INTERVAL_MS = 60_000;
+/** Characters of recalled memory the SessionStart hook may hand the model; 0 turns recall off. */
+export const DEFAULT_RECALL_CHARS = 4000;
 
 export type SinkName = 'local' | 'everme';
 
@@ -12,6 +14,8 @@ export interface Settings {
   apiBase: string;
   stateDir: string;
   syncIntervalMs: number;
+  /** `EVERME_RECALL_CHARS`: the SessionStart context budget (0 = off). */
+  recallChars: number;
   /** Per-request gateway timeout; unset means the client's default (30 s). Tests shorten it. */
   requestTimeoutMs?: number;
 }
@@ -39,12 +43,14 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
   const interval = Number(pick('EVERME_MINIMAX_SYNC_INTERVAL_MS'));
   const stateDir = pick('EVERME_STATE_DIR');
   const timeout = Number(pick('EVERME_REQUEST_TIMEOUT_MS'));
+  const recallChars = Number(pick('EVERME_RECALL_CHARS'));
   return {
     dataDir,
     apiKey: flags.apiKey?.trim() || pick('EVERME_API_KEY'),
     apiBase: (flags.apiBase?.trim() || pick('EVERME_API_BASE') || DEFAULT_API_BASE).replace(/\/+$/, ''),
     stateDir: stateDir ? path.resolve(stateDir) : path.join(dataDir, 'everme'),
     syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
+    recallChars: Number.isSafeInteger(recallChars) && recallChars >= 0 ? recallChars : DEFAULT_RECALL_CHARS,
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
   };
 }

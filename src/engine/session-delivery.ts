@@ -13,7 +13,7 @@ import { fingerprintFile, fingerprintFromStat, sameFingerprint, unchangedByStat 
 import type { SessionLocks } from './session-lock.js';
 import type { StateStore } from '../store/state-store.js';
 
-/** import flushes every conversation's last request, sync only at a finished turn, the hook never. */
+/** import flushes every conversation's last request, sync only at a finished turn, the hook only at a conversation boundary. */
 export type DeliveryMode = 'import' | 'sync' | 'hook';
 
 export type SessionStatus = 'delivered' | 'unchanged' | 'empty' | 'failed';
@@ -39,12 +39,17 @@ export interface DeliveryContext {
   dryRun: boolean;
   signal?: AbortSignal;
   lockTimeoutMs?: number;
+  /**
+   * A conversation boundary (the host's PreCompact or SessionEnd): whatever the mode, the last
+   * request flushes, and a flush still owed is sent on its own.
+   */
+  boundary?: boolean;
   /** Called after each acknowledged request with the number of messages it carried. */
   onDelivered?: (messages: number) => void;
 }
 
-function flushFor(mode: DeliveryMode, last: AgentMessage | undefined): boolean {
-  if (mode === 'import') return true;
+function flushFor(mode: DeliveryMode, last: AgentMessage | undefined, boundary: boolean): boolean {
+  if (mode === 'import' || boundary) return true;
   if (mode === 'sync') return last?.role === 'assistant' && last.turnComplete;
   return false;
 }
@@ -82,9 +87,10 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
    * import (always) and sync (at a finished turn) send the flush on its own when one is owed.
    */
   const settleOwedFlush = async (source: 'messages' | 'ledger'): Promise<SessionOutcome> => {
-    if (ctx.dryRun || ctx.mode === 'hook') return outcome;
+    const boundary = ctx.boundary ?? false;
+    if (ctx.dryRun || (ctx.mode === 'hook' && !boundary)) return outcome;
     const owed = ctx.sink.pendingFlush(conversationId);
-    if (!owed || (ctx.mode === 'sync' && !owed.endsTurn)) return outcome;
+    if (!owed || (ctx.mode === 'sync' && !boundary && !owed.endsTurn)) return outcome;
     throwIfAborted(ctx.signal);
     await ctx.sink.deliver({
       conversation: { conversationId, sessionId: session.sessionId, source, createdAtMs: session.createdAtMs },
@@ -167,7 +173,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       await enqueue(batcher.push(converted));
     }
     await enqueue(batcher.end());
-    if (held) await send(held, flushFor(ctx.mode, held.messages.at(-1)));
+    if (held) await send(held, flushFor(ctx.mode, held.messages.at(-1), ctx.boundary ?? false));
 
     // A history read without its snapshot chain is incomplete, not rewritten: what it lacks is kept.
     const complete = !warnings.entries().some((entry) => entry.code === 'missing_snapshot');

@@ -14,7 +14,18 @@ export const InstallRecord = z.object({
 });
 export type InstallRecord = z.infer<typeof InstallRecord>;
 
-export const TRACKED_PATHS = ['everme', 'everme.env', 'hooks', 'mcp.json', 'mcp.json.everme-backup'] as const;
+export const TRACKED_PATHS = [
+  'everme',
+  'everme.env',
+  'hooks',
+  'mcp.json',
+  'mcp.json.everme-backup',
+  // The local plugin's directories (see local-plugin.ts PLUGIN_DIRS), so uninstall removes exactly those it made.
+  'plugins',
+  'plugins/everme-memory',
+  'plugins/everme-memory/.claude-plugin',
+  'plugins/everme-memory/hooks',
+] as const;
 export type TrackedPath = (typeof TRACKED_PATHS)[number];
 
 export function evermeDir(dataDir: string): string {
