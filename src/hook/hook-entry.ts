@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hookDataDir } from './hook-data-dir.js';
 import { loadSettings } from '../config/settings.js';
+import { EvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
 import { recordHookEvent, type HookOutcome } from './hook-events.js';
 import { hookEventKind, hookRouteFromArgv, parseHookInput, readStdinCapped, recordedEventName, type HookRoute } from './hook-input.js';
@@ -12,6 +13,8 @@ import { findSessionDir } from './session-dir-finder.js';
 
 /** Well inside the host's 5 s hook timeout: past this the hook gives up and exits 0. */
 const WATCHDOG_MS = 2500;
+/** SessionStart recall failures that pass by themselves: nothing is said about them. */
+const TRANSIENT_RECALL_FAILURES = new Set(['network', 'upstream', 'rate_limit', 'cancelled']);
 /** The one stderr line the hook may print is cut to this length. */
 const MAX_STDERR_CHARS = 200;
 
@@ -57,7 +60,9 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
     try {
       text = await sessionStartContext(settings, { project: input.cwd ?? '', sessionId: input.sessionId, maxChars: settings.recallChars });
     } catch (err) {
-      // A store that cannot be read (corrupt, newer) or a gateway that did not answer: no context.
+      // No context either way. A gateway that did not answer in time is weather, not news; a store
+      // that cannot be read (corrupt, too new) or a refused key gets the one stderr line.
+      if (err instanceof EvermeError && TRANSIENT_RECALL_FAILURES.has(err.type)) return { ...named, outcome: 'ignored', reason: `recall_${err.type}`, stateDir };
       return { ...named, outcome: 'failed', reason: `recall failed: ${err instanceof Error ? err.message : String(err)}`, stateDir };
     }
     if (text === undefined) return { ...named, outcome: 'ignored', reason: settings.recallChars <= 0 ? 'recall_off' : 'no_memories', stateDir };
