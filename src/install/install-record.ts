@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from './atomic-write.js';
+import { PLUGIN_DIRS } from './local-plugin.js';
 
 /**
  * What `everme install` created that did not exist before (paths relative to the data dir), so
@@ -20,11 +21,8 @@ export const TRACKED_PATHS = [
   'hooks',
   'mcp.json',
   'mcp.json.everme-backup',
-  // The local plugin's directories (see local-plugin.ts PLUGIN_DIRS), so uninstall removes exactly those it made.
-  'plugins',
-  'plugins/everme-memory',
-  'plugins/everme-memory/.claude-plugin',
-  'plugins/everme-memory/hooks',
+  // The local plugin's directories, so uninstall removes exactly those install made.
+  ...PLUGIN_DIRS,
 ] as const;
 export type TrackedPath = (typeof TRACKED_PATHS)[number];
 
