@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/store/database.js';
 import { LocalStore } from '../src/store/message-store.js';
 import { generateBigTranscript, generateCorpus, generateHugeLine } from './corpus.js';
+import { benchSessionStart, benchStopToDelivered } from './session-hooks.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -126,6 +127,10 @@ async function main(): Promise<void> {
       hook.push(performance.now() - t0);
     }
     rows.push(`hook wall time:             median ${fmt(median(hook))} ms vs node -e 0 ${fmt(median(bare))} ms  ratio ${(median(hook) / median(bare)).toFixed(2)}x (target ≤ 1.5x)`);
+
+    // The plugin route on the same store: recall at session start, and a turn delivered after Stop.
+    rows.push(...benchSessionStart(repo, corpusRoot, stateDir));
+    rows.push(...(await benchStopToDelivered(repo, stateDir)));
 
     if (process.env.BENCH_SKIP_BIG !== '1') {
       const bigRoot = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-big-'));

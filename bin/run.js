@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The hook runs on every tool call the agent makes: it skips oclif (and SQLite) entirely.
+// The hook runs on every tool call the agent makes: it skips oclif entirely (and SQLite, except
+// SessionStart's recall, which loads only the store's reader).
 if (process.argv[2] === 'hook') {
   try {
     const { runHookFromProcess } = await import('../dist/src/hook/hook-entry.js');

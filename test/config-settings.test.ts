@@ -73,6 +73,14 @@ describe('loadSettings precedence: flags, then the environment, then <data>/ever
     expect(loadSettings(dataDir, {}, { EVERME_REQUEST_TIMEOUT_MS: '250' }).requestTimeoutMs).toBe(250);
   });
 
+  it('takes the SessionStart recall budget from EVERME_RECALL_CHARS (0 turns it off); anything but a whole number keeps 4000', () => {
+    const dir = dataDirWithEnvFile(['EVERME_RECALL_CHARS=1200']);
+    expect(loadSettings(dir, {}, {}).recallChars).toBe(1200);
+    expect(loadSettings(dir, {}, { EVERME_RECALL_CHARS: '0' }).recallChars).toBe(0);
+    for (const bad of ['-5', '1.5', 'lots', '1e400']) expect(loadSettings(dataDirWithEnvFile(undefined), {}, { EVERME_RECALL_CHARS: bad }).recallChars, bad).toBe(4000);
+    expect(loadSettings(dataDirWithEnvFile(undefined), {}, {}).recallChars).toBe(4000);
+  });
+
   it('resolves a relative state dir from the environment to an absolute path', () => {
     const settings = loadSettings(dataDirWithEnvFile(undefined), {}, { EVERME_STATE_DIR: 'relative/state' });
     expect(settings.stateDir).toBe(path.resolve('relative/state'));

@@ -27,6 +27,35 @@ function catchError(fn: () => unknown): EvermeError {
   throw new Error('expected an EvermeError');
 }
 
+describe('migration 3: workspaces recorded by hooks reach conversations imported before', () => {
+  it('fills a conversation without a workspace from the session the hook recorded, and leaves others alone', () => {
+    const stateDir = tempDir();
+    const raw = new Database(databasePath(stateDir));
+    for (const step of MIGRATIONS.slice(0, 2)) raw.exec(step);
+    raw.pragma('user_version = 2');
+    const conv = raw.prepare('INSERT INTO conversations (conversation_id, session_id, source, workspace_dir) VALUES (?, ?, ?, ?)');
+    conv.run('minimaxcode-s1', 's1', 'messages', null);
+    conv.run('minimaxcode-s2', 's2', 'ledger', '/from/ledger');
+    conv.run('minimaxcode-s3', 's3', 'messages', null);
+    raw.prepare('INSERT INTO sessions (session_id, workspace_dir) VALUES (?, ?)').run('s1', '/from/hook');
+    raw.prepare('INSERT INTO sessions (session_id, workspace_dir) VALUES (?, ?)').run('s2', '/from/hook/too');
+    raw.close();
+
+    const db = openDatabase(stateDir);
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+      const rows = db.prepare('SELECT session_id, workspace_dir FROM conversations ORDER BY session_id').all();
+      expect(rows).toEqual([
+        { session_id: 's1', workspace_dir: '/from/hook' },
+        { session_id: 's2', workspace_dir: '/from/ledger' },
+        { session_id: 's3', workspace_dir: null },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('openDatabase', () => {
   it('creates a private state dir and file in WAL mode with the full schema', () => {
     const stateDir = path.join(tempDir(), 'nested', 'state');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hookEventsFile, readHookEvents, recordHookEvent } from '../src/hook/hook-events.js';
-import { parseHookInput, readStdinCapped } from '../src/hook/hook-input.js';
+import { hookEventKind, hookRouteFromArgv, parseHookInput, readStdinCapped, recordedEventName } from '../src/hook/hook-input.js';
 import { HookSlot } from '../src/hook/hook-slot.js';
 import { findSessionDir } from '../src/hook/session-dir-finder.js';
 import { ensureBuilt, newSessionId, todayUtc } from './support/hook-harness.js';
@@ -223,5 +223,31 @@ describe('the hook hot path', () => {
     visit(path.join(repoRoot, 'src', 'hook', 'hook-entry.ts'));
     expect([...packages].filter((p) => !p.startsWith('node:'))).toEqual([]);
     expect(seen.size).toBeLessThanOrEqual(12);
+  });
+});
+
+describe('hook events and routes', () => {
+  it('maps every host event to what it asks of us; a payload without a name is a tool call, any other name is not ours', () => {
+    expect(['PreToolUse', 'PostToolUse', 'Stop', 'PreCompact', 'SessionEnd', 'SessionStart'].map(hookEventKind)).toEqual([
+      'tool',
+      'tool',
+      'turn_end',
+      'boundary',
+      'boundary',
+      'session_start',
+    ]);
+    expect(hookEventKind(undefined)).toBe('tool');
+    for (const other of ['UserPromptSubmit', 'PermissionRequest', 'SubagentStart', 'SubagentStop', 'PostCompact', 'constructor', '__proto__', 'stop']) {
+      expect(hookEventKind(other), other).toBe('unknown');
+      expect(recordedEventName(other)).toBeUndefined();
+    }
+    expect(recordedEventName('Stop')).toBe('Stop');
+  });
+
+  it('reads the route from the command line and nothing else', () => {
+    expect(hookRouteFromArgv(['--route=plugin'])).toBe('plugin');
+    expect(hookRouteFromArgv(['--route=markdown'])).toBe('markdown');
+    expect(hookRouteFromArgv([])).toBeUndefined();
+    expect(hookRouteFromArgv(['--route=evil'])).toBeUndefined();
   });
 });

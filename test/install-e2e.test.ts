@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HookDocument } from '../src/install/local-plugin.js';
 import { readHookCommand } from '../src/install/markdown-hooks.js';
 import { filesContaining, hashTree, tempDir } from './install-helpers.js';
 
@@ -84,7 +85,7 @@ describe('everme install / uninstall, end to end', () => {
     expect(run.status).toBe(0);
     const envelope = JSON.parse(run.stdout);
     expect(envelope.ok).toBe(true);
-    expect(envelope.data.steps.map((s: { status: string }) => s.status)).toEqual(['created', 'created', 'created', 'created', 'updated']);
+    expect(envelope.data.steps.map((s: { status: string }) => s.status)).toEqual(['created', 'created', 'created', 'created', 'created', 'updated']);
     expect(hashTree(data)).toEqual(beforeInstall);
   });
 
@@ -136,6 +137,7 @@ describe('everme install / uninstall, end to end', () => {
     for (const name of ['everme-pre-tool-use.md', 'everme-post-tool-use.md']) {
       const command = readHookCommand(readFileSync(path.join(data, 'hooks', name), 'utf8'));
       expect(command).toBeDefined();
+      expect(command).toMatch(/ hook --route=markdown$/);
       const run = spawnSync('sh', ['-c', command!], { input: readFileSync(HOOK_STDIN), env: hostEnv(), encoding: 'utf8', timeout: 15_000 });
       expect(run.stderr).not.toMatch(/Cannot find|ERR_MODULE_NOT_FOUND/);
       expect(run.status).toBe(0);
@@ -143,11 +145,44 @@ describe('everme install / uninstall, end to end', () => {
     }
   });
 
+  it('writes the everme-memory plugin: a manifest and a hook document the host reads, every command running under sh with only PATH and HOME', () => {
+    const plugin = path.join(data, 'plugins', 'everme-memory');
+    expect(hashTree(plugin).size).toBe(4); // .claude-plugin/, its plugin.json, hooks/, hooks.json: nothing else
+    expect(JSON.parse(readFileSync(path.join(plugin, '.claude-plugin', 'plugin.json'), 'utf8'))).toMatchObject({ name: 'everme-memory' });
+    // The reference's own example parses with the same schema as ours.
+    HookDocument.parse(JSON.parse(readFileSync(path.join(repoRoot, 'fixtures', 'minimax', 'hooks', 'plugin-hooks.json'), 'utf8')));
+    const doc = HookDocument.parse(JSON.parse(readFileSync(path.join(plugin, 'hooks', 'hooks.json'), 'utf8')));
+    const payloads: Record<string, string> = {
+      SessionStart: 'sessionstart-stdin.native.json',
+      PreToolUse: 'pretooluse-stdin.native.json',
+      PostToolUse: 'posttooluse-stdin.native.json',
+      Stop: 'stop-stdin.native.json',
+      PreCompact: 'precompact-stdin.native.json',
+      SessionEnd: 'sessionend-stdin.native.json',
+    };
+    expect(Object.keys(doc.hooks).sort()).toEqual(Object.keys(payloads).sort());
+    // The install holds a key, so SessionStart asks the gateway: a refused loopback port, never the
+    // real service (a recall that cannot reach the gateway prints nothing at all).
+    appendFileSync(path.join(data, 'everme.env'), 'EVERME_API_BASE=http://127.0.0.1:9\n');
+    for (const [event, groups] of Object.entries(doc.hooks)) {
+      expect(groups).toHaveLength(1);
+      const [group] = groups;
+      expect(group!.matcher).toBe('*');
+      const command = group!.hooks[0]!.command;
+      expect(command).toContain(path.join(data, 'everme', 'runtime', 'bin', 'run.js'));
+      const input = readFileSync(path.join(repoRoot, 'fixtures', 'minimax', 'hooks', payloads[event]!));
+      const run = spawnSync('sh', ['-c', command], { input, env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home }, encoding: 'utf8', timeout: 15_000 });
+      expect(run.stderr, event).toBe('');
+      expect(run.status, event).toBe(0);
+      expect(run.stdout, event).toBe('');
+    }
+  });
+
   it('install run from the staged runtime itself finds nothing to change', () => {
     const before = hashTree(data);
     const run = cli(['install', '--json']);
     expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout).data.steps.map((s: { status: string }) => s.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(JSON.parse(run.stdout).data.steps.map((s: { status: string }) => s.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
     expect(hashTree(data)).toEqual(before);
   });
 

@@ -1,10 +1,11 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './support/cli.js';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
 import { installOutcomeError, runInstall, type InstallOptions } from '../src/install/install-plan.js';
+import { HookDocument, PLUGIN_EVENTS } from '../src/install/local-plugin.js';
 import { readHookCommand } from '../src/install/markdown-hooks.js';
 import { renderInstall } from '../src/install/render.js';
 import { MCP_SERVER_NAME } from '../src/install/mcp-config.js';
@@ -43,13 +44,27 @@ describe('everme install', () => {
       ['env', 'created'],
       ['hook', 'created'],
       ['hook', 'created'],
+      ['plugin', 'created'],
       ['mcp', 'created'],
     ]);
     const runJs = path.join(data, 'everme', 'runtime', 'bin', 'run.js');
     expect(existsSync(runJs)).toBe(true);
     const pre = readFileSync(path.join(data, 'hooks', 'everme-pre-tool-use.md'), 'utf8');
     expect(pre).toContain('  PreToolUse:\n');
-    expect(readHookCommand(pre)).toBe(`'/usr/bin/node' '${runJs}' hook`);
+    expect(readHookCommand(pre)).toBe(`'/usr/bin/node' '${runJs}' hook --route=markdown`);
+    const plugin = path.join(data, 'plugins', 'everme-memory');
+    expect(JSON.parse(readFileSync(path.join(plugin, '.claude-plugin', 'plugin.json'), 'utf8'))).toEqual({
+      name: 'everme-memory',
+      version: '9.9.9',
+      description: expect.stringContaining('everme') as unknown,
+    });
+    const doc = HookDocument.parse(JSON.parse(readFileSync(path.join(plugin, 'hooks', 'hooks.json'), 'utf8')));
+    expect(Object.keys(doc.hooks)).toEqual([...PLUGIN_EVENTS]);
+    for (const groups of Object.values(doc.hooks)) {
+      expect(groups).toEqual([{ matcher: '*', hooks: [{ type: 'command', command: `'/usr/bin/node' '${runJs}' hook --route=plugin`, timeout: expect.any(Number) as unknown }] }]);
+      expect(groups[0]!.hooks[0]!.timeout).toBeGreaterThanOrEqual(1);
+      expect(groups[0]!.hooks[0]!.timeout).toBeLessThanOrEqual(5);
+    }
     expect(readFileSync(path.join(data, 'hooks', 'everme-post-tool-use.md'), 'utf8')).toContain('  PostToolUse:\n');
     expect(JSON.parse(readFileSync(path.join(data, 'mcp.json'), 'utf8')).mcpServers[MCP_SERVER_NAME]).toEqual({
       command: '/usr/bin/node',
@@ -66,6 +81,10 @@ describe('everme install', () => {
       'everme.env',
       'hooks',
       'mcp.json',
+      'plugins',
+      'plugins/everme-memory',
+      'plugins/everme-memory/.claude-plugin',
+      'plugins/everme-memory/hooks',
     ]);
   });
 
@@ -85,7 +104,7 @@ describe('everme install', () => {
     const before = hashTree(data);
     const planned = await install(data, { apiKey: KEY, dryRun: true });
     expect(planned.dryRun).toBe(true);
-    expect(planned.steps.map((s) => s.status)).toEqual(['created', 'created', 'created', 'created', 'updated']);
+    expect(planned.steps.map((s) => s.status)).toEqual(['created', 'created', 'created', 'created', 'created', 'updated']);
     expect(hashTree(data)).toEqual(before);
 
     await install(data);
@@ -153,6 +172,41 @@ describe('everme install', () => {
     expect(text).not.toContain('evt_agent0000000000');
   });
 
+  it('reports a symlink or a foreign directory at the plugin path and never writes through or into it', async () => {
+    for (const kind of ['symlink', 'foreign', 'other-manifest'] as const) {
+      const data = dataDir();
+      const plugins = path.join(data, 'plugins');
+      mkdirSync(plugins);
+      const target = tempDir('everme-elsewhere-');
+      if (kind === 'symlink') symlinkSync(target, path.join(plugins, 'everme-memory'));
+      if (kind === 'foreign') {
+        mkdirSync(path.join(plugins, 'everme-memory', 'hooks'), { recursive: true });
+        writeFileSync(path.join(plugins, 'everme-memory', 'hooks', 'guard.sh'), '#!/bin/sh\n');
+      }
+      if (kind === 'other-manifest') {
+        mkdirSync(path.join(plugins, 'everme-memory', '.claude-plugin'), { recursive: true });
+        writeFileSync(path.join(plugins, 'everme-memory', '.claude-plugin', 'plugin.json'), '{"name":"someone-else"}\n');
+      }
+      const before = hashTree(data);
+      const targetBefore = hashTree(target);
+      const result = await install(data);
+      const step = result.steps.find((s) => s.step === 'plugin');
+      expect(step?.status, kind).toBe('skipped');
+      expect(result.warnings.map((w) => w.code)).toEqual(['plugin_path_conflict']);
+      expect(installOutcomeError(result)).toMatchObject({ type: 'conflict', code: 'plugin_path_conflict' });
+      expect(hashTree(target)).toEqual(targetBefore);
+      const pluginEntries = [...hashTree(data).entries()].filter(([rel]) => rel.startsWith('plugins'));
+      expect(new Map(pluginEntries), kind).toEqual(new Map([...before.entries()].filter(([rel]) => rel.startsWith('plugins'))));
+      if (kind === 'symlink') expect(readlinkSync(path.join(plugins, 'everme-memory'))).toBe(target);
+      // The rest is installed; uninstall leaves the foreign path as it found it.
+      expect(existsSync(path.join(data, 'hooks', 'everme-post-tool-use.md'))).toBe(true);
+      const removed = runUninstall({ dataDir: data });
+      expect(removed.steps.find((s) => s.step === 'plugin')?.status).toBe('kept');
+      expect(hashTree(data)).toEqual(before);
+      if (kind === 'symlink') expect(lstatSync(path.join(plugins, 'everme-memory')).isSymbolicLink()).toBe(true);
+    }
+  });
+
   it('refuses a key with a line break before writing anything', async () => {
     const data = dataDir();
     const before = hashTree(data);
@@ -197,6 +251,21 @@ describe('everme uninstall', () => {
     expect(existsSync(path.join(data, 'everme', 'store', 'memory.sqlite'))).toBe(true);
 
     runUninstall({ dataDir: data, purge: true });
+    expect(hashTree(data)).toEqual(before);
+  });
+
+  it('removes the plugin and keeps a plugins directory that holds the user\'s other plugins', async () => {
+    const data = dataDir();
+    mkdirSync(path.join(data, 'plugins', 'mine', '.claude-plugin'), { recursive: true });
+    writeFileSync(path.join(data, 'plugins', 'mine', '.claude-plugin', 'plugin.json'), '{"name":"mine"}\n');
+    const before = hashTree(data);
+    await install(data);
+    expect(existsSync(path.join(data, 'plugins', 'everme-memory', 'hooks', 'hooks.json'))).toBe(true);
+    const planned = runUninstall({ dataDir: data, dryRun: true });
+    expect(planned.steps.find((s) => s.step === 'plugin')?.status).toBe('removed');
+    expect(existsSync(path.join(data, 'plugins', 'everme-memory', 'hooks', 'hooks.json'))).toBe(true);
+    const result = runUninstall({ dataDir: data });
+    expect(result.steps.find((s) => s.step === 'plugin')?.status).toBe('removed');
     expect(hashTree(data)).toEqual(before);
   });
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, lstatSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, lstatSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -7,7 +7,7 @@ export function tempDir(prefix = 'everme-install-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** Every file and directory under `root`, with content hash and permission bits: equal maps mean equal trees. */
+/** Every file, directory and symlink under `root`, with content hash (or link target) and permission bits: equal maps mean equal trees. */
 export function hashTree(root: string): Map<string, string> {
   const out = new Map<string, string>();
   const walk = (rel: string): void => {
@@ -16,7 +16,9 @@ export function hashTree(root: string): Map<string, string> {
       const abs = path.join(root, childRel);
       const st = lstatSync(abs);
       const mode = (st.mode & 0o777).toString(8);
-      if (st.isDirectory()) {
+      if (st.isSymbolicLink()) {
+        out.set(childRel, `link ${readlinkSync(abs)}`);
+      } else if (st.isDirectory()) {
         out.set(`${childRel}/`, `dir ${mode}`);
         walk(childRel);
       } else {

@@ -146,7 +146,8 @@ describe('everme.env', () => {
 
 describe('markdown hooks', () => {
   it('names the event, matcher "*", the quoted absolute command and a 5 s timeout in front matter', () => {
-    const command = hookCommand('/opt/node 20/bin/node', "/home/o'brien/.minimax/everme/runtime/bin/run.js");
+    const command = hookCommand('/opt/node 20/bin/node', "/home/o'brien/.minimax/everme/runtime/bin/run.js", 'markdown');
+    expect(command).toBe(`'/opt/node 20/bin/node' '/home/o'\\''brien/.minimax/everme/runtime/bin/run.js' hook --route=markdown`);
     const text = renderHookFile('PostToolUse', command);
     expect(text.startsWith('---\nname: everme-post-tool-use\n')).toBe(true);
     expect(text).toContain('hooks:\n  PostToolUse:\n    - matcher: "*"\n      hooks:\n        - type: command\n');

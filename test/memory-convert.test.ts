@@ -139,6 +139,18 @@ describe('user messages', () => {
     expect(out.map((m) => m.message.content)).toStrictEqual(['Fix the build', 'Why?']);
   });
 
+  it('removes the <plugin-hook-context> blocks the host stores recalled context in, secrets inside them included', () => {
+    const secret = 'evt_a1b2c3d4e5f6a7b8c9d0PLANTED';
+    const { out, warnings } = convertAll([
+      user([text(`<plugin-hook-context>\n> Retrieved memory\n- token ${secret}\n</plugin-hook-context>`), text('What next?')]),
+      user(`<system-reminder>cwd</system-reminder><plugin-hook-context>only recalled memory ${secret}</plugin-hook-context>\n`),
+    ]);
+    expect(out.map((m) => m.message.content)).toStrictEqual(['What next?']);
+    expect(JSON.stringify(out)).not.toContain('PLANTED');
+    expect(JSON.stringify(out)).not.toContain('Retrieved memory');
+    expect(warnings).toEqual([]);
+  });
+
   it('cleans ANSI escapes, CRLF and trailing blanks', () => {
     const { out } = convertAll([user('\x1b[31mred\x1b[0m line  \r\nnext\t\r\n  indented')]);
     expect(out[0]?.message.content).toBe('red line\nnext\n  indented');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { cleanText, stripSystemReminders, trimBlankEdges } from '../src/memory/text-clean.js';
+import { cleanText, stripPluginHookContext, stripSystemReminders, trimBlankEdges } from '../src/memory/text-clean.js';
 
 describe('cleanText', () => {
   it('removes ANSI colour, cursor, OSC and charset escape sequences', () => {
@@ -58,6 +58,22 @@ describe('stripSystemReminders', () => {
     const hostile = '<system-reminder>'.repeat(60_000);
     const start = performance.now();
     expect(stripSystemReminders(hostile)).toBe(hostile);
+    expect(performance.now() - start).toBeLessThan(500);
+  });
+});
+
+describe('stripPluginHookContext', () => {
+  it('removes every block a plugin hook injected, keeping the user text around them and reminders alone', () => {
+    const text =
+      '<plugin-hook-context>\n> Retrieved memory from past sessions follows.\n- user: old question\n</plugin-hook-context>\nFix the build<plugin-hook-context>x</plugin-hook-context> please<system-reminder>r</system-reminder>';
+    expect(stripPluginHookContext(text)).toBe('\nFix the build please<system-reminder>r</system-reminder>');
+  });
+
+  it('leaves an opening tag without a closing one, and is linear when closing tags never come', () => {
+    expect(stripPluginHookContext('a<plugin-hook-context>b</plugin-hook-context>c<plugin-hook-context>open')).toBe('ac<plugin-hook-context>open');
+    const hostile = '<plugin-hook-context>'.repeat(50_000);
+    const start = performance.now();
+    expect(stripPluginHookContext(hostile)).toBe(hostile);
     expect(performance.now() - start).toBeLessThan(500);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayContext, LocalContext } from '../src/recall/recall.js';
-import { assembleIndex, MAX_CONTEXT_CHARS, renderContextIndex, type IndexSection } from '../src/recall/context-index.js';
+import { assembleIndex, MAX_CONTEXT_CHARS, renderContextIndex, renderSessionStartContext, type IndexSection } from '../src/recall/context-index.js';
 import { DATA_PREFACE, EMPTY_STORE_TEXT } from '../src/recall/recall-markdown.js';
 
 function entries(prefix: string, count: number, size: number): string[] {
@@ -96,5 +96,39 @@ describe('renderContextIndex', () => {
   it('says when the gateway holds nothing yet', () => {
     const ctx: GatewayContext = { kind: 'gateway', explicitInfo: [], implicitTraits: [] };
     expect(renderContextIndex(ctx)).toContain('holds no context for this account yet');
+  });
+});
+
+describe('renderSessionStartContext', () => {
+  const conversations = Array.from({ length: 40 }, (_, i) => ({
+    conversationId: `minimaxcode-mvs_${String(i).padStart(32, '0')}`,
+    sessionId: `mvs_${String(i).padStart(32, '0')}`,
+    source: 'messages',
+    workspaceDir: '/home/u/proj',
+    updatedAtMs: Date.UTC(2026, 10, 1) - i * 60_000,
+    messageCount: 4,
+    firstUserText: `question ${i} ${'q'.repeat(i * 7)}`,
+    lastAssistantText: `decided ${i} ${'a'.repeat(i * 5)}`,
+  }));
+
+  it('stays within every budget, keeps whole entries, newest first, and labels itself as data', () => {
+    for (let budget = 200; budget <= 6000; budget += 97) {
+      const text = renderSessionStartContext({ kind: 'local', project: '/home/u/proj', conversations }, budget);
+      if (text === undefined) continue;
+      expect(text.length).toBeLessThanOrEqual(budget);
+      expect(text.startsWith(DATA_PREFACE)).toBe(true);
+      expect(text).toContain('- **2026-11-01 00:00 UTC**');
+      expect(text).toContain('question 0');
+    }
+    const roomy = renderSessionStartContext({ kind: 'local', project: '/home/u/proj', conversations: conversations.slice(0, 3) }, 4000)!;
+    expect(roomy.indexOf('question 0')).toBeLessThan(roomy.indexOf('question 1'));
+    expect(roomy).not.toContain('not shown');
+  });
+
+  it('is undefined with nothing to say: no conversations, or a budget too small for one entry', () => {
+    expect(renderSessionStartContext({ kind: 'local', project: '/p', conversations: [] }, 4000)).toBeUndefined();
+    expect(renderSessionStartContext({ kind: 'local', project: '/home/u/proj', conversations }, 150)).toBeUndefined();
+    expect(renderSessionStartContext({ kind: 'gateway', explicitInfo: [], implicitTraits: [] }, 4000)).toBeUndefined();
+    expect(renderSessionStartContext({ kind: 'gateway', explicitInfo: ['likes tabs'], implicitTraits: [] }, 4000)).toContain('- likes tabs');
   });
 });

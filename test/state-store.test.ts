@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { workspaceForSession } from '../src/store/session-workspace.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WarningEntry } from '../src/core/warnings.js';
 import { StateStore, type SessionFingerprint } from '../src/store/state-store.js';
@@ -176,6 +177,23 @@ describe('session memory', () => {
     reopen();
     expect(state.sessionDirFor('s1')).toBe('/d/moved');
     expect(state.workspaceFor('s1')).toBe('/w/one');
+  });
+});
+
+describe('the workspace a hook reported', () => {
+  it('reaches a conversation stored without one, never overrides one its files named, and answers workspaceForSession', () => {
+    const conv = db.prepare('INSERT INTO conversations (conversation_id, session_id, source, workspace_dir) VALUES (?, ?, ?, ?)');
+    conv.run('minimaxcode-s1', 's1', 'messages', null);
+    conv.run('minimaxcode-s2', 's2', 'ledger', '/from/ledger');
+    expect(workspaceForSession(db, 's1')).toBeUndefined();
+    state.rememberWorkspace('s1', '/from/hook');
+    state.rememberWorkspace('s2', '/from/hook/two');
+    state.rememberWorkspace('s9', '/only/hook');
+    expect(workspaceForSession(db, 's1')).toBe('/from/hook');
+    expect(workspaceForSession(db, 's2')).toBe('/from/ledger');
+    expect(workspaceForSession(db, 's9')).toBe('/only/hook');
+    expect(workspaceForSession(db, 'unknown')).toBeUndefined();
+    expect(db.prepare('SELECT workspace_dir FROM conversations WHERE session_id = ?').pluck().get('s1')).toBe('/from/hook');
   });
 });
 

@@ -11,7 +11,14 @@ interface StatusData {
   sink: string;
   gateway: { configured: boolean; reachable?: boolean; error?: { type: string; message: string } };
   lastImport?: { since?: string };
-  hooks: { installed: Array<{ event: string; runnable: boolean }>; latencyMs: { count: number; p50?: number; p95?: number }; outcomes: Record<string, number> };
+  hooks: {
+    plugin: { path: string; state: string; runnable: boolean; enabled: string; events: string[] };
+    markdown: { installed: Array<{ event: string; file: string; runnable: boolean }> };
+    arrivals: Array<{ route: string; event: string; count: number; lastAt: string }>;
+    warnings: Array<{ code: string; message: string; missing?: string[] }>;
+    latencyMs: { count: number; p50?: number; p95?: number };
+    outcomes: Record<string, number>;
+  };
   mcp: { registered: boolean };
   store: { messages: number; conversations: number; bytes: number };
   warnings: number;
@@ -64,37 +71,97 @@ describe('everme status', () => {
     expect(body.error.hint).toMatch(/everme install|everme import/);
     const whats = body.error.detail.status.problems.map((p) => p.what).join('\n');
     expect(whats).toContain('no everme hooks are installed');
+    expect(body.error.detail.status.hooks.plugin.state).toBe('missing');
     expect(whats).toContain('nothing has been imported yet');
     expect(body.error.detail.status.sessions).toBe(2);
   });
 
-  it('reports hooks, hook latency and outcomes, the store and warnings once everything is wired', () => {
+  /** The command the installed plugin registers for an event, run the way the host runs it. */
+  function pluginCommand(dataDir: string, event: string): string {
+    const doc = JSON.parse(fs.readFileSync(path.join(dataDir, 'plugins', 'everme-memory', 'hooks', 'hooks.json'), 'utf8')) as {
+      hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>>;
+    };
+    return doc.hooks[event]![0]!.hooks[0]!.command;
+  }
+
+  function payload(event: string, extra: Record<string, unknown> = {}): string {
+    const base = JSON.parse(fs.readFileSync(path.join(repoRoot, 'fixtures', 'minimax', 'hooks', `${event.toLowerCase()}-stdin.native.json`), 'utf8')) as Record<string, unknown>;
+    return JSON.stringify({ ...base, session_id: 'mvs_4e9a7c1d2b3f40c8a6d5e4f3b2a1c0d9', ...extra });
+  }
+
+  function statusJson(dataDir: string, env: Record<string, string> = {}): { code: number | null; data: StatusData; stderr: string } {
+    const r = cli(dataDir, ['status', '--json'], env);
+    const body = JSON.parse(r.stdout) as { ok: boolean; data?: StatusData; error?: { detail: { status: StatusData } } };
+    return { code: r.status, data: body.data ?? body.error!.detail.status, stderr: r.stderr };
+  }
+
+  it('warns, naming every event never received, when hooks are installed but MiniMax Code has not run one', () => {
     const dataDir = dataDirFromFixture('report');
     expect(cli(dataDir, ['install', '--json']).status).toBe(0);
     expect(cli(dataDir, ['import', '--since', '2026-10-01', '--json']).status).toBe(0);
-    const hookCommand = /command: "(.*)"/.exec(fs.readFileSync(path.join(dataDir, 'hooks', 'everme-post-tool-use.md'), 'utf8'))![1]!;
-    const hook = spawnSync('sh', ['-c', hookCommand.replace(/\\"/g, '"')], {
-      env: { PATH: process.env.PATH ?? '', HOME: dataDir, MINIMAX_DATA_DIR: dataDir, EVERME_MINIMAX_SYNC_INTERVAL_MS: '100' },
-      input: JSON.stringify({ session_id: 'mvs_4e9a7c1d2b3f40c8a6d5e4f3b2a1c0d9', hook_event_name: 'PostToolUse' }),
-      encoding: 'utf8',
-    });
-    expect(hook.status).toBe(0);
+    // A hand-run hook is no sign of the host: it names no event and no route.
+    cli(dataDir, ['hook'], {}, 'garbage');
+    const { code, data } = statusJson(dataDir);
+    expect(code).toBe(0);
+    expect(data.hooks.arrivals).toEqual([]);
+    expect(data.hooks.warnings.map((w) => w.code)).toEqual(['no_hook_events']);
+    expect(data.hooks.warnings[0]!.missing).toEqual(['SessionStart', 'PreToolUse', 'PostToolUse', 'Stop', 'PreCompact', 'SessionEnd']);
+    const text = cli(dataDir, ['status']);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toContain('warning: hooks are installed, but MiniMax Code has not run one yet (never received: SessionStart, PreToolUse, PostToolUse, Stop, PreCompact, SessionEnd)');
+    expect(text.stdout).toContain('Start a MiniMax Code session');
+    expect(text.stdout).toMatch(/ {2}plugin: none received\n {2}markdown: none received/);
+  }, 60_000);
+
+  it('reports each route, every event that arrived through it with its last time, latency, outcomes, the store and warnings', () => {
+    const dataDir = dataDirFromFixture('report');
+    expect(cli(dataDir, ['install', '--json']).status).toBe(0);
+    expect(cli(dataDir, ['import', '--since', '2026-10-01', '--json']).status).toBe(0);
+    const hostEnv = { PATH: process.env.PATH ?? '', HOME: dataDir, EVERME_MINIMAX_SYNC_INTERVAL_MS: '100' };
+    const markdownCommand = /command: "(.*)"/.exec(fs.readFileSync(path.join(dataDir, 'hooks', 'everme-post-tool-use.md'), 'utf8'))![1]!.replace(/\\"/g, '"');
+    const before = Date.now();
+    const runs = [
+      spawnSync('sh', ['-c', markdownCommand], { env: hostEnv, input: payload('PostToolUse'), encoding: 'utf8' }),
+      spawnSync('sh', ['-c', pluginCommand(dataDir, 'SessionStart')], { env: hostEnv, input: payload('SessionStart', { cwd: '/nowhere' }), encoding: 'utf8' }),
+      spawnSync('sh', ['-c', pluginCommand(dataDir, 'Stop')], { env: hostEnv, input: payload('Stop'), encoding: 'utf8' }),
+      spawnSync('sh', ['-c', pluginCommand(dataDir, 'Stop')], { env: hostEnv, input: payload('Stop'), encoding: 'utf8' }),
+    ];
+    for (const run of runs) {
+      expect(run.status).toBe(0);
+      expect(run.stdout).toBe('');
+    }
     cli(dataDir, ['hook'], {}, 'garbage');
 
-    const r = cli(dataDir, ['status', '--json']);
-    expect(r.stderr).toBe('');
-    expect(r.status).toBe(0);
-    const status = (JSON.parse(r.stdout) as { ok: true; data: StatusData }).data;
+    const { code, data: status, stderr } = statusJson(dataDir);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
     expect(status.sink).toBe('local');
     expect(status.gateway.configured).toBe(false);
-    expect(status.hooks.installed).toEqual([
+    expect(status.hooks.plugin).toMatchObject({
+      path: path.join(dataDir, 'plugins', 'everme-memory'),
+      state: 'installed',
+      runnable: true,
+      enabled: 'cannot_verify',
+      events: ['SessionStart', 'PreToolUse', 'PostToolUse', 'Stop', 'PreCompact', 'SessionEnd'],
+    });
+    expect(status.hooks.markdown.installed).toEqual([
       { event: 'PreToolUse', file: path.join(dataDir, 'hooks', 'everme-pre-tool-use.md'), runnable: true },
       { event: 'PostToolUse', file: path.join(dataDir, 'hooks', 'everme-post-tool-use.md'), runnable: true },
     ]);
-    expect(status.hooks.latencyMs.count).toBe(2);
+    expect(status.hooks.arrivals.map(({ route, event, count }) => ({ route, event, count }))).toEqual([
+      { route: 'markdown', event: 'PostToolUse', count: 1 },
+      { route: 'plugin', event: 'SessionStart', count: 1 },
+      { route: 'plugin', event: 'Stop', count: 2 },
+    ]);
+    for (const a of status.hooks.arrivals) {
+      expect(Date.parse(a.lastAt)).toBeGreaterThanOrEqual(before - 1000);
+      expect(Date.parse(a.lastAt)).toBeLessThanOrEqual(Date.now());
+    }
+    expect(status.hooks.warnings).toEqual([]);
+    expect(status.hooks.latencyMs.count).toBe(5);
     expect(status.hooks.latencyMs.p95).toBeGreaterThan(0);
-    expect(status.hooks.outcomes.ignored).toBe(1);
-    expect((status.hooks.outcomes.claimed ?? 0) + (status.hooks.outcomes.debounced ?? 0)).toBe(1);
+    expect(status.hooks.outcomes.ignored).toBe(2);
+    expect((status.hooks.outcomes.claimed ?? 0) + (status.hooks.outcomes.debounced ?? 0)).toBe(3);
     expect(status.mcp.registered).toBe(true);
     expect(status.store).toMatchObject({ conversations: 2, messages: 6 });
     expect(status.store.bytes).toBeGreaterThan(0);
@@ -104,8 +171,31 @@ describe('everme status', () => {
 
     const text = cli(dataDir, ['status']);
     expect(text.status).toBe(0);
-    expect(text.stdout).toMatch(/hook latency: p50 [\d.]+ ms, p95 [\d.]+ ms over 2 runs/);
+    expect(text.stdout).toContain(`plugin hooks: ${path.join(dataDir, 'plugins', 'everme-memory')}, enabled state cannot be verified`);
+    expect(text.stdout).toContain('markdown hooks: PreToolUse, PostToolUse');
+    expect(text.stdout).toMatch(/ {2}plugin: SessionStart ×1 \(last \d{4}-\d{2}-\d{2}T[\d:.]+Z\), Stop ×2 \(last [^)]+\)/);
+    expect(text.stdout).toMatch(/ {2}markdown: PostToolUse ×1 \(last [^)]+\)/);
+    expect(text.stdout).toMatch(/hook latency: p50 [\d.]+ ms, p95 [\d.]+ ms over 5 runs/);
     expect(text.stdout).toContain('6 messages');
+    expect(text.stdout).not.toContain('warning:');
+  }, 60_000);
+
+  it('asks `mcode plugin list --json` whether the plugin is enabled, and warns when it is disabled', () => {
+    const dataDir = dataDirFromFixture('report');
+    expect(cli(dataDir, ['install', '--json']).status).toBe(0);
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-mcode-'));
+    const mcode = path.join(bin, 'mcode');
+    const list = (enabled: boolean) =>
+      fs.writeFileSync(mcode, `#!/bin/sh\necho '{"plugins":[{"id":"everme@official","enabled":false},{"id":"everme-memory@local","name":"everme-memory","enabled":${enabled}}]}'\n`, { mode: 0o755 });
+    const env = { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` };
+    list(false);
+    const disabled = statusJson(dataDir, env).data;
+    expect(disabled.hooks.plugin.enabled).toBe('disabled');
+    expect(disabled.hooks.warnings.map((w) => w.code)).toEqual(['plugin_disabled', 'no_hook_events']);
+    list(true);
+    const enabled = statusJson(dataDir, env).data;
+    expect(enabled.hooks.plugin.enabled).toBe('enabled');
+    expect(enabled.hooks.warnings.map((w) => w.code)).toEqual(['no_hook_events']);
   }, 60_000);
 
   it('says whether the gateway answers, and never prints the key', async () => {

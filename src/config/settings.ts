@@ -4,6 +4,8 @@ import { parseExcludeList } from './exclude.js';
 
 export const DEFAULT_API_BASE = 'https://api.everme.evermind.ai';
 export const DEFAULT_SYNC_INTERVAL_MS = 60_000;
+/** Characters of recalled memory the SessionStart hook may hand the model; 0 turns recall off. */
+export const DEFAULT_RECALL_CHARS = 4000;
 
 export type SinkName = 'local' | 'everme';
 
@@ -33,6 +35,8 @@ export interface Settings {
   syncIntervalMs: number;
   /** EVERME_ALLOW_INSECURE_HTTP=1: the key may go over http:// to a non-loopback host. */
   allowInsecureHttp?: boolean;
+  /** `EVERME_RECALL_CHARS`: the SessionStart context budget (0 = off). */
+  recallChars: number;
   /** Per-request gateway timeout; unset means the client's default (30 s). Tests shorten it. */
   requestTimeoutMs?: number;
   /** `EVERME_EXCLUDE`: workspace paths or globs whose sessions are never read or delivered. */
@@ -84,6 +88,7 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
   const timeout = Number(pick('EVERME_REQUEST_TIMEOUT_MS'));
   const credential = chooseCredential(trimmed(flags.apiKey), pickWithSource('EVERME_AGENT_TOKEN'), pickWithSource('EVERME_API_KEY'));
   const agentId = pick('EVERME_AGENT_ID');
+  const recallChars = Number(pick('EVERME_RECALL_CHARS'));
   return {
     dataDir,
     ...(credential ? { apiKey: credential.token, credential } : {}),
@@ -92,6 +97,7 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
     stateDir: stateDir ? path.resolve(stateDir) : path.join(dataDir, 'everme'),
     allowInsecureHttp: pick('EVERME_ALLOW_INSECURE_HTTP') === '1',
     syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
+    recallChars: Number.isSafeInteger(recallChars) && recallChars >= 0 ? recallChars : DEFAULT_RECALL_CHARS,
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
     exclude: parseExcludeList(pick('EVERME_EXCLUDE')),
   };

@@ -21,6 +21,8 @@ export interface RunOptions {
   dryRun?: boolean;
   signal?: AbortSignal;
   onProgress?: (progress: RunProgress) => void;
+  /** A conversation boundary (PreCompact, SessionEnd): flush what is delivered (see DeliveryContext). */
+  boundary?: boolean;
   /** An engine already opened by the caller (the hook worker keeps one across runs). */
   engine?: Engine;
 }
@@ -103,6 +105,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
           privacy: engine.privacy,
           dryRun,
           signal: options.signal,
+          ...(options.boundary ? { boundary: true } : {}),
           onDelivered: (n) => {
             progress.messages += n;
             options.onProgress?.(progress);

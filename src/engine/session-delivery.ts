@@ -15,7 +15,7 @@ import type { PrivacyGate, ScopeDecision } from './privacy-gate.js';
 import type { SessionLocks } from './session-lock.js';
 import type { StateStore } from '../store/state-store.js';
 
-/** import flushes every conversation's last request, sync only at a finished turn, the hook never. */
+/** import flushes every conversation's last request, sync only at a finished turn, the hook only at a conversation boundary. */
 export type DeliveryMode = 'import' | 'sync' | 'hook';
 
 /** `excluded`: its workspace is excluded; `forgotten`: the user forgot it (a tombstone). Neither is read. */
@@ -48,17 +48,24 @@ export interface DeliveryContext {
   lockTimeoutMs?: number;
   /** Tombstones and exclusions, checked before a session's history is read. */
   privacy?: PrivacyGate;
+  /**
+   * A conversation boundary (the host's PreCompact or SessionEnd): whatever the mode, the last
+   * request flushes, and a flush still owed is sent on its own.
+   */
+  boundary?: boolean;
   /** Called after each acknowledged request with the number of messages it carried. */
   onDelivered?: (messages: number) => void;
 }
 
 /**
  * Whether an upload ends in a flush: import always, the hook never, sync only when the upload
- * ends on a finished turn, which is known once the last message has been read.
+ * ends on a finished turn, which is known once the last message has been read. A conversation
+ * boundary (the host's PreCompact or SessionEnd) always flushes, whatever the mode.
  */
 type FlushPlan = 'always' | 'at-turn-end' | 'never';
 
-function flushPlanFor(mode: DeliveryMode): FlushPlan {
+function flushPlanFor(mode: DeliveryMode, boundary: boolean): FlushPlan {
+  if (boundary) return 'always';
   switch (mode) {
     case 'import':
       return 'always';
@@ -118,9 +125,10 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
    * import (always) and sync (at a finished turn) send the flush on its own when one is owed.
    */
   const settleOwedFlush = async (source: 'messages' | 'ledger'): Promise<SessionOutcome> => {
-    if (ctx.dryRun || ctx.mode === 'hook') return outcome;
+    const boundary = ctx.boundary ?? false;
+    if (ctx.dryRun || (ctx.mode === 'hook' && !boundary)) return outcome;
     const owed = ctx.sink.pendingFlush(conversationId);
-    if (!owed || (ctx.mode === 'sync' && !owed.endsTurn)) return outcome;
+    if (!owed || (ctx.mode === 'sync' && !boundary && !owed.endsTurn)) return outcome;
     // A flush is a request about the conversation too: none for an excluded workspace.
     if ((await decideScope())?.status === 'excluded') {
       outcome.status = 'excluded';
@@ -128,7 +136,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     }
     throwIfAborted(ctx.signal);
     // Claimed, not just read: a concurrent run that sees the same owed flush must not send it too.
-    const claim = ctx.sink.claimPendingFlush(conversationId, ctx.mode === 'sync');
+    const claim = ctx.sink.claimPendingFlush(conversationId, ctx.mode === 'sync' && !boundary);
     if (claim === undefined) return outcome;
     let receipt: DeliveryReceipt;
     try {
@@ -219,7 +227,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       createdAtMs: session.createdAtMs,
     });
 
-    const plan = flushPlanFor(ctx.mode);
+    const plan = flushPlanFor(ctx.mode, ctx.boundary ?? false);
     const send = async (request: PlannedRequest, flush: boolean, sync: boolean): Promise<void> => {
       throwIfAborted(ctx.signal);
       if (!ctx.dryRun) {

@@ -4,14 +4,18 @@ import { fileURLToPath } from 'node:url';
 import { hookDataDir } from './hook-data-dir.js';
 import { ExclusionPolicy } from '../config/exclude.js';
 import { loadSettings } from '../config/settings.js';
+import { EvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
 import { recordHookEvent, type HookOutcome } from './hook-events.js';
-import { parseHookInput, readStdinCapped } from './hook-input.js';
+import { hookEventKind, hookRouteFromArgv, parseHookInput, readStdinCapped, recordedEventName, type HookRoute } from './hook-input.js';
+import { DeliveryMarks } from './delivery-marks.js';
 import { HookSlot } from './hook-slot.js';
 import { findSessionDir } from './session-dir-finder.js';
 
 /** Well inside the host's 5 s hook timeout: past this the hook gives up and exits 0. */
 const WATCHDOG_MS = 2500;
+/** SessionStart recall failures that pass by themselves: nothing is said about them. */
+const TRANSIENT_RECALL_FAILURES = new Set(['network', 'upstream', 'rate_limit', 'cancelled']);
 /** The one stderr line the hook may print is cut to this length. */
 const MAX_STDERR_CHARS = 200;
 
@@ -19,46 +23,78 @@ export interface HookResult {
   outcome: HookOutcome;
   reason?: string;
   diagnostic?: string;
-  /** Where the outcome is recorded; unset when there is no data dir to keep state for. */
+  /** Where the outcome is recorded; unset when there is no data dir to keep state for, or nothing worth recording. */
   stateDir?: string;
+  /** The host's event name, when it is one of ours. */
+  event?: string;
+  /** SessionStart only: the context block for the model, printed on stdout. */
+  stdout?: string;
 }
 
 /**
- * The fail-open hook: decide in a few milliseconds whether a worker should run for this session,
- * start it detached, and get out of the agent's way. Never blocks, never prints to stdout.
+ * The fail-open hook: one entry for every host event, dispatched on `hook_event_name`. Capture
+ * events decide in a few milliseconds whether a worker should run for this session, start it
+ * detached, and get out of the agent's way; SessionStart answers with recalled memory on stdout.
+ * Never blocks, never prints to stdout otherwise.
  */
 export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Promise<HookResult> {
   // Run by hand in a terminal there is no hook JSON coming; waiting would only hit the watchdog.
   if (stdin.isTTY) return { outcome: 'ignored', reason: 'empty' };
   const { data, tooLarge } = await readStdinCapped(stdin);
+  const parsed = parseHookInput(data, tooLarge);
+  const kind = parsed.ok ? hookEventKind(parsed.input.event) : undefined;
+  // Events that are not ours cost nothing: no settings read, no state touched, nothing recorded.
+  if (kind === 'unknown') return { outcome: 'ignored', reason: 'unknown_event' };
+  const event = parsed.ok ? recordedEventName(parsed.input.event) : undefined;
+  const named = event === undefined ? {} : { event };
   const dataDir = hookDataDir(env);
-  if (!existsSync(dataDir)) return { outcome: 'ignored', reason: 'no_data_dir' };
+  if (!existsSync(dataDir)) return { ...named, outcome: 'ignored', reason: 'no_data_dir' };
   const settings = loadSettings(dataDir, {}, env);
   const stateDir = settings.stateDir;
-  const parsed = parseHookInput(data, tooLarge);
   if (!parsed.ok) return { outcome: 'ignored', reason: parsed.reason, stateDir };
+  const { input } = parsed;
   // An excluded workspace (the payload's cwd is the session's workspace): nothing is looked up,
-  // claimed or started for it.
-  const { cwd } = parsed.input;
-  if (cwd && (await ExclusionPolicy.load(settings.exclude)).ruleFor(cwd)) return { outcome: 'ignored', reason: 'excluded', stateDir };
-  const slot = new HookSlot(stateDir, parsed.input.sessionId);
+  // recalled, claimed or started for it.
+  if (input.cwd && (await ExclusionPolicy.load(settings.exclude)).ruleFor(input.cwd)) return { ...named, outcome: 'ignored', reason: 'excluded', stateDir };
+
+  if (kind === 'session_start') {
+    // Loaded only for this event: the store's reader is startup time the capture events never pay.
+    const { sessionStartContext } = await import('../recall/session-recall.js');
+    let text: string | undefined;
+    try {
+      text = await sessionStartContext(settings, { project: input.cwd ?? '', sessionId: input.sessionId, maxChars: settings.recallChars });
+    } catch (err) {
+      // No context either way. A gateway that did not answer in time is weather, not news; a store
+      // that cannot be read (corrupt, too new) or a refused key gets the one stderr line.
+      if (err instanceof EvermeError && TRANSIENT_RECALL_FAILURES.has(err.type)) return { ...named, outcome: 'ignored', reason: `recall_${err.type}`, stateDir };
+      return { ...named, outcome: 'failed', reason: `recall failed: ${err instanceof Error ? err.message : String(err)}`, stateDir };
+    }
+    if (text === undefined) return { ...named, outcome: 'ignored', reason: settings.recallChars <= 0 ? 'recall_off' : 'no_memories', stateDir };
+    return { ...named, outcome: 'recalled', stdout: text, stateDir };
+  }
+
+  const slot = new HookSlot(stateDir, input.sessionId);
   const diagnostic = slot.takeDiagnostic();
   const remembered = slot.rememberedSessionDir();
-  const sessionDir = findSessionDir(dataDir, parsed.input.sessionId, { remembered, searchAll: !slot.recentlyMissed() });
+  const sessionDir = findSessionDir(dataDir, input.sessionId, { remembered, searchAll: !slot.recentlyMissed() });
   if (!sessionDir) {
     slot.rememberMiss();
-    return { outcome: 'ignored', reason: 'unknown_session', diagnostic, stateDir };
+    return { ...named, outcome: 'ignored', reason: 'unknown_session', diagnostic, stateDir };
   }
   if (sessionDir !== remembered) slot.rememberSessionDir(sessionDir);
 
+  // What the worker must do beyond a debounced run, marked before the pending mark: a worker that
+  // sees the pending mark sees this too.
+  if (kind === 'turn_end') new DeliveryMarks(stateDir, input.sessionId).set('turn');
+  if (kind === 'boundary') new DeliveryMarks(stateDir, input.sessionId).set('boundary');
   // Mark first, claim second: a worker that is finishing re-checks the mark after letting go of
   // the slot, so no hook's work can fall between the two.
   slot.markPending();
-  if (!slot.tryClaim()) return { outcome: 'debounced', diagnostic, stateDir };
+  if (!slot.tryClaim()) return { ...named, outcome: 'debounced', diagnostic, stateDir };
   try {
     const worker = spawn(
       process.execPath,
-      [fileURLToPath(new URL('./worker-main.js', import.meta.url)), parsed.input.sessionId, sessionDir, parsed.input.cwd ?? ''],
+      [fileURLToPath(new URL('./worker-main.js', import.meta.url)), input.sessionId, sessionDir, input.cwd ?? ''],
       // Its own process group and no inherited stdio, so the host neither waits for it nor kills it
       // with the hook; cwd away from the agent's project so the worker pins nothing there.
       { detached: true, stdio: 'ignore', cwd: dataDir, windowsHide: true, env: { ...env, MINIMAX_DATA_DIR: dataDir } },
@@ -70,7 +106,7 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
     slot.release();
     throw err;
   }
-  return { outcome: 'claimed', diagnostic, stateDir };
+  return { ...named, outcome: 'claimed', diagnostic, stateDir };
 }
 
 /**
@@ -87,7 +123,10 @@ function stderrLine(text: string): string {
   return `${redactOutput(text).replace(/\s+/g, ' ').trim().slice(0, MAX_STDERR_CHARS)}\n`;
 }
 
-/** Entry point used by bin/run.js: always exit 0, nothing on stdout, at most one line on stderr. */
+/**
+ * Entry point used by bin/run.js: always exit 0, at most one line on stderr, nothing on stdout but
+ * a SessionStart context block.
+ */
 export async function runHookFromProcess(): Promise<void> {
   const started = process.hrtime.bigint();
   const quietExit = (): never => process.exit(0);
@@ -99,6 +138,7 @@ export async function runHookFromProcess(): Promise<void> {
   process.on('unhandledRejection', quietExit);
   const watchdog = setTimeout(quietExit, watchdogMs(process.env));
   watchdog.unref();
+  const route: HookRoute | undefined = hookRouteFromArgv(process.argv.slice(3));
   let result: HookResult;
   try {
     result = await runHook(process.stdin);
@@ -114,11 +154,20 @@ export async function runHookFromProcess(): Promise<void> {
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.stateDir) {
     try {
-      recordHookEvent(result.stateDir, { t: Date.now(), outcome: result.outcome, ms: Math.round(ms * 10) / 10, reason: result.reason });
+      recordHookEvent(result.stateDir, {
+        t: Date.now(),
+        outcome: result.outcome,
+        ms: Math.round(ms * 10) / 10,
+        reason: result.reason,
+        ...(result.event === undefined ? {} : { event: result.event }),
+        ...(route === undefined ? {} : { route }),
+      });
     } catch {
       // recording latency is best effort; the hook must not fail because of it
     }
   }
+  // The host hands SessionStart's stdout to the model as context: plain text, written once.
+  if (result.stdout) process.stdout.write(`${result.stdout}\n`);
   const line = result.outcome === 'failed' ? `everme hook: ${result.reason ?? 'failed'}` : result.diagnostic;
   if (line) process.stderr.write(stderrLine(line));
   clearTimeout(watchdog);

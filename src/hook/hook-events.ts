@@ -2,7 +2,8 @@ import { appendFileSync, readFileSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
 
-export const HOOK_OUTCOMES = ['claimed', 'debounced', 'ignored', 'failed'] as const;
+/** `recalled`: a SessionStart hook printed a context block. */
+export const HOOK_OUTCOMES = ['claimed', 'debounced', 'recalled', 'ignored', 'failed'] as const;
 export type HookOutcome = (typeof HOOK_OUTCOMES)[number];
 
 export interface HookEvent {
@@ -10,6 +11,10 @@ export interface HookEvent {
   outcome: HookOutcome;
   ms: number;
   reason?: string;
+  /** The host's `hook_event_name` (known events only); absent when the payload named none. */
+  event?: string;
+  /** `plugin` or `markdown`, from the hook's command line; absent for commands of older installs. */
+  route?: string;
 }
 
 const MAX_LOG_BYTES = 256 * 1024;
@@ -20,7 +25,7 @@ export function hookEventsFile(stateDir: string): string {
 
 /**
  * Checked by hand rather than with zod: the module is shared with the hook's hot path, and the
- * shape is four fields this project writes itself.
+ * shape is a few fields this project writes itself.
  */
 function asHookEvent(value: unknown): HookEvent | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -28,7 +33,14 @@ function asHookEvent(value: unknown): HookEvent | undefined {
   if (typeof v.t !== 'number' || typeof v.ms !== 'number' || !Number.isFinite(v.ms)) return undefined;
   const outcome = HOOK_OUTCOMES.find((o) => o === v.outcome);
   if (!outcome) return undefined;
-  return { t: v.t, outcome, ms: v.ms, ...(typeof v.reason === 'string' ? { reason: v.reason } : {}) };
+  return {
+    t: v.t,
+    outcome,
+    ms: v.ms,
+    ...(typeof v.reason === 'string' ? { reason: v.reason } : {}),
+    ...(typeof v.event === 'string' ? { event: v.event.slice(0, 40) } : {}),
+    ...(typeof v.route === 'string' ? { route: v.route.slice(0, 20) } : {}),
+  };
 }
 
 /** One appended line per hook; the log is rotated once it grows past 256 KiB. */

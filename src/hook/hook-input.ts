@@ -12,6 +12,44 @@ export interface HookInput {
   cwd?: string;
 }
 
+/**
+ * What an event asks of us. `tool`: the debounced capture of tool calls (and any payload without an
+ * event name: the daemon's markdown hooks are not documented to send one). `turn_end` (Stop): the
+ * finished turn, soon. `boundary` (PreCompact, SessionEnd): everything, flushed. `session_start`:
+ * recall on stdout. Anything else (UserPromptSubmit, SubagentStop, …) is not ours: `unknown`.
+ */
+export type HookEventKind = 'tool' | 'turn_end' | 'boundary' | 'session_start' | 'unknown';
+
+const EVENT_KINDS: Record<string, HookEventKind> = {
+  PreToolUse: 'tool',
+  PostToolUse: 'tool',
+  Stop: 'turn_end',
+  PreCompact: 'boundary',
+  SessionEnd: 'boundary',
+  SessionStart: 'session_start',
+};
+
+export function hookEventKind(event: string | undefined): HookEventKind {
+  if (event === undefined) return 'tool';
+  return Object.hasOwn(EVENT_KINDS, event) ? EVENT_KINDS[event]! : 'unknown';
+}
+
+/** Event names as recorded in the event log: bounded, and only the ones we know by name. */
+export function recordedEventName(event: string | undefined): string | undefined {
+  return event !== undefined && hookEventKind(event) !== 'unknown' ? event : undefined;
+}
+
+/** Which install route ran the hook, from the `--route=…` its command carries (older commands carry none). */
+export type HookRoute = 'plugin' | 'markdown';
+
+export function hookRouteFromArgv(argv: readonly string[]): HookRoute | undefined {
+  for (const arg of argv) {
+    if (arg === '--route=plugin') return 'plugin';
+    if (arg === '--route=markdown') return 'markdown';
+  }
+  return undefined;
+}
+
 export type HookInputResult = { ok: true; input: HookInput } | { ok: false; reason: 'empty' | 'too_large' | 'garbage' | 'no_session' };
 
 export function parseHookInput(raw: Buffer | string, tooLarge = false): HookInputResult {

@@ -6,12 +6,21 @@ import { defaultSink, loadSettings, type Settings } from '../config/settings.js'
 import { openEngine, type Engine } from '../engine/engine-context.js';
 import { runPipeline, type RunSummary } from '../engine/run-pipeline.js';
 import { locateSession } from '../transcript/session-locate.js';
+import { DeliveryMarks } from './delivery-marks.js';
 import { HookSlot } from './hook-slot.js';
 
 /** A worker never lives forever, whatever the agent does: no new run starts past this. */
 const MAX_LIFETIME_MS = 15 * 60 * 1000;
 /** And a run that is stuck past the lifetime (a hanging request, a held lock) is cut off here. */
 const HARD_STOP_MS = MAX_LIFETIME_MS + 2 * 60 * 1000;
+/**
+ * After a Stop, PreCompact or SessionEnd the worker runs this soon after its last run rather than a
+ * whole interval later: the finished turn arrives within seconds, and a burst of short turns still
+ * makes one run per window (coalesced), not one request per turn.
+ */
+export const URGENT_GAP_MS = 1500;
+/** How often a worker waiting out the interval looks for such a mark. */
+const MARK_POLL_MS = 200;
 /** Failures the user must act on; transient ones (network, upstream) are simply retried later. */
 const REPORTED_FAILURES = new Set(['auth', 'not_logged_in', 'permission', 'io']);
 
@@ -37,32 +46,57 @@ export function diagnosticFor(summary: RunSummary, sessionId: string): string | 
 type BusyEnd = 'idle' | 'failed' | 'expired' | 'gone';
 
 /**
+ * Waits until the next run is due: one interval after the last run, or only `URGENT_GAP_MS` after
+ * it when a hook marked the end of a turn or a boundary (looked for while waiting) or the last run
+ * answered such a mark and found news (`followUp`).
+ */
+async function waitForNextRun(settings: Settings, slot: HookSlot, marks: DeliveryMarks, followUp: boolean): Promise<void> {
+  for (;;) {
+    const urgent = followUp || marks.any();
+    const gap = urgent ? Math.min(URGENT_GAP_MS, settings.syncIntervalMs) : settings.syncIntervalMs;
+    const last = slot.lastRunMs();
+    // Capped so a clock that jumped back cannot park the worker for longer than one interval.
+    const due = last === undefined ? 0 : Math.min(gap, last + gap - Date.now());
+    if (due <= 0) return;
+    await sleep(urgent ? due : Math.min(due, MARK_POLL_MS));
+  }
+}
+
+/**
  * Runs the engine for the session until a run finds nothing new and no hook asked for more,
- * at most once per interval. The engine stays open across runs and is closed before returning.
+ * at most once per interval (or per urgent gap, see `waitForNextRun`). The engine stays open across
+ * runs and is closed before returning.
  */
 async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: string, cwd: string | undefined, deadline: number): Promise<BusyEnd> {
   let engine: Engine | undefined;
+  const marks = new DeliveryMarks(settings.stateDir, slot.sessionId);
   try {
     engine = openEngine(settings, defaultSink(settings));
     const session = await locateSession(settings.dataDir, slot.sessionId, { remembered: sessionDir });
     if (!session) return 'gone';
     engine.state.rememberSessionDir(slot.sessionId, session.dir);
     if (cwd) engine.state.rememberWorkspace(slot.sessionId, cwd);
+    let followUp = false;
     for (;;) {
-      const last = slot.lastRunMs();
-      // Capped so a clock that jumped back cannot park the worker for longer than one interval.
-      if (last !== undefined) await sleep(Math.min(settings.syncIntervalMs, last + settings.syncIntervalMs - Date.now()));
+      await waitForNextRun(settings, slot, marks, followUp);
+      const taken = marks.take();
       slot.takePending();
       slot.markRunStart();
-      const summary = await runPipeline({ mode: 'hook', settings, sink: engine.sink.name, engine, sessions: [session] });
+      const summary = await runPipeline({ mode: 'hook', settings, sink: engine.sink.name, engine, sessions: [session], boundary: taken.boundary });
       const diagnostic = diagnosticFor(summary, slot.sessionId);
       if (diagnostic) slot.writeDiagnostic(diagnostic);
-      // A failed run (gateway down) is left to the next hook or sync rather than retried in a loop.
-      if (summary.sessions.failed > 0 || summary.cancelled) return 'failed';
+      // A failed run (gateway down) is left to the next hook or sync rather than retried in a loop;
+      // a boundary's flush is owed to the next worker, so its mark goes back.
+      if (summary.sessions.failed > 0 || summary.cancelled) {
+        if (taken.boundary) marks.set('boundary');
+        return 'failed';
+      }
       if (Date.now() > deadline) return 'expired';
-      // Progress means the agent is writing: look once more after the interval, so what it writes
-      // after the last tool call still arrives without another hook.
+      // Progress means the agent is writing: look once more, so what it writes after the last hook
+      // still arrives without another one. After a turn's end that look comes soon: the host may
+      // fire Stop a moment before the final answer reaches the file.
       const progressed = summary.messages > 0 || summary.removed > 0;
+      followUp = progressed && (taken.turn || taken.boundary);
       if (!progressed && !slot.hasPending()) return 'idle';
     }
   } finally {

@@ -7,11 +7,12 @@ import { envFilePath } from '../config/settings.js';
 import { validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
 import { readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
 import { HOOK_EVENTS, hookCommand, hooksDir, writeHookFile, type HookEvent } from './markdown-hooks.js';
+import { PLUGIN_NAME, writeLocalPlugin } from './local-plugin.js';
 import { MCP_SERVER_NAME, mcpConfigPath, upsertMcpServer, type McpServerEntry } from './mcp-config.js';
 import { detectOfficialPlugin, type DetectOptions, type OfficialPluginDetection } from './official-plugin.js';
 import { findPackageRoot, stageRuntime, type StepStatus } from './staging.js';
 
-export type InstallStepName = 'runtime' | 'env' | 'hook' | 'mcp';
+export type InstallStepName = 'runtime' | 'env' | 'hook' | 'plugin' | 'mcp';
 
 export interface InstallStep {
   step: InstallStepName;
@@ -21,7 +22,7 @@ export interface InstallStep {
   note?: string;
 }
 
-export type InstallWarningCode = 'mcp_config_invalid' | 'official_plugin_enabled';
+export type InstallWarningCode = 'mcp_config_invalid' | 'plugin_path_conflict' | 'official_plugin_enabled';
 
 export interface InstallWarning {
   code: InstallWarningCode;
@@ -34,6 +35,7 @@ export interface InstallResult {
   dryRun: boolean;
   version: string;
   node: string;
+  /** The markdown hooks' command; the plugin's differs only in its `--route`. */
   hookCommand: string;
   steps: InstallStep[];
   warnings: InstallWarning[];
@@ -84,8 +86,8 @@ function officialPluginWarning(detection: OfficialPluginDetection): InstallWarni
 }
 
 /**
- * Wires everme into MiniMax Code: staged runtime, env file, two markdown hooks, the MCP server
- * entry; then warns about a competing official plugin. Every step is idempotent; an mcp.json that
+ * Wires everme into MiniMax Code: staged runtime, env file, two markdown hooks (route B), the
+ * `everme-memory` local plugin (route A), the MCP server entry; then warns about a competing official plugin. Every step is idempotent; an mcp.json that
  * cannot be edited safely is skipped with a warning while the other steps still run.
  */
 export async function runInstall(options: InstallOptions): Promise<InstallResult> {
@@ -116,11 +118,24 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   ];
   steps.push({ step: 'env', path: envFile, status: env.status, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) });
 
-  const command = hookCommand(node, path.join(runtime, 'bin', 'run.js'));
+  const runJs = path.join(runtime, 'bin', 'run.js');
+  const command = hookCommand(node, runJs, 'markdown');
   if (!dryRun) mkdirSync(hooksDir(dataDir), { recursive: true });
   for (const event of HOOK_EVENTS) {
     const hook = writeHookFile(dataDir, event, command, dryRun);
     steps.push({ step: 'hook', path: hook.path, status: hook.status, note: HOOK_STEP_NOTE[event] });
+  }
+
+  const plugin = writeLocalPlugin(dataDir, { version: staged.version, command: hookCommand(node, runJs, 'plugin'), dryRun });
+  if (plugin.status === 'skipped') {
+    steps.push({ step: 'plugin', path: plugin.path, status: 'skipped', note: plugin.reason });
+    warnings.push({
+      code: 'plugin_path_conflict',
+      path: plugin.path,
+      message: `${plugin.path} was left untouched: ${plugin.reason}. Move it away, then run \`everme install\` again to install the "${PLUGIN_NAME}" plugin (MiniMax Code builds that load hooks only from plugins capture nothing without it).`,
+    });
+  } else {
+    steps.push({ step: 'plugin', path: plugin.path, status: plugin.status, note: `plugin "${PLUGIN_NAME}": every hook event` });
   }
 
   const mcpFile = mcpConfigPath(dataDir);
@@ -167,6 +182,14 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
 
 /** The failure install ends with after finishing the other steps, if one was skipped. */
 export function installOutcomeError(result: InstallResult): EvermeError | undefined {
+  const conflict = result.warnings.find((w) => w.code === 'plugin_path_conflict');
+  if (conflict) {
+    return new EvermeError('conflict', `installed, except the plugin: ${conflict.message}`, {
+      code: 'plugin_path_conflict',
+      hint: 'Everything else is in place; only the plugin directory is in the way.',
+      detail: { path: conflict.path, result },
+    });
+  }
   const invalid = result.warnings.find((w) => w.code === 'mcp_config_invalid');
   if (!invalid) return undefined;
   // A dry run installed nothing: it says what it would do, never that something is in place.

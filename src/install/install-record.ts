@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from './atomic-write.js';
+import { PLUGIN_DIRS } from './local-plugin.js';
 
 /**
  * What `everme install` created that did not exist before (paths relative to the data dir), so
@@ -14,7 +15,15 @@ export const InstallRecord = z.object({
 });
 export type InstallRecord = z.infer<typeof InstallRecord>;
 
-export const TRACKED_PATHS = ['everme', 'everme.env', 'hooks', 'mcp.json', 'mcp.json.everme-backup'] as const;
+export const TRACKED_PATHS = [
+  'everme',
+  'everme.env',
+  'hooks',
+  'mcp.json',
+  'mcp.json.everme-backup',
+  // The local plugin's directories, so uninstall removes exactly those install made.
+  ...PLUGIN_DIRS,
+] as const;
 export type TrackedPath = (typeof TRACKED_PATHS)[number];
 
 export function evermeDir(dataDir: string): string {

@@ -26,9 +26,12 @@ export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The command a hook runs: the recorded node on the staged entry point, nothing resolved through PATH. */
-export function hookCommand(node: string, runJs: string): string {
-  return `${shellQuote(node)} ${shellQuote(runJs)} hook`;
+/**
+ * The command a hook runs: the recorded node on the staged entry point, nothing resolved through
+ * PATH. `--route` tells the hook's event log (and so `everme status`) which install route ran it.
+ */
+export function hookCommand(node: string, runJs: string, route: 'plugin' | 'markdown'): string {
+  return `${shellQuote(node)} ${shellQuote(runJs)} hook --route=${route}`;
 }
 
 const DESCRIPTIONS: Record<HookEvent, string> = {

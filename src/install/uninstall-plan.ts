@@ -7,8 +7,9 @@ import { isHeaderOnly } from './env-file-writer.js';
 import { evermeDir, installRecordPath, readInstallRecord, runtimeDir } from './install-record.js';
 import { HOOK_EVENTS, hookFilePath, hooksDir } from './markdown-hooks.js';
 import { MCP_SERVER_NAME, mcpConfigPath, removeMcpServer } from './mcp-config.js';
+import { removeLocalPlugin } from './local-plugin.js';
 
-export type UninstallStepName = 'hook' | 'hooks-dir' | 'mcp' | 'runtime' | 'env' | 'store';
+export type UninstallStepName = 'hook' | 'hooks-dir' | 'plugin' | 'mcp' | 'runtime' | 'env' | 'store';
 
 export interface UninstallStep {
   step: UninstallStepName;
@@ -47,7 +48,7 @@ function isEmptyDir(dir: string): boolean {
 }
 
 /**
- * Removes what `everme install` added and nothing else: the two hook files, the MCP entry (the
+ * Removes what `everme install` added and nothing else: the two hook files, the local plugin, the MCP entry (the
  * file itself when install created it and nothing else is left), the staged runtime, and the
  * directories install created once they are empty. `purge` also deletes the store and the env file.
  */
@@ -80,6 +81,9 @@ export function runUninstall(options: UninstallOptions): UninstallResult {
       steps.push({ step: 'hooks-dir', path: hooks, status: 'kept', note: 'holds other hooks' });
     }
   }
+
+  const plugin = removeLocalPlugin(dataDir, created, dryRun);
+  steps.push({ step: 'plugin', path: plugin.path, status: plugin.status, ...('note' in plugin ? { note: plugin.note } : {}) });
 
   const mcpFile = mcpConfigPath(dataDir);
   const mcp = removeMcpServer(mcpFile, {

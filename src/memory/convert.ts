@@ -7,7 +7,7 @@ import type { AgentAssistantMessage, AgentToolCall, KeyedMessage } from '../core
 import { capText, MAX_CONTENT_BYTES } from './content-cap.js';
 import { PrivateSpans } from './private-spans.js';
 import { redactJsonValue, redactText } from './redact.js';
-import { cleanText, stripSystemReminders, trimBlankEdges } from './text-clean.js';
+import { cleanText, stripPluginHookContext, stripSystemReminders, trimBlankEdges } from './text-clean.js';
 
 /*
  * MiniMax (Pi) message shapes. Objects are loose: unknown keys are ignored. Only what the conversion
@@ -207,8 +207,9 @@ export class Converter {
     if (!parsed) return this.invalid(item);
     const { timestamp } = parsed;
     const content = hidePrivate(parsed.content);
-    const text = this.bounded(joinText(content), (s) => redactText(trimBlankEdges(cleanText(stripSystemReminders(s)))), item);
-    // Image-only or reminder-only: nothing the user said, so nothing to remember (and nothing wrong).
+    const text = this.bounded(joinText(content), (s) => redactText(trimBlankEdges(cleanText(stripPluginHookContext(stripSystemReminders(s))))), item);
+    // Image-only, reminder-only or hook-context-only: nothing the user said, so nothing to remember
+    // (and nothing wrong).
     if (text === '') return undefined;
     return { key: item.key, message: { role: 'user', timestamp, content: text } };
   }

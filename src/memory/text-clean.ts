@@ -56,29 +56,40 @@ export function cleanText(s: string): string {
   return stripTrailingBlanks(normalizeNewlines(stripAnsi(s)));
 }
 
-const REMINDER_OPEN = '<system-reminder>';
-const REMINDER_CLOSE = '</system-reminder>';
-
 /**
- * Removes every `<system-reminder>…</system-reminder>` block (the runtime's own injected context,
- * not something the user said). An opening tag without a closing one is left as it is: removing to
- * the end would silently eat whatever the user wrote after it.
+ * Removes every `open…close` block. An opening tag without a closing one is left as it is: removing
+ * to the end would silently eat whatever the user wrote after it. Linear: each search starts where
+ * the last one ended.
  */
-export function stripSystemReminders(s: string): string {
-  let open = s.indexOf(REMINDER_OPEN);
+function stripTaggedBlocks(s: string, openTag: string, closeTag: string): string {
+  let open = s.indexOf(openTag);
   if (open === -1) return s;
   const parts: string[] = [];
   let from = 0;
   while (open !== -1) {
-    const close = s.indexOf(REMINDER_CLOSE, open + REMINDER_OPEN.length);
+    const close = s.indexOf(closeTag, open + openTag.length);
     // No closing tag after this opening one means none after any later one either.
     if (close === -1) break;
     parts.push(s.slice(from, open));
-    from = close + REMINDER_CLOSE.length;
-    open = s.indexOf(REMINDER_OPEN, from);
+    from = close + closeTag.length;
+    open = s.indexOf(openTag, from);
   }
   parts.push(s.slice(from));
   return parts.join('');
+}
+
+/** Removes every `<system-reminder>…</system-reminder>` block: the runtime's own injected context, not something the user said. */
+export function stripSystemReminders(s: string): string {
+  return stripTaggedBlocks(s, '<system-reminder>', '</system-reminder>');
+}
+
+/**
+ * Removes every `<plugin-hook-context>…</plugin-hook-context>` block: text a plugin hook (our own
+ * SessionStart recall among them) gave the model, which the host stores inside the user message.
+ * Recalled memory must never be remembered again as if the user had said it.
+ */
+export function stripPluginHookContext(s: string): string {
+  return stripTaggedBlocks(s, '<plugin-hook-context>', '</plugin-hook-context>');
 }
 
 function isBlank(code: number): boolean {

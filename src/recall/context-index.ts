@@ -17,7 +17,7 @@ export interface IndexSection {
   noun: string;
 }
 
-function renderSection(section: IndexSection, shown: number): string {
+function renderSection(section: IndexSection, shown: number, maxChars: number): string {
   const lines = [`## ${section.title}`];
   if (section.note) lines.push(section.note);
   if (section.entries.length === 0) {
@@ -25,29 +25,35 @@ function renderSection(section: IndexSection, shown: number): string {
   } else {
     lines.push(...section.entries.slice(0, shown));
     const hidden = section.entries.length - shown;
-    if (hidden > 0) lines.push(`_${hidden} more ${section.noun} not shown (index trimmed to ${MAX_CONTEXT_CHARS.toLocaleString('en-US')} characters)._`);
+    if (hidden > 0) lines.push(`_${hidden} more ${section.noun} not shown (index trimmed to ${maxChars.toLocaleString('en-US')} characters)._`);
   }
   return lines.join('\n');
 }
 
-function render(preface: string, sections: IndexSection[], shown: number[]): string {
-  return [preface, ...sections.map((s, i) => renderSection(s, shown[i]!))].join('\n\n');
+function render(preface: string, sections: IndexSection[], shown: number[], maxChars: number): string {
+  return [preface, ...sections.map((s, i) => renderSection(s, shown[i]!, maxChars))].join('\n\n');
+}
+
+interface FittedIndex {
+  text: string;
+  /** Entries shown, per section. */
+  shown: number[];
 }
 
 /**
  * Joins sections into one document of at most `maxChars`, keeping entries in order and whole: an
  * entry that does not fit ends its section, and the section says how many were left out. Every
  * accepted step is measured on the full rendering, so the result is within budget by construction.
+ * Undefined when not even the empty frame fits.
  */
-export function assembleIndex(preface: string, sections: IndexSection[], maxChars = MAX_CONTEXT_CHARS): string {
+function fitIndex(preface: string, sections: IndexSection[], maxChars: number): FittedIndex | undefined {
   const shown = sections.map(() => 0);
-  let best = render(preface, sections, shown);
-  // Titles are bounded (see `shownPath`), so only a caller's misuse lands here; the preface still goes out.
-  if (best.length > maxChars) return preface;
+  let best = render(preface, sections, shown, maxChars);
+  if (best.length > maxChars) return undefined;
   for (let s = 0; s < sections.length; s++) {
     while (shown[s]! < sections[s]!.entries.length) {
       shown[s]!++;
-      const candidate = render(preface, sections, shown);
+      const candidate = render(preface, sections, shown, maxChars);
       if (candidate.length > maxChars) {
         shown[s]!--;
         break;
@@ -55,7 +61,12 @@ export function assembleIndex(preface: string, sections: IndexSection[], maxChar
       best = candidate;
     }
   }
-  return best;
+  return { text: best, shown };
+}
+
+export function assembleIndex(preface: string, sections: IndexSection[], maxChars = MAX_CONTEXT_CHARS): string {
+  // Titles are bounded (see `shownPath`), so only a caller's misuse lands on the bare preface.
+  return fitIndex(preface, sections, maxChars)?.text ?? preface;
 }
 
 const PATH_SHOWN_CHARS = 300;
@@ -113,7 +124,7 @@ function localIndex(ctx: LocalContext, query: string | undefined): string {
   return assembleIndex(DATA_PREFACE, sections);
 }
 
-function gatewayIndex(ctx: GatewayContext, query: string | undefined): string {
+function gatewaySections(ctx: GatewayContext, query: string | undefined): IndexSection[] {
   const sections: IndexSection[] = [];
   if (query !== undefined) {
     const section = hitsSection(query, { hits: ctx.hits });
@@ -127,6 +138,11 @@ function gatewayIndex(ctx: GatewayContext, query: string | undefined): string {
     const lines = ctx.context.split(/\r?\n/u).filter((line) => line.trim() !== '');
     sections.push({ title: 'Context', entries: lines, noun: 'lines' });
   }
+  return sections;
+}
+
+function gatewayIndex(ctx: GatewayContext, query: string | undefined): string {
+  const sections = gatewaySections(ctx, query);
   if (sections.length === 0) return `${DATA_PREFACE}\n\nThe EverMe gateway holds no context for this account yet.`;
   return assembleIndex(DATA_PREFACE, sections);
 }
@@ -135,4 +151,21 @@ function gatewayIndex(ctx: GatewayContext, query: string | undefined): string {
 export function renderContextIndex(ctx: RecallContext, query?: string): string {
   // Neutralising only swaps or removes characters, so the index stays within its budget.
   return neutraliseRetrieved(ctx.kind === 'local' ? localIndex(ctx, query) : gatewayIndex(ctx, query));
+}
+
+/**
+ * The SessionStart block: what a new session in `project` should know, within `maxChars`. Unlike
+ * `mem_context` it never falls back to other projects and never explains an absence: with nothing
+ * to say (no conversations, or not one entry fits the budget) it is undefined and the hook prints
+ * nothing.
+ */
+export function renderSessionStartContext(ctx: { kind: 'local'; project: string; conversations: ConversationSummary[] } | GatewayContext, maxChars: number): string | undefined {
+  const sections =
+    ctx.kind === 'local'
+      ? [{ title: `Recent conversations in ${shownPath(ctx.project)}`, entries: ctx.conversations.map(conversationEntry), noun: 'conversations' }]
+      : gatewaySections(ctx, undefined);
+  if (!sections.some((section) => section.entries.length > 0)) return undefined;
+  const fitted = fitIndex(DATA_PREFACE, sections, maxChars);
+  if (!fitted || fitted.shown.every((n) => n === 0)) return undefined;
+  return fitted.text;
 }

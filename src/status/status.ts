@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { Settings, SinkName } from '../config/settings.js';
 import { defaultSink, maskToken, type CredentialSource } from '../config/settings.js';
 import { readHookEvents, type HookOutcome } from '../hook/hook-events.js';
-import { HOOK_EVENTS, hookFilePath, readHookCommand } from '../install/markdown-hooks.js';
+import { collectHookRoutes, renderHookRoutes, type HookRoutesReport } from './hook-routes.js';
 import { MCP_SERVER_NAME, mcpConfigPath, readMcpDocument } from '../install/mcp-config.js';
 import { databasePath, openDatabase } from '../store/database.js';
 import { LocalStore } from '../store/message-store.js';
@@ -27,7 +27,8 @@ export interface StatusReport {
   lastImport?: RunSummaryView;
   lastSync?: RunSummaryView;
   lastHookRun?: RunSummaryView;
-  hooks: { installed: Array<{ event: string; file: string; runnable: boolean }>; latencyMs: { p50?: number; p95?: number; count: number }; outcomes: Partial<Record<HookOutcome, number>> };
+  /** Each route (plugin, markdown), the events that arrived per route, and warnings about them. */
+  hooks: Omit<HookRoutesReport, 'problems'> & { latencyMs: { p50?: number; p95?: number; count: number }; outcomes: Partial<Record<HookOutcome, number>> };
   mcp: { registered: boolean; file: string; valid: boolean };
   store: { file: string; bytes: number; conversations: number; messages: number };
   warnings: number;
@@ -97,18 +98,9 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
     }
   }
 
-  const installed = HOOK_EVENTS.flatMap((event) => {
-    const file = hookFilePath(settings.dataDir, event);
-    if (!existsSync(file)) return [];
-    const command = readHookCommand(readFileSync(file, 'utf8'));
-    const paths = [...(command ?? '').matchAll(/'([^']*)'/g)].map((m) => m[1]!);
-    const runnable = paths.length >= 2 && paths.every((p) => existsSync(p));
-    if (!runnable) problems.push({ what: `the ${event} hook points at a runtime that is missing (${file})`, hint: 'Run `everme install` again to restage the runtime.' });
-    return [{ event, file, runnable }];
-  });
-  if (installed.length === 0) problems.push({ what: 'no everme hooks are installed', hint: 'Run `everme install` to capture sessions as you work.' });
-
   const events = readHookEvents(settings.stateDir);
+  const { problems: hookProblems, ...routes } = collectHookRoutes(settings.dataDir, events);
+  problems.push(...hookProblems);
   const latencies = events.map((e) => e.ms).sort((a, b) => a - b);
   const outcomes: Partial<Record<HookOutcome, number>> = {};
   for (const e of events) outcomes[e.outcome] = (outcomes[e.outcome] ?? 0) + 1;
@@ -155,7 +147,7 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
     lastImport,
     lastSync,
     lastHookRun,
-    hooks: { installed, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), count: latencies.length }, outcomes },
+    hooks: { ...routes, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), count: latencies.length }, outcomes },
     mcp,
     store,
     warnings,
@@ -177,7 +169,7 @@ export function renderStatus(s: StatusReport): string {
     `credential:   ${credentialLine(s.credential)}`,
     `last import:  ${run(s.lastImport)}${s.lastImport?.since ? ` since ${String(s.lastImport.since)}` : ''}`,
     `last sync:    ${run(s.lastSync)}`,
-    `hooks:        ${s.hooks.installed.length === 0 ? 'not installed' : s.hooks.installed.map((h) => `${h.event}${h.runnable ? '' : ' (broken)'}`).join(', ')}`,
+    ...renderHookRoutes({ ...s.hooks, problems: [] }),
     `hook latency: ${s.hooks.latencyMs.count === 0 ? 'no hook runs yet' : `p50 ${s.hooks.latencyMs.p50} ms, p95 ${s.hooks.latencyMs.p95} ms over ${s.hooks.latencyMs.count} runs`}`,
     `hook outcomes:${Object.keys(s.hooks.outcomes).length === 0 ? ' none' : Object.entries(s.hooks.outcomes).map(([k, v]) => ` ${k} ${v}`).join(',')}`,
     `mcp server:   ${s.mcp.registered ? 'registered' : 'not registered'} in ${s.mcp.file}`,

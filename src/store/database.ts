@@ -167,6 +167,15 @@ export const MIGRATIONS: readonly string[] = [
     imported_at_ms INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 5 (issue #10): hook workers recorded each session's workspace (the payload's cwd) in
+  // `sessions`, but conversations imported before the first hook kept no workspace. Give them the
+  // recorded one once; from now on the worker fills it in as it records it.
+  `
+  UPDATE conversations
+     SET workspace_dir = (SELECT s.workspace_dir FROM sessions s WHERE s.session_id = conversations.session_id)
+   WHERE workspace_dir IS NULL
+     AND EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = conversations.session_id AND s.workspace_dir IS NOT NULL);
+  `,
 ];
 
 export function databasePath(stateDir: string): string {

@@ -6,6 +6,17 @@ import type { ConversationMeta } from './store-types.js';
 import { parseJsonColumn } from './json-column.js';
 import { clampLimit } from './limits.js';
 import { buildFtsQuery, capText, excerpt, headAndTail, makeSnippet, toFtsText } from './fts-text.js';
+import {
+  PROJECT_FILTER,
+  projectParams,
+  RECENT_CONVERSATIONS_SQL,
+  toConversationSummary,
+  type ConversationRow,
+  type ConversationSummary,
+  type ProjectParams,
+} from './conversation-list.js';
+
+export type { ConversationSummary };
 
 /** What the store keeps about a conversation: exactly what a sink is told about it. */
 export type ConversationRecord = ConversationMeta;
@@ -26,19 +37,6 @@ export interface SearchOptions {
   limit?: number;
   /** Only conversations whose workspace is this directory or lies under it. */
   project?: string;
-}
-
-export interface ConversationSummary {
-  conversationId: string;
-  sessionId: string;
-  source: string;
-  workspaceDir?: string;
-  historyFile?: string;
-  createdAtMs?: number;
-  updatedAtMs?: number;
-  messageCount: number;
-  firstUserText?: string;
-  lastAssistantText?: string;
 }
 
 export interface RecentOptions {
@@ -102,42 +100,6 @@ export function searchableText(message: AgentMessage): string {
 
 function hasText(text: string | undefined): text is string {
   return text !== undefined && /\S/u.test(text);
-}
-
-interface ProjectParams {
-  project: string | null;
-  projectSlash: string | null;
-  projectBackslash: string | null;
-}
-
-/** `project` matches itself and anything below it, never a sibling that merely shares a prefix. */
-function projectParams(project: string | undefined): ProjectParams {
-  const trimmed = project?.trim();
-  if (!trimmed) return { project: null, projectSlash: null, projectBackslash: null };
-  const base = trimmed.length > 1 ? trimmed.replace(/[\\/]+$/, '') || trimmed[0]! : trimmed;
-  const isRoot = base.endsWith('/') || base.endsWith('\\');
-  return {
-    project: base,
-    projectSlash: isRoot ? base : `${base}/`,
-    projectBackslash: isRoot ? base : `${base}\\`,
-  };
-}
-
-const PROJECT_FILTER = `(@project IS NULL OR c.workspace_dir = @project
-  OR substr(c.workspace_dir, 1, length(@projectSlash)) = @projectSlash
-  OR substr(c.workspace_dir, 1, length(@projectBackslash)) = @projectBackslash)`;
-
-interface ConversationRow {
-  conversation_id: string;
-  session_id: string;
-  source: string;
-  workspace_dir: string | null;
-  history_file: string | null;
-  created_at_ms: number | null;
-  updated_at_ms: number | null;
-  message_count: number;
-  first_user_text: string | null;
-  last_assistant_text: string | null;
 }
 
 interface HitRow {
@@ -254,12 +216,7 @@ export class LocalStore {
          FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
          WHERE m.id = ?`,
       ),
-      recent: db.prepare<ProjectParams & { limit: number }, ConversationRow>(
-        `SELECT * FROM conversations c
-         WHERE c.message_count > 0 AND ${PROJECT_FILTER}
-         ORDER BY c.updated_at_ms IS NULL, c.updated_at_ms DESC, c.conversation_id
-         LIMIT @limit`,
-      ),
+      recent: db.prepare<ProjectParams & { limit: number }, ConversationRow>(RECENT_CONVERSATIONS_SQL),
       counts: db.prepare<[], { conversations: number; messages: number }>(
         `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
       ),
@@ -388,21 +345,7 @@ export class LocalStore {
   /** Conversations with messages, most recently active first. */
   recentConversations(opts: RecentOptions = {}): ConversationSummary[] {
     const rows = this.stmts.recent.all({ ...projectParams(opts.project), limit: clampLimit(opts.limit, MAX_RECENT_LIMIT) });
-    return rows.map((row) => {
-      const summary: ConversationSummary = {
-        conversationId: row.conversation_id,
-        sessionId: row.session_id,
-        source: row.source,
-        messageCount: row.message_count,
-      };
-      if (row.workspace_dir !== null) summary.workspaceDir = row.workspace_dir;
-      if (row.history_file !== null) summary.historyFile = row.history_file;
-      if (row.created_at_ms !== null) summary.createdAtMs = row.created_at_ms;
-      if (row.updated_at_ms !== null) summary.updatedAtMs = row.updated_at_ms;
-      if (row.first_user_text !== null) summary.firstUserText = row.first_user_text;
-      if (row.last_assistant_text !== null) summary.lastAssistantText = row.last_assistant_text;
-      return summary;
-    });
+    return rows.map(toConversationSummary);
   }
 
   /** The keys stored for a conversation: for the embedded store, its high-water marks. */

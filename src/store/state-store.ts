@@ -223,6 +223,9 @@ export class StateStore {
          ON CONFLICT (session_id) DO UPDATE SET workspace_dir = excluded.workspace_dir`,
       ),
       workspaceFor: db.prepare<[string], string | null>('SELECT workspace_dir FROM sessions WHERE session_id = ?').pluck(),
+      fillConversationWorkspace: db.prepare<[string, string]>(
+        'UPDATE conversations SET workspace_dir = ? WHERE session_id = ? AND workspace_dir IS NULL',
+      ),
     };
   }
 
@@ -414,8 +417,17 @@ export class StateStore {
     return this.stmts.sessionDirFor.get(sessionId) ?? undefined;
   }
 
+  /**
+   * The workspace a hook payload reported (`cwd`). It stands in wherever the session's files say
+   * nothing (messages.jsonl sessions never do): the next delivery records it on the conversation,
+   * and a conversation already stored without one (imported before any hook ran) gets it now, so
+   * recall and per-project features know the project without waiting for new messages.
+   */
   rememberWorkspace(sessionId: string, cwd: string): void {
-    this.stmts.rememberWorkspace.run(sessionId, cwd);
+    this.inTransaction(() => {
+      this.stmts.rememberWorkspace.run(sessionId, cwd);
+      this.stmts.fillConversationWorkspace.run(cwd, sessionId);
+    });
   }
 
   workspaceFor(sessionId: string): string | undefined {

@@ -1,0 +1,168 @@
+import { existsSync, readFileSync } from 'node:fs';
+import type { HookEvent } from '../hook/hook-events.js';
+import { HookDocument, inspectPluginPath, PLUGIN_EVENTS, PLUGIN_NAME, pluginDir, pluginHooksPath } from '../install/local-plugin.js';
+import { HOOK_EVENTS, hookFilePath, readHookCommand } from '../install/markdown-hooks.js';
+import { listMcodePlugins, localPluginState, type McodeOptions } from '../install/mcode-plugins.js';
+
+/**
+ * Each install route on its own, and what actually arrived through it. Files that exist prove
+ * nothing: only the hook's own event log says the host runs them.
+ */
+export interface PluginRouteStatus {
+  path: string;
+  /** `conflict`: something that is not ours sits at the plugin path. */
+  state: 'installed' | 'missing' | 'conflict';
+  runnable: boolean;
+  /** From `mcode plugin list --json`; `cannot_verify` without `mcode` on PATH. */
+  enabled: 'enabled' | 'disabled' | 'not_listed' | 'cannot_verify';
+  events: string[];
+  note?: string;
+}
+
+export interface MarkdownRouteStatus {
+  installed: Array<{ event: string; file: string; runnable: boolean }>;
+}
+
+export interface HookArrival {
+  /** `plugin`, `markdown`, or `unknown` for commands of installs older than the route tag. */
+  route: string;
+  /** The host's `hook_event_name`; `(unnamed)` for a payload that carried none. */
+  event: string;
+  count: number;
+  lastAt: string;
+}
+
+export interface HookRouteWarning {
+  code: 'no_hook_events' | 'plugin_disabled';
+  message: string;
+  /** Events installed but never received. */
+  missing?: string[];
+}
+
+export interface HookRoutesReport {
+  plugin: PluginRouteStatus;
+  markdown: MarkdownRouteStatus;
+  arrivals: HookArrival[];
+  warnings: HookRouteWarning[];
+  /** Broken installs: make `everme status` exit non-zero. */
+  problems: Array<{ what: string; hint: string }>;
+}
+
+/** The absolute paths a command names in single quotes (node, run.js) all exist. */
+function commandRunnable(command: string | undefined): boolean {
+  const paths = [...(command ?? '').matchAll(/'([^']*)'/g)].map((m) => m[1]!);
+  return paths.length >= 2 && paths.every((p) => existsSync(p));
+}
+
+function pluginRoute(dataDir: string, mcode: McodeOptions): PluginRouteStatus {
+  const dir = pluginDir(dataDir);
+  const state = inspectPluginPath(dataDir);
+  const enabled = localPluginState(listMcodePlugins(mcode), PLUGIN_NAME);
+  if (state.kind === 'conflict') return { path: dir, state: 'conflict', runnable: false, enabled, events: [], note: state.reason };
+  let doc: HookDocument | undefined;
+  try {
+    const parsed = HookDocument.safeParse(JSON.parse(readFileSync(pluginHooksPath(dataDir), 'utf8')));
+    doc = parsed.success ? parsed.data : undefined;
+  } catch {
+    doc = undefined;
+  }
+  if (!doc) return { path: dir, state: 'missing', runnable: false, enabled, events: [] };
+  const events = PLUGIN_EVENTS.filter((event) => (doc.hooks[event] ?? []).length > 0);
+  const commands = Object.values(doc.hooks).flatMap((groups) => groups.flatMap((g) => g.hooks.map((h) => h.command)));
+  return { path: dir, state: 'installed', runnable: commands.length > 0 && commands.every(commandRunnable), enabled, events };
+}
+
+function markdownRoute(dataDir: string): MarkdownRouteStatus {
+  return {
+    installed: HOOK_EVENTS.flatMap((event) => {
+      const file = hookFilePath(dataDir, event);
+      if (!existsSync(file)) return [];
+      return [{ event, file, runnable: commandRunnable(readHookCommand(readFileSync(file, 'utf8'))) }];
+    }),
+  };
+}
+
+/** Arrivals per route and event, from the event log: the host ran the hook, whatever came of it. */
+export function hookArrivals(events: HookEvent[]): HookArrival[] {
+  const byKey = new Map<string, HookArrival & { t: number }>();
+  for (const e of events) {
+    // A record naming neither (a hand-run `everme hook`, an old install's garbage input) says nothing about a route.
+    if (e.event === undefined && e.route === undefined) continue;
+    const route = e.route ?? 'unknown';
+    const event = e.event ?? '(unnamed)';
+    const key = `${route}\u0000${event}`;
+    const seen = byKey.get(key);
+    if (seen) {
+      seen.count += 1;
+      if (e.t > seen.t) seen.t = e.t;
+    } else {
+      byKey.set(key, { route, event, count: 1, t: e.t, lastAt: '' });
+    }
+  }
+  return [...byKey.values()]
+    .map(({ t, ...a }) => ({ ...a, lastAt: new Date(t).toISOString() }))
+    .sort((a, b) => a.route.localeCompare(b.route) || a.event.localeCompare(b.event));
+}
+
+export function collectHookRoutes(dataDir: string, events: HookEvent[], mcode: McodeOptions = {}): HookRoutesReport {
+  const plugin = pluginRoute(dataDir, mcode);
+  const markdown = markdownRoute(dataDir);
+  const arrivals = hookArrivals(events);
+  const warnings: HookRouteWarning[] = [];
+  const problems: HookRoutesReport['problems'] = [];
+
+  const pluginInstalled = plugin.state === 'installed';
+  if (!pluginInstalled && markdown.installed.length === 0) {
+    problems.push({ what: 'no everme hooks are installed', hint: 'Run `everme install` to capture sessions as you work.' });
+  }
+  if (plugin.state === 'conflict') {
+    problems.push({ what: `the ${PLUGIN_NAME} plugin could not be installed: ${plugin.note ?? 'the path is taken'}`, hint: 'Move that path away, then run `everme install` again.' });
+  }
+  if (pluginInstalled && !plugin.runnable) {
+    problems.push({ what: `the ${PLUGIN_NAME} plugin points at a runtime that is missing (${plugin.path})`, hint: 'Run `everme install` again to restage the runtime.' });
+  }
+  for (const hook of markdown.installed) {
+    if (!hook.runnable) problems.push({ what: `the ${hook.event} hook points at a runtime that is missing (${hook.file})`, hint: 'Run `everme install` again to restage the runtime.' });
+  }
+  if (pluginInstalled && plugin.enabled === 'disabled') {
+    warnings.push({
+      code: 'plugin_disabled',
+      message: `MiniMax Code lists ${PLUGIN_NAME}@local as disabled: builds that load hooks from plugins capture nothing. Enable it with \`mcode plugin enable ${PLUGIN_NAME}@local\`.`,
+    });
+  }
+  const installedEvents = [...(pluginInstalled ? plugin.events : []), ...markdown.installed.map((h) => h.event)];
+  if (installedEvents.length > 0 && arrivals.length === 0) {
+    const missing = [...new Set(installedEvents)];
+    warnings.push({
+      code: 'no_hook_events',
+      missing,
+      message: `hooks are installed, but MiniMax Code has not run one yet (never received: ${missing.join(', ')}). Start a MiniMax Code session (restart a running one) so it loads them, then run \`everme status\` again.`,
+    });
+  }
+  return { plugin, markdown, arrivals, warnings, problems };
+}
+
+const ENABLED_TEXT: Record<PluginRouteStatus['enabled'], string> = {
+  enabled: 'enabled in MiniMax Code',
+  disabled: 'DISABLED in MiniMax Code',
+  not_listed: 'not listed by `mcode plugin list`',
+  cannot_verify: 'enabled state cannot be verified (`mcode` is not on PATH)',
+};
+
+export function renderHookRoutes(r: HookRoutesReport): string[] {
+  const plugin =
+    r.plugin.state === 'installed'
+      ? `${r.plugin.path}${r.plugin.runnable ? '' : ' (broken)'}, ${ENABLED_TEXT[r.plugin.enabled]}`
+      : r.plugin.state === 'conflict'
+        ? `not installed: ${r.plugin.note ?? 'the path is taken'}`
+        : 'not installed';
+  const markdown = r.markdown.installed.length === 0 ? 'not installed' : r.markdown.installed.map((h) => `${h.event}${h.runnable ? '' : ' (broken)'}`).join(', ');
+  const routes = [...new Set(['plugin', 'markdown', ...r.arrivals.map((a) => a.route)])];
+  const lines = [`plugin hooks: ${plugin}`, `markdown hooks: ${markdown}`, 'hook events:'];
+  for (const route of routes) {
+    const got = r.arrivals.filter((a) => a.route === route);
+    lines.push(`  ${route}: ${got.length === 0 ? 'none received' : got.map((a) => `${a.event} ×${a.count} (last ${a.lastAt})`).join(', ')}`);
+  }
+  for (const w of r.warnings) lines.push(`warning: ${w.message}`);
+  return lines;
+}
