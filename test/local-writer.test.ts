@@ -8,7 +8,7 @@ import { SessionLocks } from '../src/engine/session-lock.js';
 import { StateStore } from '../src/store/state-store.js';
 import { ThreadSessionLocks } from '../src/engine/thread-session-locks.js';
 import { openDatabase } from '../src/store/database.js';
-import { storeWriteError, type SessionWrite } from '../src/store/local-commit.js';
+import { LocalCommitter, storeWriteError, type SessionWrite } from '../src/store/local-commit.js';
 import { InlineWriter, ScalingWriter, WriterThread, type LocalWriter } from '../src/store/local-writer.js';
 import { LocalStore } from '../src/store/message-store.js';
 import { WRITE_TURN_BYTES, WriteTurn } from '../src/store/write-turn.js';
@@ -227,5 +227,59 @@ describe('ThreadSessionLocks', () => {
     other.release('mvs_a');
     await locks.acquire('mvs_a', 1000);
     expect(other.tryAcquire('mvs_a')).toBe(false);
+  });
+});
+
+describe('LocalCommitter.commitMany (the writer thread commits what queued up as one group)', () => {
+  it('commits a group in one transaction, failing only the write that failed', () => {
+    const dir = tempDir();
+    openDatabase(dir).close();
+    failWritesOf(dir, 'conv-2');
+    const db = track(openDatabase(dir));
+    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)]);
+    expect(outcomes[0]).toBeUndefined();
+    expect(outcomes[1]).toMatchObject({ type: 'internal', code: 'sqlite_constraint_trigger' });
+    expect(outcomes[2]).toBeUndefined();
+    expect(stored(dir, 1)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: true, warnings: 1 });
+    expect(stored(dir, 2)).toEqual({ keys: [], fingerprint: false, warnings: 0 });
+    expect(stored(dir, 3)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: true, warnings: 1 });
+  });
+
+  it('retries each write alone when a failure ended the whole transaction, so the others still commit', () => {
+    const dir = tempDir();
+    const setup = openDatabase(dir);
+    // RAISE(ROLLBACK) ends the transaction itself, not just the write's savepoint.
+    setup.exec(`CREATE TRIGGER fail_all BEFORE INSERT ON messages WHEN NEW.conversation_id = 'conv-2'
+                BEGIN SELECT RAISE(ROLLBACK, 'forced rollback'); END;`);
+    setup.close();
+    const db = track(openDatabase(dir));
+    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)]);
+    expect(outcomes.map((o) => o === undefined)).toEqual([true, false, true]);
+    expect((outcomes[1] as Error).message).toContain('forced rollback');
+    expect(stored(dir, 1).fingerprint).toBe(true);
+    expect(stored(dir, 2)).toEqual({ keys: [], fingerprint: false, warnings: 0 });
+    expect(stored(dir, 3).keys).toEqual(['k0', 'k1', 'k2']);
+  });
+});
+
+describe('the checkpoint thread beside a writer thread', () => {
+  it('copies the WAL back into the database while the writer runs, not only when the last connection closes', async () => {
+    const dir = tempDir();
+    const db = track(openDatabase(dir));
+    const file = path.join(dir, 'everme.db');
+    const sizeBefore = fs.statSync(file).size;
+    const writer = track(new WriterThread(dir, builtThreadUrl()));
+    // ~2 MB of messages: far below the writer's own auto-checkpoint (64 MiB), so only the
+    // checkpoint thread can have copied them into the database file.
+    const big = (n: number): SessionWrite => {
+      const write = sessionWrite(n, 40);
+      for (const m of write.messages) if (m.message.role === 'user') m.message.content += ` ${'wombat '.repeat(8000)}`;
+      return write;
+    };
+    for (let n = 1; n <= 8; n++) await writer.write(big(n));
+    const deadline = Date.now() + 10_000;
+    while (fs.statSync(file).size < sizeBefore + 1_000_000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(fs.statSync(file).size).toBeGreaterThan(sizeBefore + 1_000_000);
+    expect(db.open).toBe(true);
   });
 });
