@@ -5,7 +5,7 @@ import { runPipeline } from '../src/engine/run-pipeline.js';
 async function main(mode: 'import' | 'sync', dataDir: string, stateDir: string): Promise<void> {
   const settings = { ...loadSettings(dataDir, {}, { EVERME_STATE_DIR: stateDir }), apiKey: undefined };
   const started = performance.now();
-  const summary = await runPipeline({ mode, settings, sink: 'local', since: '2026-06-01', sinceMs: Date.UTC(2026, 5, 1) });
+  const summary = await runPipeline({ mode, settings, sink: 'local', since: '2026-06-01', sinceMs: Date.UTC(2026, 5, 1), ...(process.env.BENCH_CONCURRENCY ? { concurrency: Number(process.env.BENCH_CONCURRENCY) } : {}) });
   process.stdout.write(
     `${JSON.stringify({
       ms: performance.now() - started,

@@ -228,6 +228,28 @@ describe('ThreadSessionLocks', () => {
     await locks.acquire('mvs_a', 1000);
     expect(other.tryAcquire('mvs_a')).toBe(false);
   });
+
+  it('deletes the locks released since the last claim in the next claim\'s own transaction', async () => {
+    const dir = tempDir();
+    const db = track(openDatabase(dir));
+    const turn = new WriteTurn(new SharedArrayBuffer(WRITE_TURN_BYTES));
+    const locks = new ThreadSessionLocks(db, () => turn);
+    const other = new SessionLocks(track(openDatabase(dir)));
+    await locks.acquire('mvs_a', 1000);
+    await locks.acquire('mvs_b', 1000);
+    locks.release('mvs_a');
+    locks.release('mvs_b');
+    // Held until a claim or the flush deletes them...
+    expect(other.tryAcquire('mvs_a')).toBe(false);
+    const count = () => db.prepare<[], number>('SELECT count(*) FROM session_locks').pluck().get();
+    expect(count()).toBe(2);
+    // ...and the next claim does, before any flush could have run.
+    await locks.acquire('mvs_c', 1000);
+    expect(db.prepare<[], string>('SELECT session_id FROM session_locks').pluck().all()).toEqual(['mvs_c']);
+    expect(other.tryAcquire('mvs_a')).toBe(true);
+    expect(other.tryAcquire('mvs_b')).toBe(true);
+    locks.settle();
+  });
 });
 
 describe('LocalCommitter.commitMany (the writer thread commits what queued up as one group)', () => {
