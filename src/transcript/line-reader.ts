@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { fileChunks } from './file-chunks.js';
 
 /** One complete, non-blank line of a JSONL file. */
 export interface Line {
@@ -64,15 +64,12 @@ export async function* readLines(
   file: string,
   opts: LineReaderOptions = {},
 ): AsyncGenerator<Line, ReadLinesResult, undefined> {
-  const stream = createReadStream(file, {
-    highWaterMark: opts.highWaterMark ?? 256 * 1024,
-    signal: opts.signal,
-  });
+  const chunks = fileChunks(file, { chunkBytes: opts.highWaterMark ?? 256 * 1024, signal: opts.signal });
   let pending: Buffer[] = [];
   let lineStart = 0;
   let offset = 0;
   let lineNo = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
+  for await (const chunk of chunks) {
     let from = 0;
     for (let nl = chunk.indexOf(NEWLINE, from); nl !== -1; nl = chunk.indexOf(NEWLINE, from)) {
       if (nl > from) pending.push(chunk.subarray(from, nl));
