@@ -253,8 +253,19 @@ export class ScalingWriter implements LocalWriter {
       }
     }
     const thread = this.thread();
-    return thread ? thread.write(write) : this.inline.write(write);
+    if (thread) return thread.write(write);
+    // A thread that died hands its writes back to this connection: checkpoints too.
+    if (this.started) this.restoreAutocheckpoint();
+    return this.inline.write(write);
   }
+
+  private restoreAutocheckpoint(): void {
+    if (this.autocheckpointRestored || !this.db.open) return;
+    this.autocheckpointRestored = true;
+    this.db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+  }
+
+  private autocheckpointRestored = false;
 
   /** The writer thread, while one runs: the engine's own writes (session locks) then take turns with it. */
   thread(): WriterThread | undefined {
@@ -265,7 +276,7 @@ export class ScalingWriter implements LocalWriter {
     if (!this.started) return;
     this.started.close();
     // SQLite's default again, for whatever this connection still writes before it closes.
-    if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+    this.restoreAutocheckpoint();
   }
 }
 
