@@ -11,9 +11,6 @@ import { LocalCommitter, storeWriteError, type SessionWrite } from './local-comm
 import { toWriterFailure, type WriterReply, type WriterRequest } from './local-writer.js';
 import { WriteTurn } from './write-turn.js';
 
-/** 16,384 pages of 4 KiB: a WAL of 64 MiB at most, on disk only while a bulk run writes. */
-const WRITER_AUTOCHECKPOINT_PAGES = 16_384;
-
 const threadDataSchema = z.object({
   stateDir: z.string().min(1),
   closed: z.instanceof(SharedArrayBuffer),
@@ -33,9 +30,6 @@ try {
   // Opening may write (WAL mode, a migration check): in this thread's turn like every write.
   turn.takeWriter();
   db = openDatabase(init.stateDir);
-  // The checkpoint thread beside this one copies the WAL back; this is only the backstop should it
-  // lag or be missing (see checkpoint-thread.ts), large enough that the waiting stays off this thread.
-  db.pragma(`wal_autocheckpoint = ${WRITER_AUTOCHECKPOINT_PAGES}`);
   committer = new LocalCommitter(db);
 } catch (err) {
   // Kept, not thrown: every write is answered with it, so each session fails with the reason.
