@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,10 +14,16 @@ const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 3000);
 const AVG_BYTES = Number(process.env.BENCH_AVG_BYTES ?? 38_000);
 const BIG_BYTES = Number(process.env.BENCH_BIG_MB ?? 500) * 1024 * 1024;
 const HUGE_LINE_BYTES = Number(process.env.BENCH_HUGE_LINE_MB ?? 1024) * 1024 * 1024;
+/** Multiples of BENCH_SESSIONS to measure, for the growth table (the 10× tree is ~1.5 GB, cached). */
+const SCALES = (process.env.BENCH_SCALES ?? '1,3,10')
+  .split(',')
+  .map((s) => Number(s.trim()))
+  .filter((n) => Number.isFinite(n) && n > 0);
 
 interface Measured {
   ms: number;
   maxRssMb: number;
+  cpuMs?: number;
   [key: string]: unknown;
 }
 
@@ -38,128 +44,237 @@ function percentile(values: number[], p: number): number {
 
 const fmt = (n: number) => n.toFixed(1);
 
+/**
+ * Search queries: rare words, CJK runs, and two-word queries of common words (each word in a large
+ * share of all messages), the expensive case the search has to bound.
+ */
+const QUERIES = [
+  'payload', 'cache index', '优先级', '缓存', 'テスト', '데이터', 'migration parser', 'timeout retry', 'payload优先', '数据', 'karomi', 'socket',
+  'build test', 'error handler', 'the config', 'deploy fix', 'query schema', 'async await',
+];
+
+function corpusFor(sessions: number): { root: string; sessions: number; bytes: number } {
+  const root = path.join(repo, 'bench', '.corpus', `tree-v2-${sessions}-${AVG_BYTES}`);
+  const marker = path.join(root, '.complete');
+  if (!existsSync(marker)) {
+    rmSync(root, { recursive: true, force: true });
+    process.stderr.write(`generating ${sessions} sessions (~${((sessions * AVG_BYTES) / 1e6).toFixed(0)} MB) in ${root}\n`);
+    const stats = generateCorpus(root, sessions, AVG_BYTES);
+    writeFileSync(marker, JSON.stringify({ sessions: stats.sessions, bytes: stats.bytes }));
+  }
+  return { root, ...(JSON.parse(readFileSync(marker, 'utf8')) as { sessions: number; bytes: number }) };
+}
+
+/** The no-op sync as the user runs it: the CLI as a process, start to exit. */
+function cliSync(root: string, stateDir: string): number {
+  const env = { ...process.env, EVERME_STATE_DIR: stateDir, EVERME_API_KEY: '' };
+  const t0 = performance.now();
+  const result = spawnSync(process.execPath, [path.join(repo, 'bin', 'run.js'), 'sync', '--sink', 'local', '--data-dir', root, '--json'], { env, encoding: 'utf8' });
+  const ms = performance.now() - t0;
+  if (result.status !== 0) throw new Error(`everme sync failed (${result.status}): ${result.stderr.slice(0, 500)}`);
+  const envelope = JSON.parse(result.stdout) as { data?: { messages?: number } };
+  if (envelope.data?.messages !== 0) throw new Error(`the no-op sync delivered ${envelope.data?.messages} messages`);
+  return ms;
+}
+
+interface ScaleRow {
+  scale: number;
+  sessions: number;
+  mib: number;
+  messages: number;
+  floorMs: number;
+  importMs: number;
+  cores: number;
+  rssMb: number;
+  noopMs: number;
+  noopInProcessMs: number;
+  p50: number;
+  p95: number;
+  dbMb: number;
+}
+
+function searchTimes(stateDir: string): { p50: number; p95: number; perQuery: Map<string, number> } {
+  const db = openDatabase(stateDir, { readonly: true });
+  const store = new LocalStore(db);
+  for (const q of QUERIES) store.search(q, { limit: 10 });
+  const times: number[] = [];
+  const perQuery = new Map<string, number>();
+  for (let i = 0; i < 20 * QUERIES.length; i++) {
+    const q = QUERIES[i % QUERIES.length]!;
+    const t0 = performance.now();
+    store.search(q, { limit: 10 });
+    const ms = performance.now() - t0;
+    times.push(ms);
+    perQuery.set(q, Math.max(perQuery.get(q) ?? 0, ms));
+  }
+  db.close();
+  return { p50: percentile(times, 50), p95: percentile(times, 95), perQuery };
+}
+
+async function measureScale(scale: number, rows: string[], keepState?: (stateDir: string, root: string, coldMs: number) => Promise<void>): Promise<ScaleRow> {
+  const corpus = corpusFor(Math.round(SESSIONS * scale));
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-state-'));
+  try {
+    // Warm the page cache once so the floor and the import read from the same place.
+    child('floor.js', [corpus.root]);
+    const floor = child('floor.js', [corpus.root]);
+    const cold = child('measure-run.js', ['import', corpus.root, stateDir]);
+    const noopInProcess = child('measure-run.js', ['sync', corpus.root, stateDir]);
+    const noopMs = cliSync(corpus.root, stateDir);
+    const search = searchTimes(stateDir);
+    const dbMb = statSync(path.join(stateDir, 'everme.db')).size / 1024 / 1024;
+    const cores = (cold.cpuMs ?? 0) / cold.ms;
+    rows.push(`── ${scale}× ─ corpus: ${corpus.sessions} sessions, ${fmt(corpus.bytes / 1024 / 1024)} MiB, ${floor.lines} lines`);
+    rows.push(`floor (walk + JSON.parse):  ${fmt(floor.ms)} ms  rss ${fmt(floor.maxRssMb)} MB`);
+    rows.push(`cold import (local):        ${fmt(cold.ms)} ms  rss ${fmt(cold.maxRssMb)} MB  ratio ${(cold.ms / floor.ms).toFixed(2)}x (target ≤ 3x)  cores used ${cores.toFixed(2)}  ${cold.messages} messages  db ${fmt(dbMb)} MB`);
+    rows.push(`no-op sync (CLI process):   ${fmt(noopMs)} ms  ratio ${(noopMs / floor.ms).toFixed(2)}x (target ≤ 0.25x); in-process ${fmt(noopInProcess.ms)} ms  rss ${fmt(noopInProcess.maxRssMb)} MB`);
+    rows.push(`peak RSS (import):          ${fmt(cold.maxRssMb)} MB (target ≤ 256 MB)`);
+    const slowest = [...search.perQuery].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([q, ms]) => `"${q}" ${fmt(ms)} ms`).join(', ');
+    rows.push(`search (warm, ${20 * QUERIES.length} queries):  p50 ${fmt(search.p50)} ms  p95 ${fmt(search.p95)} ms (target p95 ≤ 50 ms); slowest: ${slowest}`);
+    await keepState?.(stateDir, corpus.root, cold.ms);
+    return {
+      scale,
+      sessions: corpus.sessions,
+      mib: corpus.bytes / 1024 / 1024,
+      messages: Number(cold.messages),
+      floorMs: floor.ms,
+      importMs: cold.ms,
+      cores,
+      rssMb: cold.maxRssMb,
+      noopMs,
+      noopInProcessMs: noopInProcess.ms,
+      p50: search.p50,
+      p95: search.p95,
+      dbMb,
+    };
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+function growthTable(table: ScaleRow[]): string[] {
+  const header = 'scale  sessions     MiB   messages   floor s  import s  ratio  cores  RSS MB  no-op s  no-op/floor  search p50/p95 ms   db MB';
+  return [
+    'growth:',
+    header,
+    ...table.map((r) =>
+      [
+        `${r.scale}×`.padEnd(5),
+        String(r.sessions).padStart(9),
+        fmt(r.mib).padStart(7),
+        String(r.messages).padStart(10),
+        (r.floorMs / 1000).toFixed(2).padStart(9),
+        (r.importMs / 1000).toFixed(2).padStart(9),
+        `${(r.importMs / r.floorMs).toFixed(2)}x`.padStart(6),
+        r.cores.toFixed(2).padStart(6),
+        fmt(r.rssMb).padStart(7),
+        (r.noopMs / 1000).toFixed(2).padStart(8),
+        `${(r.noopMs / r.floorMs).toFixed(2)}x`.padStart(12),
+        `${fmt(r.p50)}/${fmt(r.p95)}`.padStart(18),
+        fmt(r.dbMb).padStart(7),
+      ].join(' '),
+    ),
+  ];
+}
+
 function firstSessionId(root: string): string {
   let dir = path.join(root, 'v2', 'sessions');
   for (let depth = 0; depth < 4; depth++) dir = path.join(dir, readdirSync(dir).sort()[0]!);
   return (JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { sessionId: string }).sessionId;
 }
 
-async function main(): Promise<void> {
-  const corpusRoot = path.join(repo, 'bench', '.corpus', `tree-v2-${SESSIONS}-${AVG_BYTES}`);
-  const marker = path.join(corpusRoot, '.complete');
-  if (!existsSync(marker)) {
-    rmSync(corpusRoot, { recursive: true, force: true });
-    process.stderr.write(`generating ${SESSIONS} sessions (~${((SESSIONS * AVG_BYTES) / 1e6).toFixed(0)} MB) in ${corpusRoot}\n`);
-    const stats = generateCorpus(corpusRoot, SESSIONS, AVG_BYTES);
-    writeFileSync(marker, JSON.stringify({ sessions: stats.sessions, bytes: stats.bytes }));
+function hookTimes(stateDir: string, corpusRoot: string, rows: string[]): void {
+  // The hook next to a bare node start, interleaved so both see the same machine state.
+  // A real, old session: the hook finds it by the fallback walk, its slowest lookup.
+  const hookSessionId = firstSessionId(corpusRoot);
+  const hookInput = JSON.stringify({ session_id: hookSessionId, hook_event_name: 'PreToolUse', cwd: '/tmp' });
+  const env = { ...process.env, MINIMAX_DATA_DIR: corpusRoot, EVERME_STATE_DIR: stateDir, EVERME_MINIMAX_SYNC_INTERVAL_MS: '600000' };
+  const bare: number[] = [];
+  const hook: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    let t0 = performance.now();
+    spawnSync(process.execPath, ['-e', '0']);
+    bare.push(performance.now() - t0);
+    t0 = performance.now();
+    spawnSync(process.execPath, [path.join(repo, 'bin', 'run.js'), 'hook'], { input: hookInput, env });
+    hook.push(performance.now() - t0);
   }
-  const corpus = JSON.parse(readFileSync(marker, 'utf8')) as { sessions: number; bytes: number };
-  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-state-'));
-  const rows: string[] = [];
+  rows.push(`hook wall time:             median ${fmt(median(hook))} ms vs node -e 0 ${fmt(median(bare))} ms  ratio ${(median(hook) / median(bare)).toFixed(2)}x (target ≤ 1.5x)`);
+}
+
+/** Everything measured once, on the 1× store the import just built (forget last: it rewrites the index). */
+async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number, rows: string[]): Promise<void> {
+  hookTimes(stateDir, corpusRoot, rows);
+  // The plugin route on the same store: recall at session start, and a turn delivered after Stop.
+  rows.push(...benchSessionStart(repo, corpusRoot, stateDir));
+  rows.push(...(await benchStopToDelivered(repo, stateDir)));
+
+  // Redaction alone over every text of the corpus: its share of the cold import above.
+  const redaction = child('redact-throughput.js', [corpusRoot]);
+  rows.push(
+    `redaction:                  ${fmt(redaction.ms)} ms for ${fmt((redaction.bytes as number) / 1024 / 1024)} MiB of text (${fmt((redaction.bytes as number) / 1024 / 1024 / (redaction.ms / 1000))} MiB/s), ${fmt((100 * redaction.ms) / coldMs)}% of the cold import`,
+  );
+
+  // Export streams page by page: its RSS must stay flat however large the store is.
+  const exportDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-export-'));
+  const reimportState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-reimport-'));
   try {
-    // Warm the page cache once so the floor and the import read from the same place.
-    child('floor.js', [corpusRoot]);
-    const floor = child('floor.js', [corpusRoot]);
-    const cold = child('measure-run.js', ['import', corpusRoot, stateDir]);
-    const noop = child('measure-run.js', ['sync', corpusRoot, stateDir]);
-    rows.push(`corpus: ${corpus.sessions} sessions, ${fmt(corpus.bytes / 1024 / 1024)} MiB, ${floor.lines} lines`);
-    rows.push(`floor (walk + JSON.parse):  ${fmt(floor.ms)} ms  rss ${fmt(floor.maxRssMb)} MB`);
-    rows.push(`cold import (local):        ${fmt(cold.ms)} ms  rss ${fmt(cold.maxRssMb)} MB  ratio ${(cold.ms / floor.ms).toFixed(2)}x (target ≤ 3x)  ${cold.messages} messages`);
-    rows.push(`no-op sync:                 ${fmt(noop.ms)} ms  rss ${fmt(noop.maxRssMb)} MB  ratio ${(noop.ms / floor.ms).toFixed(2)}x (target ≤ 0.25x)`);
-    rows.push(`peak RSS (import):          ${fmt(cold.maxRssMb)} MB (target ≤ 256 MB)`);
-    // Redaction alone over every text of the corpus: its share of the cold import above.
-    const redaction = child('redact-throughput.js', [corpusRoot]);
-    rows.push(
-      `redaction:                  ${fmt(redaction.ms)} ms for ${fmt((redaction.bytes as number) / 1024 / 1024)} MiB of text (${fmt((redaction.bytes as number) / 1024 / 1024 / (redaction.ms / 1000))} MiB/s), ${fmt((100 * redaction.ms) / cold.ms)}% of the cold import`,
-    );
-
-    // Export streams page by page: its RSS must stay flat however large the store is.
-    const exportDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-export-'));
-    const reimportState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-reimport-'));
-    try {
-      const jsonl = child('measure-export.js', ['jsonl', corpusRoot, stateDir, exportDir]);
-      const markdown = child('measure-export.js', ['markdown', corpusRoot, stateDir, path.join(exportDir, 'md')]);
-      const reimport = child('measure-export.js', ['reimport', corpusRoot, reimportState, exportDir]);
-      // The same export with the JS heap capped far below the store's size: it completes only if it streams.
-      const capped = child('measure-export.js', ['jsonl', corpusRoot, stateDir, path.join(exportDir, 'capped')], ['--max-old-space-size=32']);
-      const mb = (n: unknown) => fmt(Number(n) / 1024 / 1024);
-      rows.push(`export jsonl:               ${fmt(jsonl.ms)} ms  rss ${fmt(jsonl.maxRssMb)} MB  store ${fmt(Number(jsonl.storeMb))} MB  wrote ${mb(jsonl.bytes)} MB, ${jsonl.messages} messages`);
-      rows.push(`export markdown:            ${fmt(markdown.ms)} ms  rss ${fmt(markdown.maxRssMb)} MB  ${markdown.conversations} files, ${mb(markdown.bytes)} MB`);
-      rows.push(`import --from-export:       ${fmt(reimport.ms)} ms  rss ${fmt(reimport.maxRssMb)} MB  ${reimport.messages} messages`);
-      rows.push(`export jsonl, 32 MB heap:   ${fmt(capped.ms)} ms  rss ${fmt(capped.maxRssMb)} MB  ${capped.messages} messages (completes: memory does not grow with the store)`);
-    } finally {
-      rmSync(exportDir, { recursive: true, force: true });
-      rmSync(reimportState, { recursive: true, force: true });
-    }
-
-    // Search latency on the store the import just built.
-    const db = openDatabase(stateDir);
-    const store = new LocalStore(db);
-    const queries = ['payload', 'cache index', '优先级', '缓存', 'テスト', '데이터', 'migration parser', 'timeout retry', 'payload优先', '数据', 'karomi', 'socket'];
-    for (const q of queries) store.search(q, { limit: 10 });
-    const times: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const q = queries[i % queries.length]!;
-      const t0 = performance.now();
-      store.search(q, { limit: 10 });
-      times.push(performance.now() - t0);
-    }
-    db.close();
-    rows.push(`search (warm, 200 queries): p50 ${fmt(percentile(times, 50))} ms  p95 ${fmt(percentile(times, 95))} ms (target p95 ≤ 50 ms)`);
-
-    // After search, since it rewrites the index: one conversation forgotten, down to the file's bytes.
-    const forgot = child('measure-export.js', ['forget', corpusRoot, stateDir, '-']);
-    rows.push(`forget one conversation:    ${fmt(forgot.ms)} ms  rss ${fmt(forgot.maxRssMb)} MB  ${forgot.messages} messages removed (FTS optimize + WAL truncate)`);
-
-    // The hook next to a bare node start, interleaved so both see the same machine state.
-    // A real, old session: the hook finds it by the fallback walk, its slowest lookup.
-    const hookSessionId = firstSessionId(corpusRoot);
-    const hookInput = JSON.stringify({ session_id: hookSessionId, hook_event_name: 'PreToolUse', cwd: '/tmp' });
-    const env = { ...process.env, MINIMAX_DATA_DIR: corpusRoot, EVERME_STATE_DIR: stateDir, EVERME_MINIMAX_SYNC_INTERVAL_MS: '600000' };
-    const bare: number[] = [];
-    const hook: number[] = [];
-    for (let i = 0; i < 15; i++) {
-      let t0 = performance.now();
-      spawnSync(process.execPath, ['-e', '0']);
-      bare.push(performance.now() - t0);
-      t0 = performance.now();
-      spawnSync(process.execPath, [path.join(repo, 'bin', 'run.js'), 'hook'], { input: hookInput, env });
-      hook.push(performance.now() - t0);
-    }
-    rows.push(`hook wall time:             median ${fmt(median(hook))} ms vs node -e 0 ${fmt(median(bare))} ms  ratio ${(median(hook) / median(bare)).toFixed(2)}x (target ≤ 1.5x)`);
-
-    // The plugin route on the same store: recall at session start, and a turn delivered after Stop.
-    rows.push(...benchSessionStart(repo, corpusRoot, stateDir));
-    rows.push(...(await benchStopToDelivered(repo, stateDir)));
-
-    if (process.env.BENCH_SKIP_BIG !== '1') {
-      const bigRoot = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-big-'));
-      const bigState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-bigstate-'));
-      try {
-        await generateBigTranscript(bigRoot, BIG_BYTES);
-        const big = child('measure-run.js', ['import', bigRoot, bigState]);
-        rows.push(`single ${fmt(BIG_BYTES / 1024 / 1024)} MiB transcript: ${fmt(big.ms)} ms  rss ${fmt(big.maxRssMb)} MB  ${big.messages} messages`);
-      } finally {
-        rmSync(bigRoot, { recursive: true, force: true });
-        rmSync(bigState, { recursive: true, force: true });
-      }
-      // One line far over the 32 MiB line cap: skipped as it streams past, never held.
-      const hugeRoot = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-huge-'));
-      const hugeState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-hugestate-'));
-      try {
-        await generateHugeLine(hugeRoot, HUGE_LINE_BYTES);
-        const huge = child('measure-run.js', ['import', hugeRoot, hugeState]);
-        rows.push(
-          `single ${fmt(HUGE_LINE_BYTES / 1024 / 1024)} MiB line:   ${fmt(huge.ms)} ms  rss ${fmt(huge.maxRssMb)} MB (target ≤ 256 MB)  ${huge.messages} messages  warnings ${JSON.stringify(huge.warnings)}`,
-        );
-      } finally {
-        rmSync(hugeRoot, { recursive: true, force: true });
-        rmSync(hugeState, { recursive: true, force: true });
-      }
-    }
+    const jsonl = child('measure-export.js', ['jsonl', corpusRoot, stateDir, exportDir]);
+    const markdown = child('measure-export.js', ['markdown', corpusRoot, stateDir, path.join(exportDir, 'md')]);
+    const reimport = child('measure-export.js', ['reimport', corpusRoot, reimportState, exportDir]);
+    // The same export with the JS heap capped far below the store's size: it completes only if it streams.
+    const capped = child('measure-export.js', ['jsonl', corpusRoot, stateDir, path.join(exportDir, 'capped')], ['--max-old-space-size=32']);
+    const mb = (n: unknown) => fmt(Number(n) / 1024 / 1024);
+    rows.push(`export jsonl:               ${fmt(jsonl.ms)} ms  rss ${fmt(jsonl.maxRssMb)} MB  store ${fmt(Number(jsonl.storeMb))} MB  wrote ${mb(jsonl.bytes)} MB, ${jsonl.messages} messages`);
+    rows.push(`export markdown:            ${fmt(markdown.ms)} ms  rss ${fmt(markdown.maxRssMb)} MB  ${markdown.conversations} files, ${mb(markdown.bytes)} MB`);
+    rows.push(`import --from-export:       ${fmt(reimport.ms)} ms  rss ${fmt(reimport.maxRssMb)} MB  ${reimport.messages} messages`);
+    rows.push(`export jsonl, 32 MB heap:   ${fmt(capped.ms)} ms  rss ${fmt(capped.maxRssMb)} MB  ${capped.messages} messages (completes: memory does not grow with the store)`);
   } finally {
-    rmSync(stateDir, { recursive: true, force: true });
+    rmSync(exportDir, { recursive: true, force: true });
+    rmSync(reimportState, { recursive: true, force: true });
   }
+
+  // After search, since it rewrites the index: one conversation forgotten, down to the file's bytes.
+  const forgot = child('measure-export.js', ['forget', corpusRoot, stateDir, '-']);
+  rows.push(`forget one conversation:    ${fmt(forgot.ms)} ms  rss ${fmt(forgot.maxRssMb)} MB  ${forgot.messages} messages removed (FTS optimize + WAL truncate)`);
+}
+
+async function bigTranscript(rows: string[]): Promise<void> {
+  const bigRoot = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-big-'));
+  const bigState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-bigstate-'));
+  try {
+    await generateBigTranscript(bigRoot, BIG_BYTES);
+    const big = child('measure-run.js', ['import', bigRoot, bigState]);
+    rows.push(`single ${fmt(BIG_BYTES / 1024 / 1024)} MiB transcript: ${fmt(big.ms)} ms  rss ${fmt(big.maxRssMb)} MB  ${big.messages} messages`);
+  } finally {
+    rmSync(bigRoot, { recursive: true, force: true });
+    rmSync(bigState, { recursive: true, force: true });
+  }
+  // One line far over the 32 MiB line cap: skipped as it streams past, never held.
+  const hugeRoot = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-huge-'));
+  const hugeState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-hugestate-'));
+  try {
+    await generateHugeLine(hugeRoot, HUGE_LINE_BYTES);
+    const huge = child('measure-run.js', ['import', hugeRoot, hugeState]);
+    rows.push(
+      `single ${fmt(HUGE_LINE_BYTES / 1024 / 1024)} MiB line:   ${fmt(huge.ms)} ms  rss ${fmt(huge.maxRssMb)} MB (target ≤ 256 MB)  ${huge.messages} messages  warnings ${JSON.stringify(huge.warnings)}`,
+    );
+  } finally {
+    rmSync(hugeRoot, { recursive: true, force: true });
+    rmSync(hugeState, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const rows: string[] = [`load average at start: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')} (${os.cpus().length} cores)`];
+  const table: ScaleRow[] = [];
+  for (const [i, scale] of SCALES.entries()) {
+    table.push(await measureScale(scale, rows, i === 0 ? (stateDir, root, coldMs) => onFirstStore(stateDir, root, coldMs, rows) : undefined));
+    process.stderr.write(`${rows.join('\n')}\n`);
+  }
+  if (process.env.BENCH_SKIP_BIG !== '1') await bigTranscript(rows);
+  rows.push(...growthTable(table));
+  rows.push(`load average at end: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
   process.stdout.write(`${rows.join('\n')}\n`);
 }
 

@@ -8,7 +8,7 @@ import { SessionLocks } from '../src/engine/session-lock.js';
 import { StateStore } from '../src/store/state-store.js';
 import { ThreadSessionLocks } from '../src/engine/thread-session-locks.js';
 import { openDatabase } from '../src/store/database.js';
-import { storeWriteError, type SessionWrite } from '../src/store/local-commit.js';
+import { LocalCommitter, storeWriteError, type SessionWrite } from '../src/store/local-commit.js';
 import { InlineWriter, ScalingWriter, WriterThread, type LocalWriter } from '../src/store/local-writer.js';
 import { LocalStore } from '../src/store/message-store.js';
 import { WRITE_TURN_BYTES, WriteTurn } from '../src/store/write-turn.js';
@@ -178,6 +178,19 @@ describe('ScalingWriter', () => {
     expect(stored(dir, 1).keys).toEqual(['k0', 'k1', 'k2', 'k3']);
   });
 
+  it('leaves checkpoints to the writer thread while it runs, and gives them back to the engine\'s connection after', async () => {
+    const dir = tempDir();
+    const db = openDatabase(dir);
+    const writer = new ScalingWriter(db, { stateDir: dir, threadUrl: builtThreadUrl(), threadAfter: 0 });
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    await writer.write(sessionWrite(1));
+    expect(writer.thread()).toBeInstanceOf(WriterThread);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    writer.close();
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    db.close();
+  });
+
   it('never starts a thread when there is no built entry for it (sources run by a test runner)', async () => {
     const dir = tempDir();
     const db = track(openDatabase(dir));
@@ -227,5 +240,59 @@ describe('ThreadSessionLocks', () => {
     other.release('mvs_a');
     await locks.acquire('mvs_a', 1000);
     expect(other.tryAcquire('mvs_a')).toBe(false);
+  });
+
+  it('deletes the locks released since the last claim in the next claim\'s own transaction', async () => {
+    const dir = tempDir();
+    const db = track(openDatabase(dir));
+    const turn = new WriteTurn(new SharedArrayBuffer(WRITE_TURN_BYTES));
+    const locks = new ThreadSessionLocks(db, () => turn);
+    const other = new SessionLocks(track(openDatabase(dir)));
+    await locks.acquire('mvs_a', 1000);
+    await locks.acquire('mvs_b', 1000);
+    locks.release('mvs_a');
+    locks.release('mvs_b');
+    // Held until a claim or the flush deletes them...
+    expect(other.tryAcquire('mvs_a')).toBe(false);
+    const count = () => db.prepare<[], number>('SELECT count(*) FROM session_locks').pluck().get();
+    expect(count()).toBe(2);
+    // ...and the next claim does, before any flush could have run.
+    await locks.acquire('mvs_c', 1000);
+    expect(db.prepare<[], string>('SELECT session_id FROM session_locks').pluck().all()).toEqual(['mvs_c']);
+    expect(other.tryAcquire('mvs_a')).toBe(true);
+    expect(other.tryAcquire('mvs_b')).toBe(true);
+    locks.settle();
+  });
+});
+
+describe('LocalCommitter.commitMany (the writer thread commits what queued up as one group)', () => {
+  it('commits a group in one transaction, failing only the write that failed', () => {
+    const dir = tempDir();
+    openDatabase(dir).close();
+    failWritesOf(dir, 'conv-2');
+    const db = track(openDatabase(dir));
+    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)]);
+    expect(outcomes[0]).toBeUndefined();
+    expect(outcomes[1]).toMatchObject({ type: 'internal', code: 'sqlite_constraint_trigger' });
+    expect(outcomes[2]).toBeUndefined();
+    expect(stored(dir, 1)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: true, warnings: 1 });
+    expect(stored(dir, 2)).toEqual({ keys: [], fingerprint: false, warnings: 0 });
+    expect(stored(dir, 3)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: true, warnings: 1 });
+  });
+
+  it('retries each write alone when a failure ended the whole transaction, so the others still commit', () => {
+    const dir = tempDir();
+    const setup = openDatabase(dir);
+    // RAISE(ROLLBACK) ends the transaction itself, not just the write's savepoint.
+    setup.exec(`CREATE TRIGGER fail_all BEFORE INSERT ON messages WHEN NEW.conversation_id = 'conv-2'
+                BEGIN SELECT RAISE(ROLLBACK, 'forced rollback'); END;`);
+    setup.close();
+    const db = track(openDatabase(dir));
+    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)]);
+    expect(outcomes.map((o) => o === undefined)).toEqual([true, false, true]);
+    expect((outcomes[1] as Error).message).toContain('forced rollback');
+    expect(stored(dir, 1).fingerprint).toBe(true);
+    expect(stored(dir, 2)).toEqual({ keys: [], fingerprint: false, warnings: 0 });
+    expect(stored(dir, 3).keys).toEqual(['k0', 'k1', 'k2']);
   });
 });

@@ -71,4 +71,17 @@ export class SessionLocks {
     if (!this.held.delete(sessionId)) return;
     this.releaseStmt.run(sessionId, this.owner);
   }
+
+  /**
+   * Deletes the rows of sessions released earlier, without touching what this engine holds: for a
+   * subclass that releases in batches, inside a transaction of its own (see ThreadSessionLocks).
+   */
+  protected deleteRows(sessionIds: Iterable<string>): void {
+    for (const sessionId of sessionIds) this.releaseStmt.run(sessionId, this.owner);
+  }
+
+  /** Forgets a session as held here once its row is gone (or about to go in the same commit). */
+  protected forget(sessionId: string): boolean {
+    return this.held.delete(sessionId);
+  }
 }

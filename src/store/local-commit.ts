@@ -45,11 +45,15 @@ export class LocalCommitter {
   private readonly store: LocalStore;
   private readonly state: StateStore;
   private readonly applyOne: Database.Transaction<(write: SessionWrite) => void>;
+  private readonly applyGroup: Database.Transaction<(writes: readonly SessionWrite[], outcomes: Array<EvermeError | undefined>) => void>;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.store = new LocalStore(db);
     this.state = new StateStore(db);
     this.applyOne = db.transaction((write: SessionWrite) => this.apply(write));
+    this.applyGroup = db.transaction((writes: readonly SessionWrite[], outcomes: Array<EvermeError | undefined>) =>
+      this.group(writes, outcomes),
+    );
   }
 
   /** Commits one write; throws (an EvermeError) with nothing of it committed. */
@@ -58,6 +62,48 @@ export class LocalCommitter {
       this.applyOne.immediate(write);
     } catch (err) {
       throw storeWriteError(err);
+    }
+  }
+
+  /**
+   * Commits several writes in one transaction, each in its own savepoint: a write that fails is
+   * rolled back alone and answered with its error, the others commit together. One commit instead
+   * of one per session is what makes a bulk import cheap: every commit flushes a new FTS segment
+   * (later merged again) and appends a WAL commit. Should the transaction itself be lost (a full
+   * disk rolls everything back), each write is tried again on its own, so a failure still costs
+   * only its session. Returns one outcome per write, in order; undefined = committed.
+   */
+  commitMany(writes: readonly SessionWrite[]): Array<EvermeError | undefined> {
+    if (writes.length === 1) return [this.tryCommit(writes[0]!)];
+    const outcomes: Array<EvermeError | undefined> = [];
+    try {
+      this.applyGroup.immediate(writes, outcomes);
+      return outcomes;
+    } catch {
+      return writes.map((write) => this.tryCommit(write));
+    }
+  }
+
+  private tryCommit(write: SessionWrite): EvermeError | undefined {
+    try {
+      this.commit(write);
+      return undefined;
+    } catch (err) {
+      return storeWriteError(err);
+    }
+  }
+
+  private group(writes: readonly SessionWrite[], outcomes: Array<EvermeError | undefined>): void {
+    for (const write of writes) {
+      try {
+        // Nested in the group's transaction, better-sqlite3 runs this as a savepoint.
+        this.applyOne(write);
+        outcomes.push(undefined);
+      } catch (err) {
+        // A failure that ended the whole transaction (not just the savepoint): retry one by one.
+        if (!this.db.inTransaction) throw err;
+        outcomes.push(storeWriteError(err));
+      }
     }
   }
 

@@ -39,6 +39,8 @@ try {
 }
 
 let queue: Array<{ id: number; write: SessionWrite }> = [];
+/** Bounds one transaction (and what a failed group retries one by one). */
+const MAX_GROUP_WRITES = 64;
 let scheduled = false;
 
 function reply(id: number, error: EvermeError | undefined): void {
@@ -46,28 +48,34 @@ function reply(id: number, error: EvermeError | undefined): void {
   port!.postMessage(message);
 }
 
-function commit(write: SessionWrite): EvermeError | undefined {
-  if (!committer) return openFailure;
+/** Commits a group of writes in one transaction (see `LocalCommitter.commitMany`), in this thread's turn. */
+function commitGroup(writes: readonly SessionWrite[]): Array<EvermeError | undefined> {
+  if (!committer) return writes.map(() => openFailure);
   turn.takeWriter();
   try {
-    committer.commit(write);
-    return undefined;
+    return committer.commitMany(writes);
   } catch (err) {
-    return storeWriteError(err);
+    const error = storeWriteError(err);
+    return writes.map(() => error);
   } finally {
     turn.give();
   }
 }
 
 /**
- * One write per turn of the event loop, each its own transaction and answered at once. Grouping
- * queued writes into one commit was measured slower: answering them together makes the sessions
- * waiting on them restart together, and main thread and writer then take turns being idle.
+ * Every write that queued up while the last group committed goes into the next group: one
+ * transaction, answered write by write once it committed. A group is never held back to grow: the
+ * sessions waiting on it are what keep the main thread reading, so the first write is committed as
+ * soon as the thread is free, and the group size follows the load by itself (about as many writes as
+ * sessions in flight).
  */
 function drain(): void {
   scheduled = false;
-  const next = queue.shift();
-  if (next) reply(next.id, commit(next.write));
+  const group = queue.splice(0, MAX_GROUP_WRITES);
+  if (group.length > 0) {
+    const outcomes = commitGroup(group.map((entry) => entry.write));
+    group.forEach((entry, i) => reply(entry.id, outcomes[i]));
+  }
   schedule();
 }
 

@@ -48,6 +48,12 @@ export interface RecentOptions {
 const MAX_SEARCH_LIMIT = 50;
 const MAX_RECENT_LIMIT = 100;
 const PREVIEW_CHARS = 300;
+/**
+ * The most matches a search scores (the newest ones): bounds a query of common words whatever the
+ * size of the history. Measured on the bench tree: the queries there match at most ~10k messages
+ * at 1× (so their results are unchanged), and scoring 10k costs ~10–20 ms.
+ */
+export const MAX_RANKED_CANDIDATES = 10_000;
 
 const toolCallsSchema = z.array(
   z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() }),
@@ -195,19 +201,28 @@ export class LocalStore {
          WHERE conversation_id = @conversationId`,
       ),
       // Ranking selects ids and scores only: carrying content through the sort would read every
-      // matching message's text, not just the few returned.
-      rank: db.prepare<{ match: string; limit: number }, RankedRow>(
-        `SELECT rowid AS id, bm25(messages_fts) AS rank_bm25 FROM messages_fts
-         WHERE messages_fts MATCH @match
+      // matching message's text, not just the few returned. BM25 is scored for the newest
+      // MAX_RANKED_CANDIDATES matches at most (FTS5 walks the matches newest first and stops there):
+      // scoring every match made a query of common words cost ~0.5 s over 800k messages, and
+      // grew with the history. Below the cap the result is exactly the full ranking.
+      rank: db.prepare<{ match: string; limit: number; candidates: number }, RankedRow>(
+        `SELECT id, rank_bm25 FROM (
+           SELECT rowid AS id, bm25(messages_fts) AS rank_bm25 FROM messages_fts
+           WHERE messages_fts MATCH @match
+           ORDER BY rowid DESC
+           LIMIT @candidates)
          ORDER BY rank_bm25, id
          LIMIT @limit`,
       ),
-      rankInProject: db.prepare<ProjectParams & { match: string; limit: number }, RankedRow>(
-        `SELECT messages_fts.rowid AS id, bm25(messages_fts) AS rank_bm25
-         FROM messages_fts
-         JOIN messages m ON m.id = messages_fts.rowid
-         JOIN conversations c ON c.conversation_id = m.conversation_id
-         WHERE messages_fts MATCH @match AND ${PROJECT_FILTER}
+      rankInProject: db.prepare<ProjectParams & { match: string; limit: number; candidates: number }, RankedRow>(
+        `SELECT id, rank_bm25 FROM (
+           SELECT messages_fts.rowid AS id, bm25(messages_fts) AS rank_bm25
+           FROM messages_fts
+           JOIN messages m ON m.id = messages_fts.rowid
+           JOIN conversations c ON c.conversation_id = m.conversation_id
+           WHERE messages_fts MATCH @match AND ${PROJECT_FILTER}
+           ORDER BY messages_fts.rowid DESC
+           LIMIT @candidates)
          ORDER BY rank_bm25, id
          LIMIT @limit`,
       ),
@@ -306,10 +321,11 @@ export class LocalStore {
     const limit = clampLimit(opts.limit, MAX_SEARCH_LIMIT);
     const project = projectParams(opts.project);
 
+    const candidates = MAX_RANKED_CANDIDATES;
     const rank = (match: string): RankedRow[] =>
       project.project === null
-        ? this.stmts.rank.all({ match, limit })
-        : this.stmts.rankInProject.all({ ...project, match, limit });
+        ? this.stmts.rank.all({ match, limit, candidates })
+        : this.stmts.rankInProject.all({ ...project, match, limit, candidates });
 
     const scored = rank(fts.strict).map((r) => ({ id: r.id, score: -r.rank_bm25 }));
     if (fts.loose && scored.length < limit) {

@@ -1,5 +1,5 @@
-import { constants, createReadStream } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { constants, openSync } from 'node:fs';
+import { fileChunks } from './file-chunks.js';
 
 /**
  * No string is ever built for a line longer than this: a complete line costs its bytes, its string,
@@ -14,7 +14,8 @@ export function maxLineBytesFromEnv(env: Record<string, string | undefined> = pr
 }
 
 /** Opened without following a symlink in the last path component: history is never read through one. */
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+// Non-blocking too: a FIFO planted where a history file should be must not hang a synchronous read.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /** What the reader skipped, with the 1-based line (0 for the file as a whole). */
 export type LineReaderReport = (code: 'oversized_line' | 'symlinked_file', lineNo: number) => void;
@@ -90,9 +91,9 @@ export async function* readLines(
   opts: LineReaderOptions = {},
 ): AsyncGenerator<Line, ReadLinesResult, undefined> {
   const maxLineBytes = opts.maxLineBytes ?? maxLineBytesFromEnv();
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await open(file, OPEN_FLAGS);
+    fd = openSync(file, OPEN_FLAGS);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw err;
     opts.report?.('symlinked_file', 0);
@@ -100,11 +101,7 @@ export async function* readLines(
     opts.onEnd?.(empty);
     return empty;
   }
-  const stream = createReadStream('', {
-    fd: handle,
-    highWaterMark: opts.highWaterMark ?? 256 * 1024,
-    signal: opts.signal,
-  });
+  const chunks = fileChunks(fd, { chunkBytes: opts.highWaterMark ?? 256 * 1024, signal: opts.signal });
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   /** The current line passed the cap: its bytes are dropped until its newline. */
@@ -123,7 +120,7 @@ export async function* readLines(
     pending.push(part);
     pendingBytes += part.length;
   };
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
+  for await (const chunk of chunks) {
     let from = 0;
     for (let nl = chunk.indexOf(NEWLINE, from); nl !== -1; nl = chunk.indexOf(NEWLINE, from)) {
       if (nl > from) keep(chunk.subarray(from, nl));
