@@ -368,7 +368,7 @@ export const SECRET_RULES: readonly SecretRule[] = [
     emits: ['password'],
     keywords: ['pass', 'pwd', 'secret', 'api_key', 'api-key', 'apikey', 'private_key', 'private-key', 'privatekey', 'access_key', 'access-key', 'accesskey', 'token', '_key', '-key', '.key', '_auth', '-auth', '.auth'],
     pattern: ASSIGNMENT,
-    replace: maskAssignment as (match: string, ...groups: string[]) => string,
+    replace: maskAssignment,
   },
   {
     id: 'url-query-secret',
