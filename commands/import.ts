@@ -30,21 +30,23 @@ export default class Import extends EvermeCommand {
 
   async run(): Promise<RunSummary | ImportExportSummary> {
     const { flags } = await this.parse(Import);
-    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
-    const settings = loadSettings(dataDir);
-    if (flags['from-export'] !== undefined) {
-      if (flags.since !== undefined || flags['dry-run'] || flags.sink === 'everme') {
-        throw new EvermeError('invalid_args', '--from-export loads a file into the local store and takes no --since, --dry-run or --sink everme', {
-          hint: 'Run `everme import --from-export FILE` on its own.',
-        });
-      }
-      const loaded = await importExport(settings, flags['from-export']);
-      return this.result(loaded, () => renderImportExport(loaded));
+    const { since, 'from-export': fromExport } = flags;
+    // Flags are checked before the data dir is looked for: a usage mistake is invalid_args wherever it runs.
+    if (fromExport !== undefined && (since !== undefined || flags['dry-run'] || flags.sink === 'everme')) {
+      throw new EvermeError('invalid_args', '--from-export loads a file into the local store and takes no --since, --dry-run or --sink everme', {
+        hint: 'Run `everme import --from-export FILE` on its own.',
+      });
     }
-    if (flags.since === undefined) {
+    if (fromExport === undefined && since === undefined) {
       throw new EvermeError('invalid_args', 'Missing required flag since (the first day to import), or --from-export FILE', {
         hint: 'Pass --since YYYY-MM-DD (the first day to import), or --from-export FILE.',
       });
+    }
+    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
+    const settings = loadSettings(dataDir);
+    if (since === undefined) {
+      const loaded = await importExport(settings, fromExport!);
+      return this.result(loaded, () => renderImportExport(loaded));
     }
     const sink = sinkFrom(flags.sink, settings);
     const progress = createProgress('import', { json: this.jsonMode });
@@ -52,8 +54,8 @@ export default class Import extends EvermeCommand {
       mode: 'import',
       settings,
       sink,
-      since: flags.since.text,
-      sinceMs: flags.since.ms,
+      since: since.text,
+      sinceMs: since.ms,
       concurrency: flags.concurrency,
       dryRun: flags['dry-run'],
       signal: this.abort.signal,

@@ -222,7 +222,11 @@ describe('the hook hot path', () => {
     };
     visit(path.join(repoRoot, 'src', 'hook', 'hook-entry.ts'));
     expect([...packages].filter((p) => !p.startsWith('node:'))).toEqual([]);
-    expect(seen.size).toBeLessThanOrEqual(12);
+    // Each module earns its place: settings, data dir, errors, redaction of the one stderr line,
+    // the event log, the slot, the session finder, the exclusion check (#12), the bounded private
+    // mkdir (#11) and the Stop/boundary marks (#10). Their cost is measured, not guessed: `npm run
+    // bench` prints the hook's wall time next to `node -e 0`.
+    expect(seen.size).toBeLessThanOrEqual(15);
   });
 });
 
