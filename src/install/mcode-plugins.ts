@@ -1,5 +1,5 @@
 import { accessSync, constants } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -60,20 +60,64 @@ function parseJsonLeniently(text: string): unknown {
   return undefined;
 }
 
-export type McodePluginList = { kind: 'listed'; mcode: string; entries: McodePluginEntry[] } | { kind: 'unavailable'; reason: string };
+export type McodePluginList =
+  | { kind: 'listed'; mcode: string; entries: McodePluginEntry[] }
+  | { kind: 'unavailable'; reason: string; mcode?: string };
 
-export function listMcodePlugins(options: McodeOptions = {}): McodePluginList {
+export const DEFAULT_MCODE_TIMEOUT_MS = 3000;
+
+type McodeRun = { kind: 'answered'; stdout: string } | { kind: 'failed'; why: string };
+
+/**
+ * Runs `mcode` in its own process group and kills the whole group at the deadline: a wrapper
+ * script's children would otherwise keep the pipe open (and this process waiting) past it.
+ */
+function runMcode(mcode: string, timeoutMs: number): Promise<McodeRun> {
+  return new Promise((resolve) => {
+    let stdout = '';
+    let settled = false;
+    const finish = (run: McodeRun): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(run);
+    };
+    let child: ChildProcess;
+    try {
+      child = spawn(mcode, ['plugin', 'list', '--json'], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+    } catch {
+      resolve({ kind: 'failed', why: 'could not be started' });
+      return;
+    }
+    const timer = setTimeout(() => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      child.stdout?.destroy();
+      finish({ kind: 'failed', why: `did not answer within ${timeoutMs} ms` });
+    }, timeoutMs);
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stdout.length < 4 * 1024 * 1024) stdout += chunk;
+    });
+    child.on('error', () => finish({ kind: 'failed', why: 'could not be started' }));
+    child.on('close', (code) => finish(code === 0 ? { kind: 'answered', stdout } : { kind: 'failed', why: `exited with status ${code ?? 'signal'}` }));
+  });
+}
+
+/**
+ * The one place `mcode plugin list --json` is run (install's official-plugin check and status's
+ * plugin-route check both ask it). Never throws and never waits past the timeout.
+ */
+export async function listMcodePlugins(options: McodeOptions = {}): Promise<McodePluginList> {
   const mcode = findOnPath('mcode', options.pathEnv ?? process.env.PATH ?? '');
   if (!mcode) return { kind: 'unavailable', reason: '`mcode` is not on PATH' };
-  const result = spawnSync(mcode, ['plugin', 'list', '--json'], {
-    encoding: 'utf8',
-    timeout: options.timeoutMs ?? 3000,
-    stdio: ['ignore', 'pipe', 'ignore'],
-    maxBuffer: 4 * 1024 * 1024,
-  });
-  if (result.error || result.status !== 0) return { kind: 'unavailable', reason: '`mcode plugin list --json` failed' };
-  const list = PluginList.safeParse(parseJsonLeniently(result.stdout));
-  if (!list.success) return { kind: 'unavailable', reason: '`mcode plugin list --json` printed nothing readable' };
+  const command = `\`${mcode} plugin list --json\``;
+  const run = await runMcode(mcode, options.timeoutMs ?? DEFAULT_MCODE_TIMEOUT_MS);
+  if (run.kind === 'failed') return { kind: 'unavailable', mcode, reason: `${command} ${run.why}` };
+  const list = PluginList.safeParse(parseJsonLeniently(run.stdout));
+  if (!list.success) return { kind: 'unavailable', mcode, reason: `${command} printed no plugin list` };
   const entries = list.data.flatMap((item) => {
     const entry = McodePluginEntry.safeParse(item);
     return entry.success ? [entry.data] : [];

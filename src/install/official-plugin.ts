@@ -1,7 +1,7 @@
-import { accessSync, constants, existsSync } from 'node:fs';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { entryDisabled, listMcodePlugins, type McodePluginEntry } from './mcode-plugins.js';
 
 /**
  * MiniMax's marketplace build of EverMe (`everme@official`) captures the same conversations under
@@ -31,57 +31,10 @@ export interface DetectOptions {
 }
 
 const OFFICIAL_ID = 'everme@official';
-const DEFAULT_MCODE_TIMEOUT_MS = 3000;
 /** The runtime may hold a write lock for a moment; never wait on it longer than this. */
 const SQLITE_BUSY_TIMEOUT_MS = 200;
 
-const PluginEntry = z.object({
-  id: z.string().optional().catch(undefined),
-  name: z.string().optional().catch(undefined),
-  pluginId: z.string().optional().catch(undefined),
-  marketplace: z.string().optional().catch(undefined),
-  source: z.string().optional().catch(undefined),
-  enabled: z.boolean().optional().catch(undefined),
-  status: z.string().optional().catch(undefined),
-  state: z.string().optional().catch(undefined),
-});
-
-/** The JSON shape of `mcode plugin list --json` is not documented: a list, or a list under a key. */
-const PluginList = z.union([
-  z.array(z.unknown()),
-  z.object({ plugins: z.array(z.unknown()) }).transform((v) => v.plugins),
-  z.object({ installed: z.array(z.unknown()) }).transform((v) => v.installed),
-  z.object({ data: z.object({ plugins: z.array(z.unknown()) }) }).transform((v) => v.data.plugins),
-]);
-
-function findOnPath(command: string, pathEnv: string): string | undefined {
-  for (const dir of pathEnv.split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, command);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-function parseJsonLeniently(text: string): unknown {
-  const trimmed = text.trim();
-  for (const start of [0, trimmed.search(/[[{]/)]) {
-    if (start < 0) continue;
-    try {
-      return JSON.parse(trimmed.slice(start));
-    } catch {
-      // try the next start
-    }
-  }
-  return undefined;
-}
-
-function isOfficialEverme(entry: z.infer<typeof PluginEntry>): boolean {
+function isOfficialEverme(entry: McodePluginEntry): boolean {
   const ids = [entry.id, entry.pluginId, entry.name].filter((v): v is string => typeof v === 'string').map((v) => v.toLowerCase());
   if (ids.includes(OFFICIAL_ID)) return true;
   if (!ids.includes('everme')) return false;
@@ -89,70 +42,18 @@ function isOfficialEverme(entry: z.infer<typeof PluginEntry>): boolean {
   return origin.includes('official');
 }
 
-function isDisabled(entry: z.infer<typeof PluginEntry>): boolean {
-  if (entry.enabled === false) return true;
-  return [entry.status, entry.state].some((v) => typeof v === 'string' && /disabled|inactive|off/i.test(v));
-}
-
-type McodeRun = { kind: 'answered'; stdout: string } | { kind: 'failed'; why: string };
-
-/**
- * Runs `mcode` in its own process group and kills the whole group at the deadline: a wrapper
- * script's children would otherwise keep the pipe open (and this process waiting) past it.
- */
-function runMcode(mcode: string, timeoutMs: number): Promise<McodeRun> {
-  return new Promise((resolve) => {
-    let stdout = '';
-    let settled = false;
-    const finish = (run: McodeRun): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(run);
-    };
-    let child: ChildProcess;
-    try {
-      child = spawn(mcode, ['plugin', 'list', '--json'], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
-    } catch {
-      resolve({ kind: 'failed', why: 'could not be started' });
-      return;
-    }
-    const timer = setTimeout(() => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-      child.stdout?.destroy();
-      finish({ kind: 'failed', why: `did not answer within ${timeoutMs} ms` });
-    }, timeoutMs);
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      if (stdout.length < 4 * 1024 * 1024) stdout += chunk;
-    });
-    child.on('error', () => finish({ kind: 'failed', why: 'could not be started' }));
-    child.on('close', (code) => finish(code === 0 ? { kind: 'answered', stdout } : { kind: 'failed', why: `exited with status ${code ?? 'signal'}` }));
-  });
-}
-
 /** `mcode plugin list --json`, when `mcode` is on PATH and answers in time with something readable. */
 async function detectWithMcode(options: DetectOptions, evidence: string[]): Promise<OfficialPluginDetection | undefined> {
-  const mcode = findOnPath('mcode', options.pathEnv ?? process.env.PATH ?? '');
-  if (!mcode) return undefined;
-  const command = `\`${mcode} plugin list --json\``;
-  const run = await runMcode(mcode, options.timeoutMs ?? DEFAULT_MCODE_TIMEOUT_MS);
-  if (run.kind === 'failed') {
-    evidence.push(`${command} ${run.why}`);
+  const list = await listMcodePlugins(options);
+  if (list.kind === 'unavailable') {
+    // Not on PATH is no evidence; a command that failed or printed nothing readable is.
+    if (list.mcode !== undefined) evidence.push(list.reason);
     return undefined;
   }
-  const list = PluginList.safeParse(parseJsonLeniently(run.stdout));
-  if (!list.success) {
-    evidence.push(`${command} printed no plugin list`);
-    return undefined;
-  }
-  for (const item of list.data) {
-    const entry = PluginEntry.safeParse(item);
-    if (!entry.success || !isOfficialEverme(entry.data)) continue;
-    const status = isDisabled(entry.data) ? 'disabled' : 'enabled';
+  const command = `\`${list.mcode} plugin list --json\``;
+  for (const entry of list.entries) {
+    if (!isOfficialEverme(entry)) continue;
+    const status = entryDisabled(entry) ? 'disabled' : 'enabled';
     evidence.push(`${command} lists ${OFFICIAL_ID} as ${status}`);
     return { status, source: 'mcode', message: messageFor(status, 'mcode'), evidence };
   }

@@ -54,10 +54,10 @@ function commandRunnable(command: string | undefined): boolean {
   return paths.length >= 2 && paths.every((p) => existsSync(p));
 }
 
-function pluginRoute(dataDir: string, mcode: McodeOptions): PluginRouteStatus {
+async function pluginRoute(dataDir: string, mcode: McodeOptions): Promise<PluginRouteStatus> {
   const dir = pluginDir(dataDir);
   const state = inspectPluginPath(dataDir);
-  const enabled = localPluginState(listMcodePlugins(mcode), PLUGIN_NAME);
+  const enabled = localPluginState(await listMcodePlugins(mcode), PLUGIN_NAME);
   if (state.kind === 'conflict') return { path: dir, state: 'conflict', runnable: false, enabled, events: [], note: state.reason };
   let doc: HookDocument | undefined;
   try {
@@ -104,8 +104,8 @@ export function hookArrivals(events: HookEvent[]): HookArrival[] {
     .sort((a, b) => a.route.localeCompare(b.route) || a.event.localeCompare(b.event));
 }
 
-export function collectHookRoutes(dataDir: string, events: HookEvent[], mcode: McodeOptions = {}): HookRoutesReport {
-  const plugin = pluginRoute(dataDir, mcode);
+export async function collectHookRoutes(dataDir: string, events: HookEvent[], mcode: McodeOptions = {}): Promise<HookRoutesReport> {
+  const plugin = await pluginRoute(dataDir, mcode);
   const markdown = markdownRoute(dataDir);
   const arrivals = hookArrivals(events);
   const warnings: HookRouteWarning[] = [];

@@ -99,7 +99,7 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
   }
 
   const events = readHookEvents(settings.stateDir);
-  const { problems: hookProblems, ...routes } = collectHookRoutes(settings.dataDir, events);
+  const { problems: hookProblems, ...routes } = await collectHookRoutes(settings.dataDir, events);
   problems.push(...hookProblems);
   const latencies = events.map((e) => e.ms).sort((a, b) => a - b);
   const outcomes: Partial<Record<HookOutcome, number>> = {};
