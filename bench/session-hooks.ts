@@ -63,9 +63,13 @@ export function benchSessionStart(repo: string, corpusRoot: string, stateDir: st
   ];
 }
 
-function workersRunning(stateDir: string): boolean {
+/**
+ * Whether this session's worker still holds its slot. Only this session's: a worker left waiting
+ * out its interval by an earlier bench step (the PreToolUse timing) must not stall every turn here.
+ */
+function workerRunning(stateDir: string, sessionId: string): boolean {
   try {
-    return readdirSync(path.join(stateDir, 'hook')).some((n) => n.endsWith('.worker'));
+    return readdirSync(path.join(stateDir, 'hook')).includes(`${sessionId}.worker`);
   } catch {
     return false;
   }
@@ -117,7 +121,7 @@ export async function benchStopToDelivered(repo: string, stateDir: string, turns
         spawnSync(process.execPath, [path.join(repo, 'bin', 'run.js'), 'hook', '--route=plugin'], { input, env });
         if (await until(() => count.get(`minimaxcode-${sessionId}`) === n * 2, 30_000)) times.push(performance.now() - t0);
         else missed++;
-        await until(() => !workersRunning(stateDir), 30_000);
+        await until(() => !workerRunning(stateDir, sessionId), 30_000);
       }
     } finally {
       db.close();
