@@ -38,6 +38,16 @@ export function projectParams(project: string | undefined): ProjectParams {
   };
 }
 
+/**
+ * The same rule as `PROJECT_FILTER`, for a workspace already in hand (forget and export filter in
+ * code): `dir` itself or anything below it, never a sibling that merely shares a prefix.
+ */
+export function inProject(workspace: string | undefined, dir: string): boolean {
+  const p = projectParams(dir);
+  if (workspace === undefined || p.project === null) return false;
+  return workspace === p.project || workspace.startsWith(p.projectSlash!) || workspace.startsWith(p.projectBackslash!);
+}
+
 /** A condition on `conversations c` for the named parameters of `ProjectParams`. */
 export const PROJECT_FILTER = `(@project IS NULL OR c.workspace_dir = @project
   OR substr(c.workspace_dir, 1, length(@projectSlash)) = @projectSlash

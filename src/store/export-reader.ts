@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
 import type { AgentMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
-import { inProject } from './forget-store.js';
+import { inProject } from './conversation-list.js';
 
 /** A conversation as an export describes it (what re-importing needs to rebuild it exactly). */
 export interface ExportConversation {

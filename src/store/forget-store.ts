@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { inProject } from './conversation-list.js';
 
 /** Which conversations a forget (or an export) is about. */
 export type ConversationSelector =
@@ -60,15 +61,6 @@ function toCandidate(row: CandidateRow): ForgetCandidate {
     ...(row.created_at_ms === null ? {} : { createdAtMs: row.created_at_ms }),
     ...(row.updated_at_ms === null ? {} : { updatedAtMs: row.updated_at_ms }),
   };
-}
-
-/** `dir` itself or anything below it, never a sibling that merely shares a prefix. */
-export function inProject(workspace: string | undefined, dir: string): boolean {
-  if (workspace === undefined) return false;
-  const base = dir.length > 1 ? dir.replace(/[\\/]+$/, '') || dir.slice(0, 1) : dir;
-  if (workspace === base) return true;
-  const prefix = base.endsWith('/') || base.endsWith('\\') ? base : `${base}/`;
-  return workspace.startsWith(prefix) || workspace.startsWith(`${base}\\`);
 }
 
 /**
