@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { fileURLToPath } from 'node:url';
 // The hook runs on every tool call the agent makes: it skips oclif entirely (and SQLite, except
 // SessionStart's recall, which loads only the store's reader).
 if (process.argv[2] === 'hook') {
@@ -13,6 +14,17 @@ if (process.argv[2] === 'hook') {
     process.exitCode = 0;
   }
 } else {
-  const { execute } = await import('@oclif/core');
-  await execute({ dir: import.meta.url });
+  const heap = await import('../dist/src/cli/heap-capped.js');
+  const args = process.argv.slice(2);
+  // `import` runs in a child node whose heap is capped (see heap-capped.ts).
+  const code = heap.wantsHeapCap(args, process.env, process.execArgv)
+    ? await heap.runHeapCapped(fileURLToPath(import.meta.url), args)
+    : undefined;
+  if (code !== undefined) {
+    process.exitCode = code;
+  } else {
+    if (process.env[heap.HEAP_CAPPED_ENV] === '1') heap.exitWithParent();
+    const { execute } = await import('@oclif/core');
+    await execute({ dir: import.meta.url });
+  }
 }

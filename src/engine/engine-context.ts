@@ -74,7 +74,7 @@ export function openEngine(settings: Settings, sinkName: SinkName, opts: { dryRu
     sink,
     privacy: PrivacyGate.open(db, settings, state, { dryRun: opts.dryRun }),
     close: () => {
-      if (locks instanceof ThreadSessionLocks) locks.settle();
+      if (locks instanceof ThreadSessionLocks) locks.close();
       sink.close();
       db.close();
     },

@@ -1,10 +1,10 @@
-import pLimit from 'p-limit';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
 import { totalsByCode, type WarningCode, type WarningEntry } from '../core/warnings.js';
 import { discoverSessions } from '../transcript/discover.js';
 import type { SessionRef } from '../transcript/types.js';
 import { openEngine, type Engine } from './engine-context.js';
+import { ReadGate } from './read-gate.js';
 import { blankOutcome, deliverSession, type DeliveryMode, type SessionOutcome } from './session-delivery.js';
 
 export interface RunOptions {
@@ -91,13 +91,29 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     summary.sessions.scanned = sessions.length;
     const progress: RunProgress = { sessionsTotal: sessions.length, sessionsDone: 0, messages: 0, bytesDone: 0, bytesTotal: 0 };
     let stop: EvermeError | undefined;
-    const limit = pLimit(Math.max(1, options.concurrency ?? defaultConcurrency(options.sink)));
+    engine.locks.expect(sessions.map((s) => s.sessionId));
+    // Ctrl-C: a session read but not yet committed is given up whole, not waited for.
+    const cancelPending = (): void => engine.sink.cancelPending?.();
+    options.signal?.addEventListener('abort', cancelPending, { once: true });
+    const readers = new ReadGate(Math.max(1, options.concurrency ?? defaultConcurrency(options.sink)));
 
     const one = async (session: SessionRef): Promise<void> => {
+      const leave = await readers.enter();
+      try {
+        await deliverOne(session, leave);
+      } finally {
+        leave();
+      }
+    };
+    const deliverOne = async (session: SessionRef, readDone: () => void): Promise<void> => {
+      if (stop || options.signal?.aborted) return;
+      // A sink that buffers (the embedded store's commit backlog) says when to read on.
+      await engine.sink.readyForMore?.();
       if (stop || options.signal?.aborted) return;
       let outcome: SessionOutcome;
       try {
         outcome = await deliverSession(session, {
+          onReadDone: readDone,
           mode: options.mode,
           sink: engine.sink,
           state: engine.state,
@@ -138,7 +154,8 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
       options.onProgress?.(progress);
     };
 
-    await Promise.all(sessions.map((session) => limit(() => one(session))));
+    await Promise.all(sessions.map(one));
+    options.signal?.removeEventListener('abort', cancelPending);
     if (options.signal?.aborted) summary.cancelled = true;
     // Sessions never started because of a fatal error count as failed, so the totals add up.
     const notStarted = sessions.length - progress.sessionsDone;

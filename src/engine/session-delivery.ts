@@ -55,6 +55,11 @@ export interface DeliveryContext {
   boundary?: boolean;
   /** Called after each acknowledged request with the number of messages it carried. */
   onDelivered?: (messages: number) => void;
+  /**
+   * Called once the session's history was read and only its commit is left to wait for: a bulk run
+   * starts reading the next session meanwhile.
+   */
+  onReadDone?: () => void;
 }
 
 /**
@@ -218,11 +223,16 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     const converter = new Converter(warnings);
     const batcher = new TaskBatcher({ conversationId, warnings });
     const seen = new Set<string>();
+    /**
+     * The history while it is read; its workspace once it has been. Sessions waiting for their
+     * commit must not keep what was read alive (a bulk run has many waiting).
+     */
+    let reading: { workspaceDir(): string | undefined } = history;
     const meta = (): ConversationMeta => ({
       conversationId,
       sessionId: session.sessionId,
       source,
-      workspaceDir: history.workspaceDir() ?? ctx.state.workspaceFor(session.sessionId),
+      workspaceDir: reading.workspaceDir() ?? ctx.state.workspaceFor(session.sessionId),
       historyFile,
       createdAtMs: session.createdAtMs,
     });
@@ -237,6 +247,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
           keys: request.keys,
           flush,
           sync,
+          bytes: request.bytes,
           ...(ctx.signal ? { waitSignal: ctx.signal } : {}),
         });
         if (receipt.responseInvalid) {
@@ -287,6 +298,9 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       const isLast = i === waiting.length - 1;
       await send(request, isLast && flush, !isLast && flush);
     }
+    waiting.length = 0;
+    const workspaceDir = history.workspaceDir();
+    reading = { workspaceDir: () => workspaceDir };
 
     // A history read without its snapshot chain is incomplete, not rewritten: what it lacks is kept.
     const complete = !warnings.entries().some((entry) => entry.code === 'missing_snapshot');
@@ -298,6 +312,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     }
 
     outcome.warnings = warnings.entries();
+    ctx.onReadDone?.();
     if (!ctx.dryRun) {
       const current = meta();
       // Awaited inside the try: the lock is released (finally) only once this commit is durable.

@@ -47,6 +47,25 @@ export class SessionLocks {
     return true;
   }
 
+  /** The run's sessions, in the order it will claim them: a subclass may claim some ahead. */
+  expect(sessionIds: readonly string[]): void {
+    void sessionIds;
+  }
+
+  /** Claims the row for this owner without counting the session as held (a claim made ahead). */
+  protected claimRow(sessionId: string): boolean {
+    return this.claim(sessionId);
+  }
+
+  protected isHeld(sessionId: string): boolean {
+    return this.held.has(sessionId);
+  }
+
+  /** Counts a session whose row this owner claimed ahead as held. */
+  protected markHeld(sessionId: string): void {
+    this.held.add(sessionId);
+  }
+
   /** One claim attempt of `acquire`'s wait loop; a subclass may make it wait for its turn to write. */
   protected attemptClaim(sessionId: string): boolean | Promise<boolean> {
     return this.tryAcquire(sessionId);

@@ -17,6 +17,8 @@ export interface DeliveryRequest {
   sync: boolean;
   /** Ends a sink's back-off waits (Ctrl-C); never aborts a request already in flight. */
   waitSignal?: AbortSignal;
+  /** About how many bytes the request's messages hold (their JSON), for a sink that buffers them. */
+  bytes?: number;
 }
 
 /** What the sink noticed about an acknowledged request. */
@@ -58,6 +60,13 @@ export interface Sink {
    * EvermeError) with nothing of it committed.
    */
   finishSession(conversation: ConversationMeta, state: SessionStateWrite): Promise<void>;
+  /**
+   * Resolves when the sink can take another session without its backlog growing past its bound; a
+   * sink that does not buffer has none.
+   */
+  readyForMore?(): Promise<void>;
+  /** The run was interrupted: sessions whose commit has not begun are given up (`cancelled`). */
+  cancelPending?(): void;
   /** The session failed or was interrupted: drop what is held for it (its marks never moved). */
   abandonSession(conversationId: string): void;
   close(): void;

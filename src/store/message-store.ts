@@ -127,6 +127,13 @@ interface RankedRow {
 /** Positional (the hot insert): conversation, key, role, timestamp, content, tool calls, tool call id, turn complete. */
 type MessageParams = [string, string, string, number, string | null, string | null, string | null, number | null];
 
+/**
+ * Index rows a caller inserts later (`LocalStore.indexRows`): FTS5 writes its pending terms to a new
+ * segment at every savepoint, so rows indexed inside per-session savepoints cost a segment (and its
+ * later merges) per session; indexed together after them they cost one per transaction.
+ */
+export type FtsRow = readonly [rowid: number | bigint, text: string];
+
 interface AppendSummary {
   conversationId: string;
   count: number;
@@ -143,7 +150,7 @@ interface AppendSummary {
 export class LocalStore {
   private readonly stmts;
   // Built once: better-sqlite3 nests them as savepoints inside a caller's transaction.
-  private readonly appendInTransaction: (conversationId: string, messages: KeyedMessage[]) => number;
+  private readonly appendInTransaction: (conversationId: string, messages: KeyedMessage[], deferIndex?: FtsRow[]) => number;
   private readonly removeInTransaction: (conversationId: string, keys: string[]) => number;
 
   constructor(db: Database.Database) {
@@ -236,7 +243,9 @@ export class LocalStore {
         `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
       ),
     };
-    this.appendInTransaction = db.transaction((id: string, messages: KeyedMessage[]) => this.appendAll(id, messages));
+    this.appendInTransaction = db.transaction((id: string, messages: KeyedMessage[], deferIndex?: FtsRow[]) =>
+      this.appendAll(id, messages, deferIndex),
+    );
     this.removeInTransaction = db.transaction((id: string, keys: string[]) => this.removeAll(id, keys));
   }
 
@@ -251,13 +260,22 @@ export class LocalStore {
     });
   }
 
-  /** Inserts in the given (conversation) order, skipping keys already stored; returns how many were new. */
-  appendMessages(conversationId: string, messages: KeyedMessage[]): number {
+  /**
+   * Inserts in the given (conversation) order, skipping keys already stored; returns how many were
+   * new. With `deferIndex`, the new messages' index rows are pushed there for the caller to insert
+   * with `indexRows` in the same transaction, instead of being indexed here.
+   */
+  appendMessages(conversationId: string, messages: KeyedMessage[], deferIndex?: FtsRow[]): number {
     if (messages.length === 0) return 0;
-    return this.appendInTransaction(conversationId, messages);
+    return this.appendInTransaction(conversationId, messages, deferIndex);
   }
 
-  private appendAll(conversationId: string, messages: KeyedMessage[]): number {
+  /** Indexes rows `appendMessages` deferred; the caller's transaction must hold their messages. */
+  indexRows(rows: readonly FtsRow[]): void {
+    for (const [rowid, text] of rows) this.stmts.insertFts.run(rowid, text);
+  }
+
+  private appendAll(conversationId: string, messages: KeyedMessage[], deferIndex?: FtsRow[]): number {
     if (this.stmts.conversationExists.get(conversationId) === undefined) {
       throw new EvermeError('internal', `Conversation ${conversationId} must be stored before its messages`);
     }
@@ -266,7 +284,11 @@ export class LocalStore {
       const result = this.stmts.insertMessage.run(...messageParams(conversationId, key, message));
       if (result.changes === 0) continue;
       const text = searchableText(message);
-      if (text.length > 0) this.stmts.insertFts.run(result.lastInsertRowid, toFtsText(text));
+      if (text.length > 0) {
+        const row: FtsRow = [result.lastInsertRowid, toFtsText(text)];
+        if (deferIndex) deferIndex.push(row);
+        else this.stmts.insertFts.run(row[0], row[1]);
+      }
       summary.count++;
       summary.minTs = summary.minTs === null ? message.timestamp : Math.min(summary.minTs, message.timestamp);
       summary.maxTs = summary.maxTs === null ? message.timestamp : Math.max(summary.maxTs, message.timestamp);

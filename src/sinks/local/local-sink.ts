@@ -4,8 +4,16 @@ import { LocalStore } from '../../store/message-store.js';
 import { InlineWriter, type LocalWriter } from '../../store/local-writer.js';
 import type { ConversationMeta, DeliveryReceipt, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from '../sink.js';
 
-/** Past this many held messages a session's requests are committed early, to bound memory. */
+/** Past this many held messages, or bytes, a session's requests are committed early, to bound memory. */
 const MAX_HELD_MESSAGES = 5000;
+const MAX_HELD_BYTES = 8 * 1024 * 1024;
+/**
+ * How far reading may run ahead of the writer thread's commits (bytes of sessions read and waiting
+ * for their commit). Large enough that the thread commits many sessions per transaction (one FTS
+ * segment each, where a transaction per session cost twice the indexing), small enough for the
+ * memory bound.
+ */
+export const MAX_COMMIT_BACKLOG_BYTES = 16 * 1024 * 1024;
 
 /**
  * The embedded store: a stored message IS its high-water mark (its key is unique per
@@ -19,7 +27,7 @@ const MAX_HELD_MESSAGES = 5000;
 export class LocalSink implements Sink {
   readonly name = 'local' as const;
   private readonly store: LocalStore;
-  private readonly held = new Map<string, { conversation: ConversationMeta; messages: KeyedMessage[] }>();
+  private readonly held = new Map<string, { conversation: ConversationMeta; messages: KeyedMessage[]; bytes: number }>();
 
   constructor(
     db: Database.Database,
@@ -32,17 +40,28 @@ export class LocalSink implements Sink {
     const id = request.conversation.conversationId;
     let entry = this.held.get(id);
     if (!entry) {
-      entry = { conversation: request.conversation, messages: [] };
+      entry = { conversation: request.conversation, messages: [], bytes: 0 };
       this.held.set(id, entry);
     }
     entry.conversation = request.conversation;
     for (let i = 0; i < request.messages.length; i++) entry.messages.push({ key: request.keys[i]!, message: request.messages[i]! });
-    if (entry.messages.length >= MAX_HELD_MESSAGES) {
-      const messages = entry.messages;
+    entry.bytes += request.bytes ?? 0;
+    if (entry.messages.length >= MAX_HELD_MESSAGES || entry.bytes >= MAX_HELD_BYTES) {
+      const { messages, bytes } = entry;
       entry.messages = [];
-      await this.writer.write({ conversation: entry.conversation, messages });
+      entry.bytes = 0;
+      await this.writer.write({ conversation: entry.conversation, messages }, bytes);
     }
     return {};
+  }
+
+  cancelPending(): void {
+    this.writer.cancelQueued();
+  }
+
+  /** A bulk run reads the next session only once the commits it waits for are few enough. */
+  readyForMore(): Promise<void> {
+    return this.writer.backlogBelow(MAX_COMMIT_BACKLOG_BYTES);
   }
 
   pendingFlush(): undefined {
@@ -64,7 +83,7 @@ export class LocalSink implements Sink {
   async finishSession(conversation: ConversationMeta, state: SessionStateWrite): Promise<void> {
     const entry = this.held.get(conversation.conversationId);
     this.held.delete(conversation.conversationId);
-    await this.writer.write({ conversation, messages: entry?.messages ?? [], state });
+    await this.writer.write({ conversation, messages: entry?.messages ?? [], state }, entry?.bytes ?? 0);
   }
 
   abandonSession(conversationId: string): void {
