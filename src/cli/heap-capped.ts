@@ -1,16 +1,13 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
+import { HEAP_CAP_FLAG } from '../core/heap-cap.js';
 
-/**
- * `import` reads whole histories as fast as it can, and V8 lets the heap grow with the garbage of
- * that (it is garbage, not retention: with the old generation capped the same imports finish at
- * the same speed). Peak RSS of a 1x bench import was ~300–400 MB uncapped; a 500 MB transcript
- * 343 MB. The old generation cannot be capped once the process runs, so `import` runs in a child
- * node with the cap. The measured live heap is ~30 MB; the cap leaves room for a session's
- * largest messages (1 MiB each, at most 5,000 or 8 MiB held).
+export { HEAP_CAP_FLAG };
+
+/*
+ * The old generation cannot be capped once a process runs (see core/heap-cap.ts), so `import`
+ * runs in a child node started with the cap.
  */
-export const IMPORT_HEAP_MB = 128;
-export const HEAP_CAP_FLAG = `--max-old-space-size=${IMPORT_HEAP_MB}`;
 /** Set in the child: it is the capped run (and must not spawn another). */
 export const HEAP_CAPPED_ENV = 'EVERME_HEAP_CAPPED';
 
