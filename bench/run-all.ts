@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/store/database.js';
 import { LocalStore } from '../src/store/message-store.js';
 import { generateBigTranscript, generateCorpus, generateHugeLine } from './corpus.js';
-import { HEAP_CAP_FLAG } from '../src/cli/heap-capped.js';
+import { HEAP_CAP_FLAGS } from '../src/cli/heap-capped.js';
 import { benchSessionStart, benchStopToDelivered } from './session-hooks.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -120,7 +120,7 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
     child('floor.js', [corpus.root]);
     const floor = child('floor.js', [corpus.root]);
     // Under the heap cap the CLI's `import` runs with (it re-executes itself with it: heap-capped.ts).
-    const cold = child('measure-run.js', ['import', corpus.root, stateDir], [HEAP_CAP_FLAG]);
+    const cold = child('measure-run.js', ['import', corpus.root, stateDir], [...HEAP_CAP_FLAGS]);
     const noopInProcess = child('measure-run.js', ['sync', corpus.root, stateDir]);
     const noopMs = cliSync(corpus.root, stateDir);
     const search = searchTimes(stateDir);
@@ -246,7 +246,7 @@ async function bigTranscript(rows: string[]): Promise<void> {
   const bigState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-bigstate-'));
   try {
     await generateBigTranscript(bigRoot, BIG_BYTES);
-    const big = child('measure-run.js', ['import', bigRoot, bigState], [HEAP_CAP_FLAG]);
+    const big = child('measure-run.js', ['import', bigRoot, bigState], [...HEAP_CAP_FLAGS]);
     rows.push(`single ${fmt(BIG_BYTES / 1024 / 1024)} MiB transcript: ${fmt(big.ms)} ms  rss ${fmt(big.maxRssMb)} MB (target ≤ 256 MB)  ${big.messages} messages`);
   } finally {
     rmSync(bigRoot, { recursive: true, force: true });
@@ -257,7 +257,7 @@ async function bigTranscript(rows: string[]): Promise<void> {
   const hugeState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-hugestate-'));
   try {
     await generateHugeLine(hugeRoot, HUGE_LINE_BYTES);
-    const huge = child('measure-run.js', ['import', hugeRoot, hugeState], [HEAP_CAP_FLAG]);
+    const huge = child('measure-run.js', ['import', hugeRoot, hugeState], [...HEAP_CAP_FLAGS]);
     rows.push(
       `single ${fmt(HUGE_LINE_BYTES / 1024 / 1024)} MiB line:   ${fmt(huge.ms)} ms  rss ${fmt(huge.maxRssMb)} MB (target ≤ 256 MB)  ${huge.messages} messages  warnings ${JSON.stringify(huge.warnings)}`,
     );

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateBigTranscript } from '../bench/corpus.js';
-import { HEAP_CAP_FLAG, wantsHeapCap } from '../src/cli/heap-capped.js';
+import { HEAP_CAP_FLAG, HEAP_CAP_FLAGS, wantsHeapCap } from '../src/cli/heap-capped.js';
 import { cliEnv, envelopeOf, startCli, waitFor } from './support/cli-process.js';
 import { tempDir } from './transcript-helpers.js';
 
@@ -67,6 +67,8 @@ describe('import under a capped heap', () => {
     const parent = run.child.pid!;
     let worker: number | undefined;
     await waitFor(() => (worker = childrenOf(parent).find((pid) => cmdline(pid).includes(HEAP_CAP_FLAG))) !== undefined, 10_000, 'the capped child');
+    // The young generation is capped too, not only the old one.
+    expect(cmdline(worker!)).toEqual(expect.arrayContaining([...HEAP_CAP_FLAGS]));
     let peak = 0;
     const sample = setInterval(() => (peak = Math.max(peak, peakRssMb(worker!) ?? 0)), 20);
     const result = await run.done;

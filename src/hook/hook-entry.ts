@@ -5,7 +5,7 @@ import { hookDataDir } from './hook-data-dir.js';
 import { ExclusionPolicy } from '../config/exclude.js';
 import { loadSettings } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
-import { HEAP_CAP_FLAG } from '../core/heap-cap.js';
+import { HEAP_CAP_FLAGS } from '../core/heap-cap.js';
 import { redactOutput } from '../core/redact-output.js';
 import { recordHookEvent, type HookOutcome } from './hook-events.js';
 import { hookEventKind, hookRouteFromArgv, parseHookInput, readStdinCapped, recordedEventName, type HookRoute } from './hook-input.js';
@@ -96,7 +96,7 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
     const worker = spawn(
       process.execPath,
       // Capped like `import`: a worker may read a whole long session.
-      [HEAP_CAP_FLAG, fileURLToPath(new URL('./worker-main.js', import.meta.url)), input.sessionId, sessionDir, input.cwd ?? ''],
+      [...HEAP_CAP_FLAGS, fileURLToPath(new URL('./worker-main.js', import.meta.url)), input.sessionId, sessionDir, input.cwd ?? ''],
       // Its own process group and no inherited stdio, so the host neither waits for it nor kills it
       // with the hook; cwd away from the agent's project so the worker pins nothing there.
       { detached: true, stdio: 'ignore', cwd: dataDir, windowsHide: true, env: { ...env, MINIMAX_DATA_DIR: dataDir } },
