@@ -18,6 +18,9 @@ const threadDataSchema = z.object({
   cancelled: z.instanceof(SharedArrayBuffer),
 });
 
+/** The writer connection's page cache (see where it is set). */
+const WRITER_CACHE_KIB = 16 * 1024;
+
 const port = parentPort;
 if (!port) throw new Error('local-writer-thread must run as a worker thread');
 const init = threadDataSchema.parse(workerData);
@@ -33,6 +36,10 @@ try {
   // Opening may write (WAL mode, a migration check): in this thread's turn like every write.
   turn.takeWriter();
   db = openDatabase(init.stateDir);
+  // A group commits MiBs of messages and index rows: with SQLite's default 2 MB page cache it spilled
+  // dirty pages mid-transaction. Measured on the 1x import, five interleaved runs each: 16 MB was
+  // ~4.5% faster than the default at the same peak RSS; 32 MB no faster than 16, and ~20 MB larger.
+  db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
   committer = new LocalCommitter(db);
 } catch (err) {
   // Kept, not thrown: every write is answered with it, so each session fails with the reason.
