@@ -153,7 +153,9 @@ describe('an import committed on the writer thread', () => {
     const root = tempDir();
     const dataDir = path.join(root, 'data');
     fs.mkdirSync(dataDir);
-    generateCorpus(dataDir, 200, 12_000);
+    // Several of the writer thread's groups (each waits to grow to a few MiB): with a corpus smaller
+    // than one group, everything after the inline start committed at once, before Ctrl-C landed.
+    generateCorpus(dataDir, 200, 60_000);
     const expectedState = path.join(root, 'expected');
     await runEngine({ dataDir, stateDir: expectedState }, 'import', 'local', { since: SINCE, concurrency: 4 });
     const expected = dump(expectedState);
