@@ -72,7 +72,7 @@ export function openEngine(settings: Settings, sinkName: SinkName, opts: { dryRu
     state,
     locks,
     sink,
-    privacy: PrivacyGate.open(db, settings, state, { dryRun: opts.dryRun }),
+    privacy: PrivacyGate.open(db, settings, state, { dryRun: opts.dryRun, turn: () => writer?.thread()?.turn }),
     close: () => {
       if (locks instanceof ThreadSessionLocks) locks.close();
       sink.close();

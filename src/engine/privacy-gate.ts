@@ -4,6 +4,7 @@ import type { Settings } from '../config/settings.js';
 import { SessionScopeStore } from '../store/session-scope.js';
 import type { StateStore } from '../store/state-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
+import type { WriteTurn } from '../store/write-turn.js';
 import { workspaceFromFiles } from '../transcript/session-workspace.js';
 import type { SessionRef } from '../transcript/types.js';
 
@@ -54,6 +55,13 @@ export class PrivacyGate {
     private readonly dryRun = false,
     /** Where a known workspace is remembered per session, so `forget --project` finds what only the gateway holds. */
     private readonly state?: StateStore,
+    /**
+     * The main thread's write turn while the store's writer thread runs (see `WriteTurn`): a write
+     * in the middle of a run waits for it, as the session locks do. Taken straight, SQLite's lock
+     * made the writer thread's next commit wait in its busy handler, and on a slow machine (a 10x
+     * import under the profiler) five sessions failed with `database is locked`.
+     */
+    private readonly turn: () => WriteTurn | undefined = () => undefined,
   ) {
     this.tombstones = new TombstoneStore(db);
     this.scopes = new SessionScopeStore(db);
@@ -68,7 +76,34 @@ export class PrivacyGate {
   private later(op: () => void): void {
     if (this.dryRun) return;
     this.pending.push(op);
-    if (this.pending.length >= PrivacyGate.MAX_PENDING) this.commit();
+    if (this.pending.length >= PrivacyGate.MAX_PENDING) this.commitInTurn();
+  }
+
+  /** Writes started in the middle of a run that may still wait for their turn. */
+  private inFlight = new Set<Promise<void>>();
+
+  /** A write in the middle of a run: in the main thread's turn while a writer thread runs. */
+  private commitInTurn(): void {
+    const turn = this.turn();
+    if (!turn) return this.commit();
+    const ops = this.pending;
+    this.pending = [];
+    const write = turn.runMain(() => this.writeAll.immediate(ops)).then(
+      () => undefined,
+      () => this.keep(ops),
+    );
+    this.inFlight.add(write);
+    void write.finally(() => this.inFlight.delete(write));
+  }
+
+  /** Resolves once every write started in the middle of the run has ended: the run awaits it before it closes. */
+  async settled(): Promise<void> {
+    await Promise.all(this.inFlight);
+  }
+
+  /** Bounded: a store that stays locked keeps only the newest decisions. */
+  private keep(ops: Array<() => void>): void {
+    this.pending = [...ops, ...this.pending].slice(-PrivacyGate.MAX_PENDING * 4);
   }
 
   /**
@@ -85,13 +120,17 @@ export class PrivacyGate {
     try {
       this.writeAll.immediate(ops);
     } catch {
-      // Bounded: a store that stays locked keeps only the newest decisions.
-      this.pending = [...ops, ...this.pending].slice(-PrivacyGate.MAX_PENDING * 4);
+      this.keep(ops);
     }
   }
 
-  static open(db: Database.Database, settings: Settings, state: StateStore, opts: { dryRun?: boolean } = {}): PrivacyGate {
-    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state), opts.dryRun ?? false, state);
+  static open(
+    db: Database.Database,
+    settings: Settings,
+    state: StateStore,
+    opts: { dryRun?: boolean; turn?: () => WriteTurn | undefined } = {},
+  ): PrivacyGate {
+    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state), opts.dryRun ?? false, state, opts.turn);
   }
 
   forgotten(conversationId: string): boolean {

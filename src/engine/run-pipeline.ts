@@ -164,6 +164,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     const notStarted = sessions.length - progress.sessionsDone;
     if (stop && !summary.cancelled && notStarted > 0) summary.sessions.failed += notStarted;
     summary.warnings = totalsByCode(allWarnings);
+    await engine.privacy.settled();
     engine.privacy.commit();
     if (runId !== undefined) {
       const status = summary.cancelled ? 'cancelled' : summary.sessions.failed > 0 ? 'partial' : 'ok';
@@ -173,6 +174,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     }
     return summary;
   } catch (err) {
+    await engine.privacy.settled();
     engine.privacy.commit();
     if (runId !== undefined) engine.state.finishRun(runId, summary, 'failed');
     throw err;
