@@ -271,7 +271,17 @@ async function main(): Promise<void> {
   const rows: string[] = [`load average at start: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')} (${os.cpus().length} cores)`];
   const table: ScaleRow[] = [];
   for (const [i, scale] of SCALES.entries()) {
-    table.push(await measureScale(scale, rows, i === 0 ? (stateDir, root, coldMs) => onFirstStore(stateDir, root, coldMs, rows) : undefined));
+    const first = i === 0;
+    const largest = i === SCALES.length - 1;
+    // Recall at session start on the largest store too: it must not grow with the history.
+    const keep = first
+      ? (stateDir: string, root: string, coldMs: number) => onFirstStore(stateDir, root, coldMs, rows)
+      : largest
+        ? async (stateDir: string, root: string) => {
+            rows.push(...benchSessionStart(repo, root, stateDir).map((row) => `${row}  [${scale}× store]`));
+          }
+        : undefined;
+    table.push(await measureScale(scale, rows, keep));
     process.stderr.write(`${rows.join('\n')}\n`);
   }
   if (process.env.BENCH_SKIP_BIG !== '1') await bigTranscript(rows);

@@ -7,6 +7,7 @@ import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
 import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
 import { LocalStore, type ConversationRecord } from '../src/store/message-store.js';
+import { projectParams, RECENT_IN_PROJECT_SQL, type ProjectParams } from '../src/store/conversation-list.js';
 
 let dir: string;
 let db: Database.Database;
@@ -298,5 +299,30 @@ describe('recent conversations', () => {
     store.upsertConversation({ conversationId: 'c', sessionId: 's-c', source: 'messages' });
     store.appendMessages('c', [{ key: 'a', message: user('hi') }]);
     expect(store.recentConversations({})[0]).toMatchObject({ workspaceDir: '/p/x', historyFile: '/h/messages.jsonl' });
+  });
+});
+
+describe('recent conversations of a project', () => {
+  it('are the directory itself and below (either separator), never a sibling sharing its prefix, newest first', () => {
+    seed('root', [user('a')], '/work/app');
+    seed('child', [user('b')], '/work/app/packages/api');
+    seed('windows', [user('c')], '/work/app\\win');
+    seed('sibling', [user('d')], '/work/application');
+    seed('next-char', [user('e')], '/work/app0');
+    seed('none', [user('f')], undefined);
+    const inApp = (project: string) => store.recentConversations({ project }).map((c) => c.conversationId);
+    expect(inApp('/work/app')).toEqual(['windows', 'child', 'root']);
+    expect(inApp('/work/app/')).toEqual(['windows', 'child', 'root']);
+    expect(inApp('/work/app/packages')).toEqual(['child']);
+    expect(store.recentConversations({}).map((c) => c.conversationId)).toEqual(['none', 'next-char', 'sibling', 'windows', 'child', 'root']);
+  });
+
+  it('are read from the workspace index, not by scanning every conversation', () => {
+    const plan = db
+      .prepare<ProjectParams & { limit: number }, { detail: string }>(`EXPLAIN QUERY PLAN ${RECENT_IN_PROJECT_SQL}`)
+      .all({ ...projectParams('/work/app'), limit: 31 })
+      .map((row) => row.detail);
+    expect(plan.some((d) => d.includes('conversations_by_workspace'))).toBe(true);
+    expect(plan.some((d) => /^SCAN c\b/.test(d))).toBe(false);
   });
 });

@@ -176,6 +176,11 @@ export const MIGRATIONS: readonly string[] = [
    WHERE workspace_dir IS NULL
      AND EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = conversations.session_id AND s.workspace_dir IS NOT NULL);
   `,
+  // 6 (issue #13): the SessionStart hook lists a project's recent conversations on the agent's
+  // path; scanning every conversation made that grow with the history.
+  `
+  CREATE INDEX conversations_by_workspace ON conversations (workspace_dir, updated_at_ms);
+  `,
 ];
 
 export function databasePath(stateDir: string): string {

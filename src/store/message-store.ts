@@ -9,9 +9,7 @@ import { buildFtsQuery, capText, excerpt, headAndTail, makeSnippet, toFtsText } 
 import {
   PROJECT_FILTER,
   projectParams,
-  RECENT_CONVERSATIONS_SQL,
-  toConversationSummary,
-  type ConversationRow,
+  listRecentConversations,
   type ConversationSummary,
   type ProjectParams,
 } from './conversation-list.js';
@@ -153,7 +151,7 @@ export class LocalStore {
   private readonly appendInTransaction: (conversationId: string, messages: KeyedMessage[], deferIndex?: FtsRow[]) => number;
   private readonly removeInTransaction: (conversationId: string, keys: string[]) => number;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.stmts = {
       upsertConversation: db.prepare<ConversationRecordParams>(
         `INSERT INTO conversations (conversation_id, session_id, source, workspace_dir, history_file, created_at_ms, updated_at_ms)
@@ -238,7 +236,6 @@ export class LocalStore {
          FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
          WHERE m.id = ?`,
       ),
-      recent: db.prepare<ProjectParams & { limit: number }, ConversationRow>(RECENT_CONVERSATIONS_SQL),
       counts: db.prepare<[], { conversations: number; messages: number }>(
         `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
       ),
@@ -382,8 +379,7 @@ export class LocalStore {
 
   /** Conversations with messages, most recently active first. */
   recentConversations(opts: RecentOptions = {}): ConversationSummary[] {
-    const rows = this.stmts.recent.all({ ...projectParams(opts.project), limit: clampLimit(opts.limit, MAX_RECENT_LIMIT) });
-    return rows.map(toConversationSummary);
+    return listRecentConversations(this.db, { ...(opts.project === undefined ? {} : { project: opts.project }), limit: clampLimit(opts.limit, MAX_RECENT_LIMIT) });
   }
 
   /** The keys stored for a conversation: for the embedded store, its high-water marks. */
