@@ -1,5 +1,4 @@
-import type { Dirent } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import { readManifest, sessionRefOf } from './manifest.js';
@@ -32,10 +31,15 @@ export interface DayDir {
   day: number;
 }
 
+/**
+ * Synchronous on purpose, like the manifest reads: a tree holds a directory per day, and a no-op
+ * sync over 3,000 sessions spent ~40 ms of its ~300 idle, waiting on thread-pool round trips one
+ * directory after another.
+ */
 async function subdirs(dir: string, pattern: RegExp, isRoot = false): Promise<string[]> {
   let entries: Dirent[];
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // No sessions yet is not an error; a vanished or unreadable date directory costs its sessions,
