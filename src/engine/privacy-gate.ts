@@ -133,6 +133,11 @@ export class PrivacyGate {
     return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state), opts.dryRun ?? false, state, opts.turn);
   }
 
+  /** The conversations forgotten so far, read at once (see `RunSnapshot`). */
+  forgottenIds(): Set<string> {
+    return this.tombstones.forgottenIds();
+  }
+
   forgotten(conversationId: string): boolean {
     return this.tombstones.isForgotten(conversationId);
   }

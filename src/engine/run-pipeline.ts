@@ -5,7 +5,7 @@ import { discoverSessions } from '../transcript/discover.js';
 import type { SessionRef } from '../transcript/types.js';
 import { openEngine, type Engine } from './engine-context.js';
 import { ReadGate } from './read-gate.js';
-import { blankOutcome, deliverSession, type DeliveryMode, type SessionOutcome } from './session-delivery.js';
+import { blankOutcome, deliverSession, type DeliveryMode, type RunSnapshot, type SessionOutcome } from './session-delivery.js';
 
 export interface RunOptions {
   mode: DeliveryMode;
@@ -96,6 +96,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     const cancelPending = (): void => engine.sink.cancelPending?.();
     options.signal?.addEventListener('abort', cancelPending, { once: true });
     const readers = new ReadGate(Math.max(1, options.concurrency ?? defaultConcurrency(options.sink)));
+    const snapshot = sessions.length >= SNAPSHOT_AFTER_SESSIONS ? takeSnapshot(engine, options.sink) : undefined;
 
     const deliverOne = async (session: SessionRef, readDone: () => void): Promise<void> => {
       if (stop || options.signal?.aborted) return;
@@ -106,6 +107,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
       try {
         outcome = await deliverSession(session, {
           onReadDone: readDone,
+          ...(snapshot ? { snapshot } : {}),
           mode: options.mode,
           sink: engine.sink,
           state: engine.state,
@@ -181,6 +183,15 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   } finally {
     if (!options.engine) engine.close();
   }
+}
+
+/** Below this many sessions (a hook worker's one, a small sync) two lookups each cost less than reading every row. */
+const SNAPSHOT_AFTER_SESSIONS = 64;
+
+function takeSnapshot(engine: Engine, sink: SinkName): RunSnapshot {
+  const fingerprints = engine.state.fingerprintsOf(sink);
+  const forgotten = engine.privacy.forgottenIds();
+  return { fingerprint: (sessionId) => fingerprints.get(sessionId), forgotten: (conversationId) => forgotten.has(conversationId) };
 }
 
 async function collectSessions(

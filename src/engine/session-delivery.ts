@@ -13,7 +13,7 @@ import { conversationIdFor } from './conversation-id.js';
 import { fingerprintFile, fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
 import type { PrivacyGate, ScopeDecision } from './privacy-gate.js';
 import type { SessionLocks } from './session-lock.js';
-import type { StateStore } from '../store/state-store.js';
+import type { SessionFingerprint, StateStore } from '../store/state-store.js';
 
 /** import flushes every conversation's last request, sync only at a finished turn, the hook only at a conversation boundary. */
 export type DeliveryMode = 'import' | 'sync' | 'hook';
@@ -60,6 +60,19 @@ export interface DeliveryContext {
    * starts reading the next session meanwhile.
    */
   onReadDone?: () => void;
+  /** Read once by a run over many sessions, for the first checks (see `RunSnapshot`). */
+  snapshot?: RunSnapshot;
+}
+
+/**
+ * Fingerprints and tombstones as a run over many sessions found them at its start, in two queries
+ * instead of two per session: a no-op sync over 3,000 sessions spent ~10% of its time on those
+ * lookups. Only the first, cheap checks use it; under the session lock both are read again, live,
+ * so a forget or a delivery by another process that happened meanwhile still wins.
+ */
+export interface RunSnapshot {
+  fingerprint(sessionId: string): SessionFingerprint | undefined;
+  forgotten(conversationId: string): boolean;
 }
 
 /**
@@ -167,7 +180,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
   };
   try {
     // Before anything of the session is read: a forgotten conversation is never delivered again.
-    if (ctx.privacy?.forgotten(conversationId)) {
+    if (ctx.snapshot ? ctx.snapshot.forgotten(conversationId) : ctx.privacy?.forgotten(conversationId)) {
       outcome.status = 'forgotten';
       return outcome;
     }
@@ -181,7 +194,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     chosenFile = chosen.file;
     // Equal path, size, mtime and inode already mean equal fingerprints: the head is read only when
     // the file changed, for the fingerprint committed after this read.
-    const storedFingerprint = ctx.state.getFingerprint(sinkName, session.sessionId);
+    const storedFingerprint = ctx.snapshot ? ctx.snapshot.fingerprint(session.sessionId) : ctx.state.getFingerprint(sinkName, session.sessionId);
     if (unchangedByStat(storedFingerprint, chosen.file, chosen.stat)) {
       return await settleOwedFlush(chosenSource);
     }

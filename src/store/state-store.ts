@@ -68,6 +68,10 @@ interface FingerprintRow {
   head_hash: string;
 }
 
+function fingerprintOf(row: FingerprintRow): SessionFingerprint {
+  return { file: row.file, size: row.size, mtimeMs: row.mtime_ms, ino: row.ino, headHash: row.head_hash };
+}
+
 interface WarningRow {
   id: number;
   conversation_id: string | null;
@@ -173,6 +177,9 @@ export class StateStore {
            file = excluded.file, size = excluded.size, mtime_ms = excluded.mtime_ms, ino = excluded.ino, head_hash = excluded.head_hash`,
       ),
       clearFingerprint: db.prepare<[string, string]>('DELETE FROM fingerprints WHERE sink = ? AND session_id = ?'),
+      allFingerprints: db.prepare<[string], FingerprintRow & { session_id: string }>(
+        'SELECT session_id, file, size, mtime_ms, ino, head_hash FROM fingerprints WHERE sink = ?',
+      ),
       deleteWarningEntries: db.prepare<{ setKey: string; sessionDir: string | null }>(
         `DELETE FROM warning_entries WHERE set_id IN (
            SELECT id FROM warning_sets WHERE set_key = @setKey OR (@sessionDir IS NOT NULL AND session_dir = @sessionDir))`,
@@ -292,8 +299,14 @@ export class StateStore {
 
   getFingerprint(sink: SinkName, sessionId: string): SessionFingerprint | undefined {
     const row = this.stmts.getFingerprint.get(sink, sessionId);
-    if (!row) return undefined;
-    return { file: row.file, size: row.size, mtimeMs: row.mtime_ms, ino: row.ino, headHash: row.head_hash };
+    return row ? fingerprintOf(row) : undefined;
+  }
+
+  /** Every session's fingerprint for `sink`, in one query: what a run over many sessions reads at its start. */
+  fingerprintsOf(sink: SinkName): Map<string, SessionFingerprint> {
+    const all = new Map<string, SessionFingerprint>();
+    for (const row of this.stmts.allFingerprints.iterate(sink)) all.set(row.session_id, fingerprintOf(row));
+    return all;
   }
 
   setFingerprint(sink: SinkName, sessionId: string, fp: SessionFingerprint): void {

@@ -31,7 +31,13 @@ export class TombstoneStore {
       lift: db.prepare<[string]>('DELETE FROM tombstones WHERE conversation_id = ?'),
       list: db.prepare<[], TombstoneRow>('SELECT * FROM tombstones ORDER BY forgotten_at_ms, conversation_id'),
       count: db.prepare<[], number>('SELECT count(*) FROM tombstones').pluck(),
+      ids: db.prepare<[], string>('SELECT conversation_id FROM tombstones').pluck(),
     };
+  }
+
+  /** Every forgotten conversation's id, in one query (a run over many sessions reads them at its start). */
+  forgottenIds(): Set<string> {
+    return new Set(this.stmts.ids.all());
   }
 
   isForgotten(conversationId: string): boolean {

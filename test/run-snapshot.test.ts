@@ -1,0 +1,82 @@
+/**
+ * A run over many sessions reads every fingerprint and tombstone once, at its start, for the first
+ * checks; under the session lock it reads both again, live.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openEngine } from '../src/engine/engine-context.js';
+import { deliverSession } from '../src/engine/session-delivery.js';
+import { openDatabase } from '../src/store/database.js';
+import { StateStore } from '../src/store/state-store.js';
+import { TombstoneStore } from '../src/store/tombstones.js';
+import { discoverSessions } from '../src/transcript/discover.js';
+import type { SessionRef } from '../src/transcript/types.js';
+import { runEngine, settingsFor, storeCounts } from './support/delivery-harness.js';
+import { appendLines, conversationFor, sessionIdFor, turnEnvelopes, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { tempDir } from './transcript-helpers.js';
+
+const SESSIONS = 70;
+
+function tree(): { dataDir: string; stateDir: string; files: string[] } {
+  const root = tempDir();
+  const dataDir = path.join(root, 'data');
+  fs.mkdirSync(dataDir);
+  const files = Array.from({ length: SESSIONS }, (_, i) => path.join(writeMessagesSession(dataDir, i + 1, turnsEnvelopes(`s${i + 1}`, [0])), 'messages.jsonl'));
+  return { dataDir, stateDir: path.join(root, 'state'), files };
+}
+
+describe('a run over many sessions', () => {
+  it('skips unchanged and forgotten sessions from what it read at its start, and delivers what changed', async () => {
+    const t = tree();
+    const first = await runEngine(t, 'import', 'local');
+    expect(first.sessions).toMatchObject({ scanned: SESSIONS, delivered: SESSIONS, failed: 0 });
+
+    const db = openDatabase(t.stateDir);
+    const state = new StateStore(db);
+    // One query returns what the per-session lookup returns, for every session.
+    const all = state.fingerprintsOf('local');
+    expect(all.size).toBe(SESSIONS);
+    for (let n = 1; n <= SESSIONS; n++) expect(all.get(sessionIdFor(n))).toEqual(state.getFingerprint('local', sessionIdFor(n)));
+    const tombstones = new TombstoneStore(db);
+    tombstones.put({ conversationId: conversationFor(1), sessionId: sessionIdFor(1) });
+    tombstones.put({ conversationId: conversationFor(2), sessionId: sessionIdFor(2) });
+    expect(tombstones.forgottenIds()).toEqual(new Set([conversationFor(1), conversationFor(2)]));
+    db.close();
+
+    // A forgotten session that grew, and two others that grew.
+    for (const i of [0, 2, 3]) appendLines(t.files[i]!, turnEnvelopes(`s${i + 1}`, 1));
+    const before = storeCounts(t.stateDir).messages;
+    const second = await runEngine(t, 'sync', 'local');
+    expect(second.sessions).toMatchObject({ scanned: SESSIONS, delivered: 2, forgotten: 2, unchanged: SESSIONS - 4, failed: 0 });
+    const perTurn = (storeCounts(t.stateDir).messages - before) / 2;
+    expect(perTurn).toBeGreaterThan(0);
+    expect(second.messages).toBe(2 * perTurn);
+  });
+
+  it('checks tombstones and fingerprints again under the lock: a forget or a delivery since the start wins', async () => {
+    const t = tree();
+    await runEngine(t, 'import', 'local');
+    appendLines(t.files[0]!, turnEnvelopes('s1', 1));
+    appendLines(t.files[1]!, turnEnvelopes('s2', 1));
+    const sessions: SessionRef[] = [];
+    for await (const s of discoverSessions(t.dataDir, { onInvalidManifest: () => undefined })) sessions.push(s);
+    const engine = openEngine(settingsFor(t), 'local');
+    try {
+      // As the run found things at its start: nothing forgotten, nothing delivered.
+      const stale = { fingerprint: () => undefined, forgotten: () => false };
+      new TombstoneStore(engine.db).put({ conversationId: conversationFor(1), sessionId: sessionIdFor(1) });
+      const ctx = { mode: 'sync' as const, sink: engine.sink, state: engine.state, locks: engine.locks, privacy: engine.privacy, dryRun: false, snapshot: stale };
+      const forgotten = await deliverSession(sessions.find((s) => s.sessionId === sessionIdFor(1))!, ctx);
+      expect(forgotten.status).toBe('forgotten');
+      expect(forgotten.messages).toBe(0);
+      // Session 3 was delivered whole by the import: the live fingerprint says so, whatever the snapshot.
+      const unchanged = await deliverSession(sessions.find((s) => s.sessionId === sessionIdFor(3))!, ctx);
+      expect(unchanged).toMatchObject({ status: 'unchanged', messages: 0 });
+      const grown = await deliverSession(sessions.find((s) => s.sessionId === sessionIdFor(2))!, ctx);
+      expect(grown.status).toBe('delivered');
+    } finally {
+      engine.close();
+    }
+  });
+});
