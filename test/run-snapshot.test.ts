@@ -80,3 +80,20 @@ describe('a run over many sessions', () => {
     }
   });
 });
+
+describe('a defect outside any session', () => {
+  it('rejects the run with its error once the sessions in flight end, and starts no more sessions', async () => {
+    const t = tree();
+    let calls = 0;
+    const run = runEngine(t, 'import', 'local', {
+      onProgress: () => {
+        calls++;
+        throw new Error('the progress display failed');
+      },
+    });
+    await expect(run).rejects.toThrow('the progress display failed');
+    // Two read slots (the harness's concurrency): far fewer than every session got started.
+    expect(calls).toBeGreaterThan(0);
+    expect(calls).toBeLessThan(SESSIONS);
+  });
+});

@@ -151,15 +151,27 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     // Sessions are started as read slots free up, never all at once: a suspended call per session
     // of the run held ~100 MB of the heap at the start of a 30,000-session import.
     const inFlight = new Set<Promise<void>>();
+    // A session's failure is its outcome; this is for a defect outside it (a progress callback
+    // that throws): kept, so no rejection goes unhandled, and thrown once the sessions in flight end.
+    let defect: { error: unknown } | undefined;
     for (const session of sessions) {
       const leave = await readers.enter();
-      const task: Promise<void> = deliverOne(session, leave).finally(() => {
+      if (defect) {
         leave();
-        inFlight.delete(task);
-      });
+        break;
+      }
+      const task: Promise<void> = deliverOne(session, leave)
+        .catch((error: unknown) => {
+          defect ??= { error };
+        })
+        .finally(() => {
+          leave();
+          inFlight.delete(task);
+        });
       inFlight.add(task);
     }
     await Promise.all(inFlight);
+    if (defect) throw defect.error;
     options.signal?.removeEventListener('abort', cancelPending);
     if (options.signal?.aborted) summary.cancelled = true;
     // Sessions never started because of a fatal error count as failed, so the totals add up.
