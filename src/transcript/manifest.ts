@@ -66,12 +66,34 @@ export function readManifestSync(sessionDir: string): ManifestResult {
   } catch {
     return { ok: false, missing: false, reason: 'not JSON' };
   }
+  const quick = quickManifest(json);
+  if (quick) return { ok: true, manifest: quick, mtimeMs };
   const parsed = manifestSchema.safeParse(json);
   if (!parsed.success) {
     const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || '(root)'))];
     return { ok: false, missing: false, reason: `invalid field(s): ${fields.join(', ')}` };
   }
   return { ok: true, manifest: parsed.data, mtimeMs };
+}
+
+const optional = (v: unknown, type: 'string' | 'number'): boolean => v === undefined || (type === 'number' ? typeof v === 'number' && Number.isFinite(v) : typeof v === type);
+
+/**
+ * The manifest when `json` plainly is one: checks exactly what `manifestSchema` checks, without its
+ * cost (and its copy of the object) for each of the thousands of manifests a sync or an import
+ * reads. Anything else goes to the schema, which decides and names the fields.
+ */
+export function quickManifest(json: unknown): Manifest | undefined {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
+  const m = json as Record<string, unknown>;
+  const sessionId = m['sessionId'];
+  const createdAtMs = m['createdAtMs'];
+  if (typeof sessionId !== 'string' || sessionId.length === 0 || typeof createdAtMs !== 'number' || !Number.isFinite(createdAtMs)) return undefined;
+  if (!optional(m['updatedAtMs'], 'number') || !optional(m['schemaVersion'], 'number')) return undefined;
+  if (!optional(m['source'], 'string') || !optional(m['layout'], 'string')) return undefined;
+  const paths = m['paths'];
+  if (paths !== undefined && (typeof paths !== 'object' || paths === null || Array.isArray(paths))) return undefined;
+  return m as Manifest;
 }
 
 export function sessionRefOf(sessionDir: string, manifest: Manifest): SessionRef {
