@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { isRecord } from '../core/json.js';
 import type { SessionRef } from './types.js';
 
 export const MANIFEST_FILE = 'manifest.json';
@@ -76,7 +77,9 @@ export function readManifestSync(sessionDir: string): ManifestResult {
   return { ok: true, manifest: parsed.data, mtimeMs };
 }
 
-const optional = (v: unknown, type: 'string' | 'number'): boolean => v === undefined || (type === 'number' ? typeof v === 'number' && Number.isFinite(v) : typeof v === type);
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const optionalNumber = (v: unknown): boolean => v === undefined || isFiniteNumber(v);
+const optionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
 
 /**
  * The manifest when `json` plainly is one: checks exactly what `manifestSchema` checks, without its
@@ -84,16 +87,12 @@ const optional = (v: unknown, type: 'string' | 'number'): boolean => v === undef
  * reads. Anything else goes to the schema, which decides and names the fields.
  */
 export function quickManifest(json: unknown): Manifest | undefined {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
-  const m = json as Record<string, unknown>;
-  const sessionId = m['sessionId'];
-  const createdAtMs = m['createdAtMs'];
-  if (typeof sessionId !== 'string' || sessionId.length === 0 || typeof createdAtMs !== 'number' || !Number.isFinite(createdAtMs)) return undefined;
-  if (!optional(m['updatedAtMs'], 'number') || !optional(m['schemaVersion'], 'number')) return undefined;
-  if (!optional(m['source'], 'string') || !optional(m['layout'], 'string')) return undefined;
-  const paths = m['paths'];
-  if (paths !== undefined && (typeof paths !== 'object' || paths === null || Array.isArray(paths))) return undefined;
-  return m as Manifest;
+  if (!isRecord(json)) return undefined;
+  const { sessionId, createdAtMs, updatedAtMs, schemaVersion, source, layout, paths } = json;
+  if (typeof sessionId !== 'string' || sessionId.length === 0 || !isFiniteNumber(createdAtMs)) return undefined;
+  if (!optionalNumber(updatedAtMs) || !optionalNumber(schemaVersion) || !optionalString(source) || !optionalString(layout)) return undefined;
+  if (paths !== undefined && !isRecord(paths)) return undefined;
+  return json as Manifest;
 }
 
 export function sessionRefOf(sessionDir: string, manifest: Manifest): SessionRef {
