@@ -80,7 +80,7 @@ export class PrivacyGate {
   }
 
   /** Writes started in the middle of a run that may still wait for their turn. */
-  private inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new Set<Promise<void>>();
 
   /** A write in the middle of a run: in the main thread's turn while a writer thread runs. */
   private commitInTurn(): void {
