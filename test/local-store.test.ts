@@ -81,6 +81,22 @@ describe('writing', () => {
     expect(store.counts().messages).toBe(0);
   });
 
+  it('appends within a transaction only when one is open, and leaves a failure for it to roll back', () => {
+    store.upsertConversation(conversation('c1'));
+    expect(() => store.appendWithinTransaction('c1', [{ key: 'a', message: user('outside') }])).toThrow(/open transaction/);
+    db.exec(`CREATE TRIGGER fail_second BEFORE INSERT ON messages WHEN NEW.msg_key = 'b'
+             BEGIN SELECT RAISE(ABORT, 'forced failure'); END;`);
+    const append = db.transaction(() =>
+      store.appendWithinTransaction('c1', [
+        { key: 'a', message: user('first') },
+        { key: 'b', message: user('second') },
+      ]),
+    );
+    expect(() => append()).toThrow(/forced failure/);
+    expect(store.counts()).toEqual({ conversations: 1, messages: 0 });
+    expect(ids('first')).toEqual([]);
+  });
+
   it('removes messages from the table and the full-text index alike', () => {
     seed('c1', [user('the quokka escaped'), assistant('caught the quokka'), user('unrelated')]);
     expect(ids('quokka')).toHaveLength(2);

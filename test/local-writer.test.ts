@@ -280,6 +280,31 @@ describe('LocalCommitter.commitMany (the writer thread commits what queued up as
     expect(stored(dir, 3)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: true, warnings: 1 });
   });
 
+  it('indexes only the writes that committed when one write of the group failed', () => {
+    const dir = tempDir();
+    openDatabase(dir).close();
+    failWritesOf(dir, 'conv-2');
+    const db = track(openDatabase(dir));
+    new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)]);
+    const found = new LocalStore(db).search('quokka', { limit: 50 }).map((hit) => hit.conversationId);
+    expect(found.sort()).toEqual(['conv-1', 'conv-1', 'conv-1', 'conv-3', 'conv-3', 'conv-3']);
+    const indexed = db.prepare<[], number>('SELECT count(*) FROM messages_fts').pluck().get();
+    const messages = db.prepare<[], number>('SELECT count(*) FROM messages').pluck().get();
+    expect(indexed).toBe(messages);
+  });
+
+  it('answers the writes after an interrupt cancelled and commits those applied before it, each whole', () => {
+    const dir = tempDir();
+    const db = track(openDatabase(dir));
+    let checks = 0;
+    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)], () => ++checks > 1);
+    expect(outcomes[0]).toBeUndefined();
+    expect(outcomes.slice(1).map((o) => o?.type)).toEqual(['cancelled', 'cancelled']);
+    expect(stored(dir, 1)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: true, warnings: 1 });
+    expect(stored(dir, 2)).toEqual({ keys: [], fingerprint: false, warnings: 0 });
+    expect(stored(dir, 3)).toEqual({ keys: [], fingerprint: false, warnings: 0 });
+  });
+
   it('retries each write alone when a failure ended the whole transaction, so the others still commit', () => {
     const dir = tempDir();
     const setup = openDatabase(dir);

@@ -267,6 +267,18 @@ export class LocalStore {
     return this.appendInTransaction(conversationId, messages, deferIndex);
   }
 
+  /**
+   * `appendMessages` without a savepoint of its own, for a caller whose transaction (or savepoint)
+   * already makes the write whole: a throw may leave some of the messages inserted, for that
+   * transaction to roll back. Each savepoint costs the pages it touches a copy in SQLite's
+   * statement journal; nested ones cost it twice.
+   */
+  appendWithinTransaction(conversationId: string, messages: KeyedMessage[], deferIndex?: FtsRow[]): number {
+    if (!this.db.inTransaction) throw new EvermeError('internal', 'appendWithinTransaction needs an open transaction');
+    if (messages.length === 0) return 0;
+    return this.appendAll(conversationId, messages, deferIndex);
+  }
+
   /** Indexes rows `appendMessages` deferred; the caller's transaction must hold their messages. */
   indexRows(rows: readonly FtsRow[]): void {
     for (const [rowid, text] of rows) this.stmts.insertFts.run(rowid, text);
