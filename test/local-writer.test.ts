@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
@@ -11,6 +13,7 @@ import { openDatabase } from '../src/store/database.js';
 import { LocalCommitter, storeWriteError, type SessionWrite } from '../src/store/local-commit.js';
 import { InlineWriter, ScalingWriter, WriterThread, type LocalWriter } from '../src/store/local-writer.js';
 import { LocalStore } from '../src/store/message-store.js';
+import { LocalSink } from '../src/sinks/local/local-sink.js';
 import { WRITE_TURN_BYTES, WriteTurn } from '../src/store/write-turn.js';
 import { ensureBuilt, repoRoot } from './support/cli.js';
 import { tempDir } from './transcript-helpers.js';
@@ -319,5 +322,51 @@ describe('LocalCommitter.commitMany (the writer thread commits what queued up as
     expect(stored(dir, 1).fingerprint).toBe(true);
     expect(stored(dir, 2)).toEqual({ keys: [], fingerprint: false, warnings: 0 });
     expect(stored(dir, 3).keys).toEqual(['k0', 'k1', 'k2']);
+  });
+});
+
+describe('LocalSink with a writer thread', () => {
+  /** A full collection, from inside the test (vitest gives no --expose-gc). */
+  function collectGarbage(): void {
+    v8.setFlagsFromString('--expose-gc');
+    (runInNewContext('gc') as () => void)();
+  }
+
+  /** Starts the commit in a plain function, so that no frame of the test itself holds the messages. */
+  function startCommit(sink: LocalSink, early: boolean): { commit: Promise<unknown>; watched: WeakRef<object> } {
+    const write = sessionWrite(1);
+    const watched = new WeakRef(write.messages[0]!.message);
+    const request = (bytes: number) => ({
+      conversation: write.conversation,
+      messages: write.messages.map((m) => m.message),
+      keys: write.messages.map((m) => m.key),
+      flush: false,
+      sync: false,
+      bytes,
+    });
+    // Over the held-bytes bound, deliver commits at once; under it, the messages wait for the session's end.
+    if (early) return { commit: sink.deliver(request(64 * 1024 * 1024)), watched };
+    void sink.deliver(request(10));
+    return { commit: sink.finishSession(write.conversation, write.state!), watched };
+  }
+
+  it.each([
+    ['at the end of the session', false],
+    ['committed early: too many bytes held', true],
+  ] as const)('lets go of the messages of a session once they are posted, before their commit (%s)', async (_when, early) => {
+    const dir = tempDir();
+    const db = track(openDatabase(dir));
+    const thread = new WriterThread(dir, builtThreadUrl());
+    const sink = new LocalSink(db, thread);
+    // Holding the turn keeps the thread from committing: the write stays pending until it is given back.
+    expect(thread.turn.tryTakeMain()).toBe(true);
+    const { commit, watched } = startCommit(sink, early);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    collectGarbage();
+    expect(watched.deref()).toBeUndefined();
+    thread.turn.give();
+    await commit;
+    sink.close();
+    expect(stored(dir, 1).keys).toEqual(['k0', 'k1', 'k2']);
   });
 });

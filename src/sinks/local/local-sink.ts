@@ -39,7 +39,13 @@ export class LocalSink implements Sink {
     this.store = new LocalStore(db);
   }
 
-  async deliver(request: DeliveryRequest): Promise<DeliveryReceipt> {
+  /*
+   * Neither `deliver` nor `finishSession` awaits the commit it starts: the suspended frame of an
+   * async function would keep its locals (the session's messages) alive until the writer thread
+   * committed them, though they were copied to it when posted. Measured on the 1x import: the main
+   * thread's live heap after a full GC peaked at 40 MB this way, 24 MB without.
+   */
+  deliver(request: DeliveryRequest): Promise<DeliveryReceipt> {
     const id = request.conversation.conversationId;
     let entry = this.held.get(id);
     if (!entry) {
@@ -53,9 +59,9 @@ export class LocalSink implements Sink {
       const { messages, bytes } = entry;
       entry.messages = [];
       entry.bytes = 0;
-      await this.writer.write({ conversation: entry.conversation, messages }, bytes);
+      return this.writer.write({ conversation: entry.conversation, messages }, bytes).then(() => ({}));
     }
-    return {};
+    return Promise.resolve({});
   }
 
   cancelPending(): void {
@@ -83,10 +89,10 @@ export class LocalSink implements Sink {
     return { removed: this.store.removeMessages(conversation.conversationId, keys), irreversible: false };
   }
 
-  async finishSession(conversation: ConversationMeta, state: SessionStateWrite): Promise<void> {
+  finishSession(conversation: ConversationMeta, state: SessionStateWrite): Promise<void> {
     const entry = this.held.get(conversation.conversationId);
     this.held.delete(conversation.conversationId);
-    await this.writer.write({ conversation, messages: entry?.messages ?? [], state }, entry?.bytes ?? 0);
+    return this.writer.write({ conversation, messages: entry?.messages ?? [], state }, entry?.bytes ?? 0);
   }
 
   abandonSession(conversationId: string): void {
