@@ -46,7 +46,7 @@ export function requiredSinceFlag(description: string) {
 }
 
 export const concurrencyFlag = Flags.integer({
-  description: 'sessions processed at once (default: 8 for the local store, 4 for the gateway)',
+  description: 'sessions processed at once (default: 2 for the local store, 4 for the gateway)',
   min: 1,
   max: 32,
 });
