@@ -161,7 +161,7 @@ export class LocalCommitter {
         historyFile: conversation.historyFile,
         createdAtMs: conversation.createdAtMs,
       });
-      // applyOne's transaction (or savepoint) already makes the write whole.
+      // The transaction around this (applyOne's, or a whole group's) makes the write whole.
       this.store.appendWithinTransaction(conversation.conversationId, messages, deferIndex);
     }
     if (state) writeSessionState(this.state, state);
