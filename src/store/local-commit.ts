@@ -58,8 +58,8 @@ export class LocalCommitter {
     this.store = new LocalStore(db);
     this.state = new StateStore(db);
     this.applyOne = db.transaction((write: SessionWrite, deferIndex?: FtsRow[]) => this.apply(write, deferIndex));
-    this.applyGroup = db.transaction((writes, outcomes, interrupted) => this.group(writes, outcomes, interrupted));
-    this.applyGroupGuarded = db.transaction((writes, outcomes, interrupted) => this.guardedGroup(writes, outcomes, interrupted));
+    this.applyGroup = db.transaction((writes, outcomes, interrupted) => this.group(writes, outcomes, interrupted, false));
+    this.applyGroupGuarded = db.transaction((writes, outcomes, interrupted) => this.group(writes, outcomes, interrupted, true));
   }
 
   /** Commits one write; throws (an EvermeError) with nothing of it committed. */
@@ -109,29 +109,23 @@ export class LocalCommitter {
     }
   }
 
-  /** The whole group in the caller's transaction, no savepoints: any failure throws (and rolls all back). */
-  private group(writes: readonly SessionWrite[], outcomes: Array<EvermeError | undefined>, interrupted: () => boolean): void {
+  /**
+   * The group in the caller's transaction. Without `savepoints` any failure throws (and rolls all
+   * back); with them, each write runs in its own and a failed one is rolled back alone.
+   */
+  private group(writes: readonly SessionWrite[], outcomes: Array<EvermeError | undefined>, interrupted: () => boolean, savepoints: boolean): void {
+    // The group's index rows, inserted after every write: FTS5 flushes its pending terms into a new
+    // segment whenever a savepoint opens, so indexing inside them wrote (and later merged) one
+    // small segment per session. Profiled on the 1x import: that flush was ~4 s of the writer's ~13.
     const index: FtsRow[] = [];
     for (const write of writes) {
       if (interrupted()) {
         outcomes.push(cancelledWrite());
         continue;
       }
-      this.apply(write, index);
-      outcomes.push(undefined);
-    }
-    this.store.indexRows(index);
-  }
-
-  /** The group again, each write in its own savepoint: a failed write is rolled back alone. */
-  private guardedGroup(writes: readonly SessionWrite[], outcomes: Array<EvermeError | undefined>, interrupted: () => boolean): void {
-    // The group's index rows, inserted after every savepoint: FTS5 flushes its pending terms into a
-    // new segment whenever a savepoint opens, so indexing inside them wrote (and later merged) one
-    // small segment per session. Profiled on the 1x import: that flush was ~4 s of the writer's ~13.
-    const index: FtsRow[] = [];
-    for (const write of writes) {
-      if (interrupted()) {
-        outcomes.push(cancelledWrite());
+      if (!savepoints) {
+        this.apply(write, index);
+        outcomes.push(undefined);
         continue;
       }
       try {
