@@ -56,6 +56,26 @@ describe('migration 3: workspaces recorded by hooks reach conversations imported
   });
 });
 
+describe('migration 7: an existing index is merged 64 segments at a time', () => {
+  it('raises automerge and crisismerge on a store indexed under 16, and what it found it still finds', () => {
+    const stateDir = tempDir();
+    const raw = new Database(databasePath(stateDir));
+    for (const step of MIGRATIONS.slice(0, 6)) raw.exec(step);
+    raw.pragma('user_version = 6');
+    raw.prepare("INSERT INTO messages_fts (rowid, text) VALUES (1, 'the widget parser failed')").run();
+    raw.close();
+
+    const db = openDatabase(stateDir);
+    try {
+      const config = db.prepare<[], { k: string; v: number }>('SELECT k, v FROM messages_fts_config').all();
+      expect(Object.fromEntries(config.map((row) => [row.k, row.v]))).toMatchObject({ automerge: 64, crisismerge: 64 });
+      expect(db.prepare("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'widget'").pluck().all()).toEqual([1]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('openDatabase', () => {
   it('creates a private state dir and file in WAL mode with the full schema', () => {
     const stateDir = path.join(tempDir(), 'nested', 'state');
@@ -70,7 +90,9 @@ describe('openDatabase', () => {
       expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
       const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all();
       expect(tables).toEqual(expect.arrayContaining(['conversations', 'messages', 'messages_fts', 'delivered', 'runs', 'session_locks']));
-      expect(db.prepare("SELECT v FROM messages_fts_config WHERE k = 'automerge'").pluck().get()).toBe(16);
+      // Merged 64 segments at a time (migration 7): 16-way merges made the import's cost grow with the history.
+      const ftsConfig = db.prepare<[], { k: string; v: number }>('SELECT k, v FROM messages_fts_config').all();
+      expect(Object.fromEntries(ftsConfig.map((row) => [row.k, row.v]))).toMatchObject({ automerge: 64, crisismerge: 64 });
     } finally {
       db.close();
     }
