@@ -7,6 +7,7 @@ import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
 import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
 import { LocalStore, type ConversationRecord } from '../src/store/message-store.js';
+import { encodeMessageRows } from '../src/store/message-rows.js';
 import { projectParams, RECENT_IN_PROJECT_SQL, type ProjectParams } from '../src/store/conversation-list.js';
 
 let dir: string;
@@ -83,14 +84,17 @@ describe('writing', () => {
 
   it('appends within a transaction only when one is open, and leaves a failure for it to roll back', () => {
     store.upsertConversation(conversation('c1'));
-    expect(() => store.appendWithinTransaction('c1', [{ key: 'a', message: user('outside') }])).toThrow(/open transaction/);
+    expect(() => store.appendRowsWithinTransaction('c1', encodeMessageRows([{ key: 'a', message: user('outside') }]))).toThrow(/open transaction/);
     db.exec(`CREATE TRIGGER fail_second BEFORE INSERT ON messages WHEN NEW.msg_key = 'b'
              BEGIN SELECT RAISE(ABORT, 'forced failure'); END;`);
     const append = db.transaction(() =>
-      store.appendWithinTransaction('c1', [
-        { key: 'a', message: user('first') },
-        { key: 'b', message: user('second') },
-      ]),
+      store.appendRowsWithinTransaction(
+        'c1',
+        encodeMessageRows([
+          { key: 'a', message: user('first') },
+          { key: 'b', message: user('second') },
+        ]),
+      ),
     );
     expect(() => append()).toThrow(/forced failure/);
     expect(store.counts()).toEqual({ conversations: 1, messages: 0 });

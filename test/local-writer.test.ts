@@ -10,7 +10,7 @@ import { SessionLocks } from '../src/engine/session-lock.js';
 import { StateStore } from '../src/store/state-store.js';
 import { ThreadSessionLocks } from '../src/engine/thread-session-locks.js';
 import { openDatabase } from '../src/store/database.js';
-import { LocalCommitter, storeWriteError, type SessionWrite } from '../src/store/local-commit.js';
+import { encodeWrite, LocalCommitter, storeWriteError, type SessionWrite } from '../src/store/local-commit.js';
 import { InlineWriter, ScalingWriter, WriterThread, type LocalWriter } from '../src/store/local-writer.js';
 import { LocalStore } from '../src/store/message-store.js';
 import { LocalSink } from '../src/sinks/local/local-sink.js';
@@ -274,7 +274,7 @@ describe('LocalCommitter.commitMany (the writer thread commits what queued up as
     openDatabase(dir).close();
     failWritesOf(dir, 'conv-2');
     const db = track(openDatabase(dir));
-    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)]);
+    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)].map(encodeWrite));
     expect(outcomes[0]).toBeUndefined();
     expect(outcomes[1]).toMatchObject({ type: 'internal', code: 'sqlite_constraint_trigger' });
     expect(outcomes[2]).toBeUndefined();
@@ -288,7 +288,7 @@ describe('LocalCommitter.commitMany (the writer thread commits what queued up as
     openDatabase(dir).close();
     failWritesOf(dir, 'conv-2');
     const db = track(openDatabase(dir));
-    new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)]);
+    new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)].map(encodeWrite));
     const found = new LocalStore(db).search('quokka', { limit: 50 }).map((hit) => hit.conversationId);
     expect(found.sort()).toEqual(['conv-1', 'conv-1', 'conv-1', 'conv-3', 'conv-3', 'conv-3']);
     const indexed = db.prepare<[], number>('SELECT count(*) FROM messages_fts').pluck().get();
@@ -300,7 +300,7 @@ describe('LocalCommitter.commitMany (the writer thread commits what queued up as
     const dir = tempDir();
     const db = track(openDatabase(dir));
     let checks = 0;
-    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)], () => ++checks > 1);
+    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)].map(encodeWrite), () => ++checks > 1);
     expect(outcomes[0]).toBeUndefined();
     expect(outcomes.slice(1).map((o) => o?.type)).toEqual(['cancelled', 'cancelled']);
     expect(stored(dir, 1)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: true, warnings: 1 });
@@ -316,7 +316,7 @@ describe('LocalCommitter.commitMany (the writer thread commits what queued up as
                 BEGIN SELECT RAISE(ROLLBACK, 'forced rollback'); END;`);
     setup.close();
     const db = track(openDatabase(dir));
-    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)]);
+    const outcomes = new LocalCommitter(db).commitMany([sessionWrite(1), sessionWrite(2), sessionWrite(3)].map(encodeWrite));
     expect(outcomes.map((o) => o === undefined)).toEqual([true, false, true]);
     expect((outcomes[1] as Error).message).toContain('forced rollback');
     expect(stored(dir, 1).fingerprint).toBe(true);

@@ -3,10 +3,11 @@ import { EvermeError } from '../core/errors.js';
 import { StateStore } from './state-store.js';
 import type { KeyedMessage } from '../core/agent-message.js';
 import { LocalStore, type FtsRow } from './message-store.js';
+import { encodeMessageRows, rowsTransferList, type MessageRows } from './message-rows.js';
 import { writeSessionState } from './session-state.js';
 import type { ConversationMeta, SessionStateWrite } from './store-types.js';
 
-type GroupApply = (writes: readonly SessionWrite[], outcomes: Array<EvermeError | undefined>, interrupted: () => boolean) => void;
+type GroupApply = (writes: readonly EncodedWrite[], outcomes: Array<EvermeError | undefined>, interrupted: () => boolean) => void;
 
 /** One commit of the embedded store: a conversation's messages and, at a session's end, its state. */
 export interface SessionWrite {
@@ -14,6 +15,22 @@ export interface SessionWrite {
   messages: KeyedMessage[];
   /** Present once the session was read to its end: committed together with its messages. */
   state?: SessionStateWrite;
+}
+
+/** A `SessionWrite` as the committer takes it: its messages encoded (see `MessageRows`). */
+export interface EncodedWrite {
+  conversation: ConversationMeta;
+  rows: MessageRows;
+  state?: SessionStateWrite;
+}
+
+export function encodeWrite(write: SessionWrite): EncodedWrite {
+  return { conversation: write.conversation, rows: encodeMessageRows(write.messages), ...(write.state ? { state: write.state } : {}) };
+}
+
+/** What a `postMessage` of the write moves to the other thread instead of copying. */
+export function writeTransferList(write: EncodedWrite): ArrayBuffer[] {
+  return rowsTransferList(write.rows);
 }
 
 /**
@@ -50,20 +67,20 @@ function cancelledWrite(): EvermeError {
 export class LocalCommitter {
   private readonly store: LocalStore;
   private readonly state: StateStore;
-  private readonly applyOne: Database.Transaction<(write: SessionWrite, deferIndex?: FtsRow[]) => void>;
+  private readonly applyOne: Database.Transaction<(write: EncodedWrite, deferIndex?: FtsRow[]) => void>;
   private readonly applyGroup: Database.Transaction<GroupApply>;
   private readonly applyGroupGuarded: Database.Transaction<GroupApply>;
 
   constructor(private readonly db: Database.Database) {
     this.store = new LocalStore(db);
     this.state = new StateStore(db);
-    this.applyOne = db.transaction((write: SessionWrite, deferIndex?: FtsRow[]) => this.apply(write, deferIndex));
+    this.applyOne = db.transaction((write: EncodedWrite, deferIndex?: FtsRow[]) => this.apply(write, deferIndex));
     this.applyGroup = db.transaction((writes, outcomes, interrupted) => this.group(writes, outcomes, interrupted, false));
     this.applyGroupGuarded = db.transaction((writes, outcomes, interrupted) => this.group(writes, outcomes, interrupted, true));
   }
 
   /** Commits one write; throws (an EvermeError) with nothing of it committed. */
-  commit(write: SessionWrite): void {
+  commit(write: EncodedWrite): void {
     try {
       this.applyOne.immediate(write);
     } catch (err) {
@@ -86,7 +103,7 @@ export class LocalCommitter {
    * the failure costs only its session. Should that transaction be lost too (a full disk rolls
    * everything back), each write is tried again on its own.
    */
-  commitMany(writes: readonly SessionWrite[], interrupted: () => boolean = () => false): Array<EvermeError | undefined> {
+  commitMany(writes: readonly EncodedWrite[], interrupted: () => boolean = () => false): Array<EvermeError | undefined> {
     if (writes.length === 1) return [interrupted() ? cancelledWrite() : this.tryCommit(writes[0]!)];
     for (const attempt of [this.applyGroup, this.applyGroupGuarded]) {
       const outcomes: Array<EvermeError | undefined> = [];
@@ -100,7 +117,7 @@ export class LocalCommitter {
     return writes.map((write) => (interrupted() ? cancelledWrite() : this.tryCommit(write)));
   }
 
-  private tryCommit(write: SessionWrite): EvermeError | undefined {
+  private tryCommit(write: EncodedWrite): EvermeError | undefined {
     try {
       this.commit(write);
       return undefined;
@@ -113,7 +130,7 @@ export class LocalCommitter {
    * The group in the caller's transaction. Without `savepoints` any failure throws (and rolls all
    * back); with them, each write runs in its own and a failed one is rolled back alone.
    */
-  private group(writes: readonly SessionWrite[], outcomes: Array<EvermeError | undefined>, interrupted: () => boolean, savepoints: boolean): void {
+  private group(writes: readonly EncodedWrite[], outcomes: Array<EvermeError | undefined>, interrupted: () => boolean, savepoints: boolean): void {
     // The group's index rows, inserted after every write: FTS5 flushes its pending terms into a new
     // segment whenever a savepoint opens, so indexing inside them wrote (and later merged) one
     // small segment per session. Profiled on the 1x import: that flush was ~4 s of the writer's ~13.
@@ -144,9 +161,9 @@ export class LocalCommitter {
     this.store.indexRows(index);
   }
 
-  private apply(write: SessionWrite, deferIndex?: FtsRow[]): void {
-    const { conversation, messages, state } = write;
-    if (messages.length > 0) {
+  private apply(write: EncodedWrite, deferIndex?: FtsRow[]): void {
+    const { conversation, rows, state } = write;
+    if (rows.count > 0) {
       this.store.upsertConversation({
         conversationId: conversation.conversationId,
         sessionId: conversation.sessionId,
@@ -156,7 +173,7 @@ export class LocalCommitter {
         createdAtMs: conversation.createdAtMs,
       });
       // The transaction around this (applyOne's, or a whole group's) makes the write whole.
-      this.store.appendWithinTransaction(conversation.conversationId, messages, deferIndex);
+      this.store.appendRowsWithinTransaction(conversation.conversationId, rows, deferIndex);
     }
     if (state) writeSessionState(this.state, state);
   }

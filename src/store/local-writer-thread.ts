@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { z } from 'zod';
 import { EvermeError } from '../core/errors.js';
 import { openDatabase } from './database.js';
-import { LocalCommitter, storeWriteError, type SessionWrite } from './local-commit.js';
+import { LocalCommitter, storeWriteError, type EncodedWrite } from './local-commit.js';
 import { toWriterFailure, type WriterReply, type WriterRequest } from './local-writer.js';
 import { WriteTurn } from './write-turn.js';
 
@@ -48,7 +48,7 @@ try {
   turn.give();
 }
 
-let queue: Array<{ id: number; write: SessionWrite; bytes: number; at: number }> = [];
+let queue: Array<{ id: number; write: EncodedWrite; bytes: number; at: number }> = [];
 let queuedBytes = 0;
 /**
  * Bounds one transaction (and what a failed group retries one by one). The main thread's commit
@@ -63,7 +63,7 @@ function reply(id: number, error: EvermeError | undefined): void {
 }
 
 /** Commits a group of writes in one transaction (see `LocalCommitter.commitMany`), in this thread's turn. */
-function commitGroup(writes: readonly SessionWrite[]): Array<EvermeError | undefined> {
+function commitGroup(writes: readonly EncodedWrite[]): Array<EvermeError | undefined> {
   if (!committer) return writes.map(() => openFailure);
   turn.takeWriter();
   try {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EvermeError, type ErrorType } from '../core/errors.js';
-import { LocalCommitter, type SessionWrite } from './local-commit.js';
+import { encodeWrite, LocalCommitter, writeTransferList, type EncodedWrite, type SessionWrite } from './local-commit.js';
 import { WRITE_TURN_BYTES, WriteTurn } from './write-turn.js';
 
 export type { SessionWrite };
@@ -38,7 +38,7 @@ export class InlineWriter implements LocalWriter {
   }
 
   async write(write: SessionWrite): Promise<void> {
-    this.committer.commit(write);
+    this.committer.commit(encodeWrite(write));
   }
 
   async backlogBelow(): Promise<void> {}
@@ -63,7 +63,7 @@ export interface WriterThreadData {
   cancelled: SharedArrayBuffer;
 }
 
-export type WriterRequest = { kind: 'write'; id: number; write: SessionWrite; bytes: number } | { kind: 'cancel' } | { kind: 'close' };
+export type WriterRequest = { kind: 'write'; id: number; write: EncodedWrite; bytes: number } | { kind: 'cancel' } | { kind: 'close' };
 
 export interface WriterFailure {
   type: ErrorType;
@@ -139,12 +139,14 @@ export class WriterThread implements LocalWriter {
   write(write: SessionWrite, bytes = 0): Promise<void> {
     if (this.stopped) return Promise.reject(this.stopped);
     const id = this.nextId++;
+    // Encoded on this thread, so the one that commits receives bytes it binds as they are, moved
+    // rather than copied (see MessageRows).
+    const request: WriterRequest = { kind: 'write', id, write: encodeWrite(write), bytes };
     return new Promise<void>((resolve, reject) => {
       if (this.pending.size === 0) this.worker.ref();
       this.pending.set(id, { resolve, reject, bytes });
       this.backlogBytes += bytes;
-      const request: WriterRequest = { kind: 'write', id, write, bytes };
-      this.worker.postMessage(request);
+      this.worker.postMessage(request, writeTransferList(request.write));
     });
   }
 

@@ -5,7 +5,20 @@ import type { AgentMessage, AgentToolCall, KeyedMessage } from '../core/agent-me
 import type { ConversationMeta } from './store-types.js';
 import { parseJsonColumn } from './json-column.js';
 import { clampLimit } from './limits.js';
-import { buildFtsQuery, capText, excerpt, headAndTail, makeSnippet, toFtsText } from './fts-text.js';
+import { buildFtsQuery, excerpt, makeSnippet } from './fts-text.js';
+import {
+  encodeMessageRows,
+  rowContent,
+  rowContentText,
+  rowHasText,
+  rowIndexedText,
+  rowRole,
+  rowTimestamp,
+  rowToolCalls,
+  rowTurnComplete,
+  type MessageRows,
+} from './message-rows.js';
+import { assistantText, searchableText } from './searchable-text.js';
 import {
   PROJECT_FILTER,
   projectParams,
@@ -57,55 +70,6 @@ const toolCallsSchema = z.array(
   z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() }),
 );
 
-/*
- * What gets indexed, per message. Indexing cost grows with every token and the import has a time
- * budget, while recall lives mostly in what the user and the assistant wrote: their text is indexed
- * up to 32 Ki characters; tool output (file dumps, logs: most of a session's bytes) only by its
- * opening and its end, where commands echo and errors land; tool-call arguments by their opening.
- * The stored content itself is never cut.
- */
-export const MAX_INDEXED_TEXT_CHARS = 32 * 1024;
-export const INDEXED_TOOL_RESULT_HEAD_CHARS = 2 * 1024;
-export const INDEXED_TOOL_RESULT_TAIL_CHARS = 1024;
-export const INDEXED_TOOL_ARGUMENT_CHARS = 2 * 1024;
-
-const JSON_ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(.))/g;
-const JSON_ESCAPE_CHARS: Record<string, string> = { n: '\n', r: '\r', t: '\t', b: ' ', f: ' ' };
-
-/** Tool arguments are JSON text: `\n` would glue into the next word (`nfoo`), so decode escapes. */
-function unescapeJsonText(text: string): string {
-  if (!text.includes('\\')) return text;
-  return text.replace(JSON_ESCAPE, (_, hex: string | undefined, ch: string) =>
-    hex ? String.fromCharCode(parseInt(hex, 16)) : (JSON_ESCAPE_CHARS[ch] ?? ch),
-  );
-}
-
-function assistantText(content: string | undefined, toolCalls: readonly AgentToolCall[] | undefined): string {
-  const text = capText(content ?? '', MAX_INDEXED_TEXT_CHARS);
-  if (!toolCalls || toolCalls.length === 0) return text;
-  const calls = toolCalls.map((c) => `${c.name} ${unescapeJsonText(capText(c.arguments, INDEXED_TOOL_ARGUMENT_CHARS))}`);
-  return text ? `${text}\n${calls.join('\n')}` : calls.join('\n');
-}
-
-/**
- * The text a message is found by, cut from its original content. Snippets are cut from the same
- * text, so what they show is always something the index saw.
- */
-export function searchableText(message: AgentMessage): string {
-  switch (message.role) {
-    case 'user':
-      return capText(message.content, MAX_INDEXED_TEXT_CHARS);
-    case 'tool':
-      return headAndTail(message.content, INDEXED_TOOL_RESULT_HEAD_CHARS, INDEXED_TOOL_RESULT_TAIL_CHARS);
-    case 'assistant':
-      return assistantText(message.content, message.toolCalls);
-  }
-}
-
-function hasText(text: string | undefined): text is string {
-  return text !== undefined && /\S/u.test(text);
-}
-
 interface HitRow {
   id: number;
   conversation_id: string;
@@ -123,14 +87,14 @@ interface RankedRow {
 }
 
 /** Positional (the hot insert): conversation, key, role, timestamp, content, tool calls, tool call id, turn complete. */
-type MessageParams = [string, string, string, number, string | null, string | null, string | null, number | null];
+type MessageParams = [string, string, string, number, Uint8Array | null, Uint8Array | null, string | null, number | null];
 
 /**
  * Index rows a caller inserts later (`LocalStore.indexRows`): FTS5 writes its pending terms to a new
  * segment at every savepoint, so rows indexed inside per-session savepoints cost a segment (and its
  * later merges) per session; indexed together after them they cost one per transaction.
  */
-export type FtsRow = readonly [rowid: number | bigint, text: string];
+export type FtsRow = readonly [rowid: number | bigint, text: Uint8Array];
 
 interface AppendSummary {
   conversationId: string;
@@ -148,7 +112,7 @@ interface AppendSummary {
 export class LocalStore {
   private readonly stmts;
   // Built once: better-sqlite3 nests them as savepoints inside a caller's transaction.
-  private readonly appendInTransaction: (conversationId: string, messages: KeyedMessage[], deferIndex?: FtsRow[]) => number;
+  private readonly appendInTransaction: (conversationId: string, rows: MessageRows) => number;
   private readonly removeInTransaction: (conversationId: string, keys: string[]) => number;
 
   constructor(private readonly db: Database.Database) {
@@ -166,12 +130,13 @@ export class LocalStore {
       ),
       keysOf: db.prepare<[string], string>('SELECT msg_key FROM messages WHERE conversation_id = ?').pluck(),
       conversationExists: db.prepare<[string], number>('SELECT 1 FROM conversations WHERE conversation_id = ?').pluck(),
+      // Texts arrive as UTF-8 bytes (see MessageRows): CAST stores them as TEXT, byte for byte.
       insertMessage: db.prepare<MessageParams>(
         `INSERT INTO messages (conversation_id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         VALUES (?, ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?)
          ON CONFLICT (conversation_id, msg_key) DO NOTHING`,
       ),
-      insertFts: db.prepare<[number | bigint, string]>('INSERT INTO messages_fts (rowid, text) VALUES (?, ?)'),
+      insertFts: db.prepare<[number | bigint, Uint8Array]>('INSERT INTO messages_fts (rowid, text) VALUES (?, CAST(? AS TEXT))'),
       afterAppend: db.prepare<AppendSummary>(
         `UPDATE conversations SET
            message_count = message_count + @count,
@@ -240,9 +205,7 @@ export class LocalStore {
         `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
       ),
     };
-    this.appendInTransaction = db.transaction((id: string, messages: KeyedMessage[], deferIndex?: FtsRow[]) =>
-      this.appendAll(id, messages, deferIndex),
-    );
+    this.appendInTransaction = db.transaction((id: string, rows: MessageRows) => this.appendAll(id, rows));
     this.removeInTransaction = db.transaction((id: string, keys: string[]) => this.removeAll(id, keys));
   }
 
@@ -257,58 +220,68 @@ export class LocalStore {
     });
   }
 
-  /**
-   * Inserts in the given (conversation) order, skipping keys already stored; returns how many were
-   * new. With `deferIndex`, the new messages' index rows are pushed there for the caller to insert
-   * with `indexRows` in the same transaction, instead of being indexed here.
-   */
-  appendMessages(conversationId: string, messages: KeyedMessage[], deferIndex?: FtsRow[]): number {
+  /** Inserts in the given (conversation) order, skipping keys already stored; returns how many were new. */
+  appendMessages(conversationId: string, messages: readonly KeyedMessage[]): number {
     if (messages.length === 0) return 0;
-    return this.appendInTransaction(conversationId, messages, deferIndex);
+    return this.appendInTransaction(conversationId, encodeMessageRows(messages));
   }
 
   /**
-   * `appendMessages` without a savepoint of its own, for a caller whose transaction (or savepoint)
-   * already makes the write whole: a throw may leave some of the messages inserted, for that
-   * transaction to roll back. Each savepoint costs the pages it touches a copy in SQLite's
-   * statement journal; nested ones cost it twice.
+   * `appendMessages` for rows already encoded, without a savepoint of its own, for a caller whose
+   * transaction (or savepoint) already makes the write whole: a throw may leave some of the messages
+   * inserted, for that transaction to roll back. Each savepoint costs the pages it touches a copy in
+   * SQLite's statement journal; nested ones cost it twice. With `deferIndex`, the new messages'
+   * index rows are pushed there for the caller to insert with `indexRows` in the same transaction,
+   * instead of being indexed here.
    */
-  appendWithinTransaction(conversationId: string, messages: KeyedMessage[], deferIndex?: FtsRow[]): number {
-    if (!this.db.inTransaction) throw new EvermeError('internal', 'appendWithinTransaction needs an open transaction');
-    if (messages.length === 0) return 0;
-    return this.appendAll(conversationId, messages, deferIndex);
+  appendRowsWithinTransaction(conversationId: string, rows: MessageRows, deferIndex?: FtsRow[]): number {
+    if (!this.db.inTransaction) throw new EvermeError('internal', 'appendRowsWithinTransaction needs an open transaction');
+    if (rows.count === 0) return 0;
+    return this.appendAll(conversationId, rows, deferIndex);
   }
 
-  /** Indexes rows `appendMessages` deferred; the caller's transaction must hold their messages. */
+  /** Indexes rows `appendRowsWithinTransaction` deferred; the caller's transaction must hold their messages. */
   indexRows(rows: readonly FtsRow[]): void {
     for (const [rowid, text] of rows) this.stmts.insertFts.run(rowid, text);
   }
 
-  private appendAll(conversationId: string, messages: KeyedMessage[], deferIndex?: FtsRow[]): number {
+  private appendAll(conversationId: string, rows: MessageRows, deferIndex?: FtsRow[]): number {
     if (this.stmts.conversationExists.get(conversationId) === undefined) {
       throw new EvermeError('internal', `Conversation ${conversationId} must be stored before its messages`);
     }
     const summary: AppendSummary = { conversationId, count: 0, minTs: null, maxTs: null, firstUser: null, lastAssistant: null };
-    for (const { key, message } of messages) {
-      const result = this.stmts.insertMessage.run(...messageParams(conversationId, key, message));
+    let lastAssistant = -1;
+    for (let i = 0; i < rows.count; i++) {
+      const role = rowRole(rows, i);
+      const timestamp = rowTimestamp(rows, i);
+      const result = this.stmts.insertMessage.run(
+        conversationId,
+        rows.keys[i]!,
+        role,
+        timestamp,
+        rowContent(rows, i),
+        rowToolCalls(rows, i),
+        rows.toolCallIds[i] ?? null,
+        rowTurnComplete(rows, i),
+      );
       if (result.changes === 0) continue;
-      const text = searchableText(message);
-      if (text.length > 0) {
-        const row: FtsRow = [result.lastInsertRowid, toFtsText(text)];
-        if (deferIndex) deferIndex.push(row);
-        else this.stmts.insertFts.run(row[0], row[1]);
+      const indexed = rowIndexedText(rows, i);
+      if (indexed !== null) {
+        if (deferIndex) deferIndex.push([result.lastInsertRowid, indexed]);
+        else this.stmts.insertFts.run(result.lastInsertRowid, indexed);
       }
       summary.count++;
-      summary.minTs = summary.minTs === null ? message.timestamp : Math.min(summary.minTs, message.timestamp);
-      summary.maxTs = summary.maxTs === null ? message.timestamp : Math.max(summary.maxTs, message.timestamp);
-      if (message.role === 'user' && summary.firstUser === null && hasText(message.content)) {
-        summary.firstUser = excerpt(message.content, PREVIEW_CHARS);
-      } else if (message.role === 'assistant' && hasText(message.content)) {
-        summary.lastAssistant = message.content;
+      summary.minTs = summary.minTs === null ? timestamp : Math.min(summary.minTs, timestamp);
+      summary.maxTs = summary.maxTs === null ? timestamp : Math.max(summary.maxTs, timestamp);
+      if (role === 'user' && summary.firstUser === null && rowHasText(rows, i)) {
+        summary.firstUser = excerpt(rowContentText(rows, i) ?? '', PREVIEW_CHARS);
+      } else if (role === 'assistant' && rowHasText(rows, i)) {
+        lastAssistant = i;
       }
     }
     if (summary.count === 0) return 0;
-    if (summary.lastAssistant !== null) summary.lastAssistant = excerpt(summary.lastAssistant, PREVIEW_CHARS);
+    // Decoded once, for the one message the preview quotes.
+    if (lastAssistant >= 0) summary.lastAssistant = excerpt(rowContentText(rows, lastAssistant) ?? '', PREVIEW_CHARS);
     this.stmts.afterAppend.run(summary);
     return summary.count;
   }
@@ -411,19 +384,6 @@ interface ConversationRecordParams {
   workspaceDir: string | null;
   historyFile: string | null;
   createdAtMs: number | null;
-}
-
-function messageParams(conversationId: string, key: string, message: AgentMessage): MessageParams {
-  switch (message.role) {
-    case 'user':
-      return [conversationId, key, 'user', message.timestamp, message.content, null, null, null];
-    case 'tool':
-      return [conversationId, key, 'tool', message.timestamp, message.content, null, message.toolCallId, null];
-    case 'assistant': {
-      const calls = message.toolCalls && message.toolCalls.length > 0 ? JSON.stringify(message.toolCalls) : null;
-      return [conversationId, key, 'assistant', message.timestamp, message.content ?? null, calls, null, message.turnComplete ? 1 : 0];
-    }
-  }
 }
 
 /** Rebuilds the text a stored message was indexed from, so the snippet quotes the original. */
