@@ -57,7 +57,7 @@ describe('migration 3: workspaces recorded by hooks reach conversations imported
 });
 
 describe('migration 7: an existing index is merged 64 segments at a time', () => {
-  it('raises automerge and crisismerge on a store indexed under 16, and what it found it still finds', () => {
+  it('raises automerge to 64 and crisismerge to 128 on a store indexed under 16, and what it found it still finds', () => {
     const stateDir = tempDir();
     const raw = new Database(databasePath(stateDir));
     for (const step of MIGRATIONS.slice(0, 6)) raw.exec(step);
@@ -68,7 +68,7 @@ describe('migration 7: an existing index is merged 64 segments at a time', () =>
     const db = openDatabase(stateDir);
     try {
       const config = db.prepare<[], { k: string; v: number }>('SELECT k, v FROM messages_fts_config').all();
-      expect(Object.fromEntries(config.map((row) => [row.k, row.v]))).toMatchObject({ automerge: 64, crisismerge: 64 });
+      expect(Object.fromEntries(config.map((row) => [row.k, row.v]))).toMatchObject({ automerge: 64, crisismerge: 128 });
       expect(db.prepare("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'widget'").pluck().all()).toEqual([1]);
     } finally {
       db.close();
@@ -92,7 +92,7 @@ describe('openDatabase', () => {
       expect(tables).toEqual(expect.arrayContaining(['conversations', 'messages', 'messages_fts', 'delivered', 'runs', 'session_locks']));
       // Merged 64 segments at a time (migration 7): 16-way merges made the import's cost grow with the history.
       const ftsConfig = db.prepare<[], { k: string; v: number }>('SELECT k, v FROM messages_fts_config').all();
-      expect(Object.fromEntries(ftsConfig.map((row) => [row.k, row.v]))).toMatchObject({ automerge: 64, crisismerge: 64 });
+      expect(Object.fromEntries(ftsConfig.map((row) => [row.k, row.v]))).toMatchObject({ automerge: 64, crisismerge: 128 });
     } finally {
       db.close();
     }

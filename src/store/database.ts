@@ -187,10 +187,11 @@ export const MIGRATIONS: readonly string[] = [
   // cost (15% of it at 10x, against 8% at 1x) and its longest commits (2–3 s, stalling the reader).
   // Measured on the 10x bench tree, interleaved: import 64–73 s against 76–90 s, longest commit
   // 0.7–1.0 s against 2.1–3.0 s; 1x unchanged; search p95 and the bench queries' results unchanged.
-  // crisismerge follows (its default, 16, would force 16-way merges of level 0 anyway).
+  // crisismerge (a level merged at once, inside one commit) at twice that, so a level is merged
+  // in steps spread over the following commits first: longest commit 0.4–0.5 s against 0.9–1.0 s.
   `
   INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 64);
-  INSERT INTO messages_fts (messages_fts, rank) VALUES ('crisismerge', 64);
+  INSERT INTO messages_fts (messages_fts, rank) VALUES ('crisismerge', 128);
   `,
 ];
 
