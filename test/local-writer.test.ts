@@ -14,6 +14,7 @@ import { encodeWrite, LocalCommitter, storeWriteError, type SessionWrite } from 
 import { InlineWriter, ScalingWriter, WriterThread, type LocalWriter } from '../src/store/local-writer.js';
 import { LocalStore } from '../src/store/message-store.js';
 import { LocalSink } from '../src/sinks/local/local-sink.js';
+import { groupLength } from '../src/store/write-group.js';
 import { WRITE_TURN_BYTES, WriteTurn } from '../src/store/write-turn.js';
 import { ensureBuilt, repoRoot } from './support/cli.js';
 import { tempDir } from './transcript-helpers.js';
@@ -265,6 +266,27 @@ describe('ThreadSessionLocks', () => {
     expect(other.tryAcquire('mvs_a')).toBe(true);
     expect(other.tryAcquire('mvs_b')).toBe(true);
     locks.settle();
+  });
+});
+
+describe('groupLength (what the writer thread commits in its next transaction)', () => {
+  const queue = (...sizes: number[]) => sizes.map((bytes) => ({ bytes }));
+
+  it('takes every write that waits while they fit the byte bound', () => {
+    expect(groupLength(queue(3, 3, 2), 512, 8)).toBe(3);
+  });
+
+  it('stops before the write that would cross the byte bound, so the reader keeps room to read on', () => {
+    expect(groupLength(queue(3, 3, 3, 1), 512, 8)).toBe(2);
+  });
+
+  it('lets a first write larger than the bound commit alone', () => {
+    expect(groupLength(queue(20, 1), 512, 8)).toBe(1);
+  });
+
+  it('never takes more writes than the count bound, nor any from an empty queue', () => {
+    expect(groupLength(queue(1, 1, 1, 1), 3, 100)).toBe(3);
+    expect(groupLength(queue(), 3, 100)).toBe(0);
   });
 });
 
