@@ -45,6 +45,12 @@ function importRun(root: string, stateDir: string): Measured {
   return child('measure-run.js', ['import', root, stateDir], [...HEAP_CAP_FLAGS]);
 }
 
+/** The floor, likewise started with nothing left to write back (an import just before leaves GBs). */
+function floorRun(root: string): Measured {
+  execFileSync('sync');
+  return child('floor.js', [root]);
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
@@ -154,12 +160,12 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
   const runs: ColdRun[] = [];
   try {
     // Warm the page cache once so the floors and the imports read from the same place.
-    child('floor.js', [corpus.root]);
-    let floor = child('floor.js', [corpus.root]);
+    floorRun(corpus.root);
+    let floor = floorRun(corpus.root);
     for (let i = 0; i < repeatsFor(scale); i++) {
       const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-state-'));
       const cold = importRun(corpus.root, stateDir);
-      const after = child('floor.js', [corpus.root]);
+      const after = floorRun(corpus.root);
       runs.push({ cold, floorBefore: floor.ms, floorAfter: after.ms, ratio: cold.ms / ((floor.ms + after.ms) / 2), stateDir });
       floor = after;
     }
@@ -215,12 +221,12 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
 function baseRatioNow(): number {
   const corpus = corpusFor(Math.round(SESSIONS * SCALES[0]!));
   // Read once first: the page cache may have let the tree go while a larger one was measured.
-  child('floor.js', [corpus.root]);
-  const before = child('floor.js', [corpus.root]);
+  floorRun(corpus.root);
+  const before = floorRun(corpus.root);
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-state-'));
   try {
     const cold = importRun(corpus.root, stateDir);
-    const after = child('floor.js', [corpus.root]);
+    const after = floorRun(corpus.root);
     return cold.ms / ((before.ms + after.ms) / 2);
   } finally {
     rmSync(stateDir, { recursive: true, force: true });
