@@ -6,6 +6,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
+import { WORKSPACE_FOR_SESSION_SQL } from '../src/store/session-workspace.js';
+import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/state-store.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -70,6 +72,32 @@ describe('migration 7: an existing index is merged 64 segments at a time', () =>
       const config = db.prepare<[], { k: string; v: number }>('SELECT k, v FROM messages_fts_config').all();
       expect(Object.fromEntries(config.map((row) => [row.k, row.v]))).toMatchObject({ automerge: 64, crisismerge: 128 });
       expect(db.prepare("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'widget'").pluck().all()).toEqual([1]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("migration 8: a session's conversations are found by session id", () => {
+  /** The query plan's steps for `sql`. */
+  const plan = (db: Database.Database, sql: string, ...params: string[]): string[] =>
+    db
+      .prepare<string[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...params)
+      .map((row) => row.detail);
+
+  it('fills a recorded workspace and looks one up through the session index, never every workspace-less conversation', () => {
+    const db = openDatabase(tempDir());
+    try {
+      // Many conversations without a workspace: without the index, SQLite went through all of them.
+      const conv = db.prepare('INSERT INTO conversations (conversation_id, session_id, source) VALUES (?, ?, ?)');
+      for (let i = 0; i < 50; i++) conv.run(`minimaxcode-s${i}`, `s${i}`, 'messages');
+      for (const steps of [plan(db, FILL_CONVERSATION_WORKSPACE_SQL, '/w', 's1'), plan(db, WORKSPACE_FOR_SESSION_SQL, 's1', 's1')]) {
+        expect(steps.some((step) => step.includes('conversations_by_session'))).toBe(true);
+        expect(steps.some((step) => /^SCAN conversations\b/.test(step) || step.includes('conversations_by_workspace'))).toBe(false);
+      }
+      db.prepare(FILL_CONVERSATION_WORKSPACE_SQL).run('/w', 's1');
+      expect(db.prepare('SELECT session_id FROM conversations WHERE workspace_dir IS NOT NULL').pluck().all()).toEqual(['s1']);
     } finally {
       db.close();
     }

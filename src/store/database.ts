@@ -193,6 +193,14 @@ export const MIGRATIONS: readonly string[] = [
   INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 64);
   INSERT INTO messages_fts (messages_fts, rank) VALUES ('crisismerge', 128);
   `,
+  // 8 (issue #13): a session's conversations by session id. Recording a session's workspace fills
+  // it into its conversations that have none, and without this index SQLite found them through the
+  // workspace index (workspace IS NULL), visiting every conversation without a workspace: on a
+  // 30,000-session store 25 ms a session, which made 3,000 new sessions import 70% slower than into
+  // an empty store (with it: 600 such updates in 9 ms against 15 s).
+  `
+  CREATE INDEX conversations_by_session ON conversations (session_id);
+  `,
 ];
 
 export function databasePath(stateDir: string): string {

@@ -56,6 +56,9 @@ const warningCodeSchema = z.enum(WARNING_CODES);
 const jsonObjectSchema = z.record(z.string(), z.unknown());
 const runStatusSchema = z.enum(['ok', 'partial', 'failed', 'cancelled']);
 
+/** A session's conversations that have no workspace get the one recorded for it (by session id: see migration 8). */
+export const FILL_CONVERSATION_WORKSPACE_SQL = 'UPDATE conversations SET workspace_dir = ? WHERE session_id = ? AND workspace_dir IS NULL';
+
 /** Imports that covered their range: a failed or cancelled one may have stopped anywhere. */
 const COVERING_IMPORT_STATUSES: readonly RunStatus[] = ['ok', 'partial'];
 
@@ -230,9 +233,7 @@ export class StateStore {
          ON CONFLICT (session_id) DO UPDATE SET workspace_dir = excluded.workspace_dir`,
       ),
       workspaceFor: db.prepare<[string], string | null>('SELECT workspace_dir FROM sessions WHERE session_id = ?').pluck(),
-      fillConversationWorkspace: db.prepare<[string, string]>(
-        'UPDATE conversations SET workspace_dir = ? WHERE session_id = ? AND workspace_dir IS NULL',
-      ),
+      fillConversationWorkspace: db.prepare<[string, string]>(FILL_CONVERSATION_WORKSPACE_SQL),
     };
   }
 
