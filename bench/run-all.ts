@@ -112,8 +112,16 @@ interface ScaleRow {
   p50: number;
   p95: number;
   dbMb: number;
-  /** The smallest scale's ratio measured again right before and after this scale (see baseRatioNow). */
-  baseNearby: number[];
+  /** The smallest scale measured again right before and after this scale (see baseRatioNow). */
+  baseNearby: BaseRun[];
+}
+
+/** One bracketed cold import of the smallest tree. */
+interface BaseRun {
+  importMs: number;
+  /** The mean of the floors before and after it. */
+  floorMs: number;
+  ratio: number;
 }
 
 function searchTimes(stateDir: string): { p50: number; p95: number; perQuery: Map<string, number> } {
@@ -218,7 +226,7 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
  * the start of the run. Minutes apart, this VM's speed differed by more than the ±10% the growth
  * target allows (the 1x floor alone: 2.5–3.8 s within an hour).
  */
-function baseRatioNow(): number {
+function baseRatioNow(): BaseRun {
   const corpus = corpusFor(Math.round(SESSIONS * SCALES[0]!));
   // Read once first: the page cache may have let the tree go while a larger one was measured.
   floorRun(corpus.root);
@@ -227,7 +235,8 @@ function baseRatioNow(): number {
   try {
     const cold = importRun(corpus.root, stateDir);
     const after = floorRun(corpus.root);
-    return cold.ms / ((before.ms + after.ms) / 2);
+    const floorMs = (before.ms + after.ms) / 2;
+    return { importMs: cold.ms, floorMs, ratio: cold.ms / floorMs };
   } finally {
     rmSync(stateDir, { recursive: true, force: true });
   }
@@ -260,9 +269,18 @@ function growthTable(table: ScaleRow[]): string[] {
       const base = table[0]!;
       const lines = [`ratio at ${r.scale}× vs ${base.scale}× (at the start of the run): ${r.ratio.toFixed(2)}x / ${base.ratio.toFixed(2)}x = ${percent(r.ratio, base.ratio)} (target within ±10%)`];
       if (r.baseNearby.length > 0) {
-        const nearby = r.baseNearby.reduce((a, b) => a + b, 0) / r.baseNearby.length;
+        const mean = (pick: (run: BaseRun) => number) => r.baseNearby.reduce((sum, run) => sum + pick(run), 0) / r.baseNearby.length;
+        const nearby = mean((run) => run.ratio);
         lines.push(
-          `ratio at ${r.scale}× vs ${base.scale}× (measured right before and after it: ${r.baseNearby.map((x) => `${x.toFixed(2)}x`).join(', ')}): ${r.ratio.toFixed(2)}x / ${nearby.toFixed(2)}x = ${percent(r.ratio, nearby)} (target within ±10%)`,
+          `ratio at ${r.scale}× vs ${base.scale}× (measured right before and after it: ${r.baseNearby.map((run) => `${run.ratio.toFixed(2)}x`).join(', ')}): ${r.ratio.toFixed(2)}x / ${nearby.toFixed(2)}x = ${percent(r.ratio, nearby)} (target within ±10%)`,
+        );
+        // What the extra sessions cost the import against what they cost the floor: the one-off
+        // costs of a fresh process (start-up, JIT, heap growth), paid once at either scale, cancel.
+        // The floor's are ~1 s of its ~2.5 s at 1x, the import's a smaller share of more.
+        const extraImport = r.importMs - mean((run) => run.importMs);
+        const extraFloor = r.floorMs - mean((run) => run.floorMs);
+        lines.push(
+          `per-session ratio ${base.scale}×→${r.scale}× (time the extra ${r.sessions - base.sessions} sessions added): import +${fmt(extraImport / 1000)} s / floor +${fmt(extraFloor / 1000)} s = ${(extraImport / extraFloor).toFixed(2)}x`,
         );
       }
       return lines;
