@@ -40,7 +40,10 @@ describe('an import killed with SIGKILL', () => {
     const dataDir = path.join(root, 'data');
     const stateDir = path.join(root, 'state');
     fs.mkdirSync(dataDir);
-    generateCorpus(dataDir, 200, 12_000);
+    // Large enough that the kill lands while the import still runs: 200 sessions (2.4 MB) were
+    // once all committed before the kill took effect, on a loaded machine, after the writer thread
+    // had got faster (the re-run then had nothing left to prove).
+    generateCorpus(dataDir, 600, 12_000);
     const env = cliEnv(root, { EVERME_STATE_DIR: stateDir });
     const args = ['import', '--since', '2026-01-01', '--data-dir', dataDir, '--sink', 'local', '--json'];
 
