@@ -21,6 +21,7 @@ export interface MessageRows {
   readonly bytes: Uint8Array;
 }
 
+/** A role is stored in `fields` as its index here. */
 const ROLES = ['user', 'assistant', 'tool'] as const;
 
 // Offsets into a message's fields. A text is a (start, length) pair into `bytes`; length -1 = none.
@@ -38,18 +39,7 @@ const FIELDS = 10;
 
 const NO_TEXT = -1;
 
-function roleCode(role: AgentMessage['role']): number {
-  switch (role) {
-    case 'user':
-      return 0;
-    case 'assistant':
-      return 1;
-    case 'tool':
-      return 2;
-  }
-}
-
-export function hasText(text: string | undefined): text is string {
+function hasText(text: string | undefined): text is string {
   return text !== undefined && /\S/u.test(text);
 }
 
@@ -77,7 +67,7 @@ export function encodeMessageRows(messages: readonly KeyedMessage[]): MessageRow
     const base = i * FIELDS;
     keys[i] = key;
     toolCallIds[i] = message.role === 'tool' ? message.toolCallId : null;
-    fields[base + ROLE] = roleCode(message.role);
+    fields[base + ROLE] = ROLES.indexOf(message.role);
     fields[base + TIMESTAMP] = message.timestamp;
     fields[base + TURN_COMPLETE] = message.role === 'assistant' ? (message.turnComplete ? 1 : 0) : -1;
     fields[base + HAS_TEXT] = hasText(message.content) ? 1 : 0;
