@@ -45,13 +45,15 @@ function importRun(root: string, stateDir: string): Measured {
   return child('measure-run.js', ['import', root, stateDir], [...HEAP_CAP_FLAGS]);
 }
 
+type FloorMeasured = Measured & { passMs: number[] };
+
 /**
  * The floor, likewise started with nothing left to write back (an import just before leaves GBs).
  * `passes` > 1 walks the tree again in the same process (`passMs`: see floor.ts).
  */
-function floorRun(root: string, passes = 1): Measured & { passMs: number[] } {
+function floorRun(root: string, passes = 1): FloorMeasured {
   execFileSync('sync');
-  return child('floor.js', [root, String(passes)]) as Measured & { passMs: number[] };
+  return child('floor.js', [root, String(passes)]) as FloorMeasured;
 }
 
 function median(values: number[]): number {
@@ -168,6 +170,14 @@ interface ColdRun {
   stateDir: string;
 }
 
+/** A cold import into a new state dir, then the floor after it; `floorBefore` was just measured. */
+function bracketedImport(root: string, floorBefore: Measured): { run: ColdRun; after: FloorMeasured } {
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-state-'));
+  const cold = importRun(root, stateDir);
+  const after = floorRun(root);
+  return { run: { cold, floorBefore: floorBefore.ms, floorAfter: after.ms, ratio: cold.ms / ((floorBefore.ms + after.ms) / 2), stateDir }, after };
+}
+
 async function measureScale(scale: number, rows: string[], keepState?: (stateDir: string, root: string, coldMs: number) => Promise<void>): Promise<ScaleRow> {
   const corpus = corpusFor(Math.round(SESSIONS * scale));
   const runs: ColdRun[] = [];
@@ -177,10 +187,8 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
     const warmFloorMs = floorRun(corpus.root, 2).passMs[1]!;
     let floor = floorRun(corpus.root);
     for (let i = 0; i < repeatsFor(scale); i++) {
-      const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-state-'));
-      const cold = importRun(corpus.root, stateDir);
-      const after = floorRun(corpus.root);
-      runs.push({ cold, floorBefore: floor.ms, floorAfter: after.ms, ratio: cold.ms / ((floor.ms + after.ms) / 2), stateDir });
+      const { run, after } = bracketedImport(corpus.root, floor);
+      runs.push(run);
       floor = after;
     }
     const byRatio = [...runs].sort((a, b) => a.ratio - b.ratio);
@@ -238,16 +246,9 @@ function baseRatioNow(): BaseRun {
   const corpus = corpusFor(Math.round(SESSIONS * SCALES[0]!));
   // Read once first: the page cache may have let the tree go while a larger one was measured.
   floorRun(corpus.root);
-  const before = floorRun(corpus.root);
-  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-state-'));
-  try {
-    const cold = importRun(corpus.root, stateDir);
-    const after = floorRun(corpus.root);
-    const floorMs = (before.ms + after.ms) / 2;
-    return { importMs: cold.ms, floorMs, ratio: cold.ms / floorMs };
-  } finally {
-    rmSync(stateDir, { recursive: true, force: true });
-  }
+  const { run } = bracketedImport(corpus.root, floorRun(corpus.root));
+  rmSync(run.stateDir, { recursive: true, force: true });
+  return { importMs: run.cold.ms, floorMs: (run.floorBefore + run.floorAfter) / 2, ratio: run.ratio };
 }
 
 function growthTable(table: ScaleRow[]): string[] {
@@ -339,9 +340,8 @@ function marginalImport(largeStateDir: string, rows: string[], scale: number): v
   const large = importRun(extra, largeStateDir);
   const after = intoEmpty();
   const empty = (before.ms + after.ms) / 2;
-  const change = (100 * (large.ms - empty)) / empty;
   rows.push(
-    `${SESSIONS} new sessions into the ${scale}× store: ${fmt(large.ms)} ms against ${fmt(empty)} ms into an empty one (${fmt(before.ms)}, ${fmt(after.ms)}): ${change >= 0 ? '+' : ''}${change.toFixed(1)}%`,
+    `${SESSIONS} new sessions into the ${scale}× store: ${fmt(large.ms)} ms against ${fmt(empty)} ms into an empty one (${fmt(before.ms)}, ${fmt(after.ms)}): ${percent(large.ms, empty)}`,
   );
 }
 
