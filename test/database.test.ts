@@ -19,6 +19,14 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** A store as a release that knew only the first `version` migrations left it, opened raw. */
+function storeAtVersion(stateDir: string, version: number): Database.Database {
+  const raw = new Database(databasePath(stateDir));
+  for (const step of MIGRATIONS.slice(0, version)) raw.exec(step);
+  raw.pragma(`user_version = ${version}`);
+  return raw;
+}
+
 function catchError(fn: () => unknown): EvermeError {
   try {
     fn();
@@ -32,9 +40,7 @@ function catchError(fn: () => unknown): EvermeError {
 describe('migration 3: workspaces recorded by hooks reach conversations imported before', () => {
   it('fills a conversation without a workspace from the session the hook recorded, and leaves others alone', () => {
     const stateDir = tempDir();
-    const raw = new Database(databasePath(stateDir));
-    for (const step of MIGRATIONS.slice(0, 2)) raw.exec(step);
-    raw.pragma('user_version = 2');
+    const raw = storeAtVersion(stateDir, 2);
     const conv = raw.prepare('INSERT INTO conversations (conversation_id, session_id, source, workspace_dir) VALUES (?, ?, ?, ?)');
     conv.run('minimaxcode-s1', 's1', 'messages', null);
     conv.run('minimaxcode-s2', 's2', 'ledger', '/from/ledger');
@@ -61,9 +67,7 @@ describe('migration 3: workspaces recorded by hooks reach conversations imported
 describe('migration 7: an existing index is merged 64 segments at a time', () => {
   it('raises automerge to 64 and crisismerge to 128 on a store indexed under 16, and what it found it still finds', () => {
     const stateDir = tempDir();
-    const raw = new Database(databasePath(stateDir));
-    for (const step of MIGRATIONS.slice(0, 6)) raw.exec(step);
-    raw.pragma('user_version = 6');
+    const raw = storeAtVersion(stateDir, 6);
     raw.prepare("INSERT INTO messages_fts (rowid, text) VALUES (1, 'the widget parser failed')").run();
     raw.close();
 
