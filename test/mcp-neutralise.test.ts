@@ -10,6 +10,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { neutraliseRetrieved } from '../src/recall/neutralise.js';
 import { DATA_PREFACE } from '../src/recall/recall-markdown.js';
+import { expectLinearTime } from './support/linear-time.js';
 import { cleanEnv, ensureBuilt, runJs } from './recall-cli.js';
 import { cliEnv, runCli } from './support/cli-process.js';
 import { writeMessagesSession } from './support/delivery-trees.js';
@@ -109,9 +110,7 @@ describe('neutraliseRetrieved', () => {
     expect(neutraliseRetrieved(once)).toBe(once);
     // Recall output is small (snippets, a 10,000-character index); these are far larger.
     for (const input of ['<'.repeat(1e6), '<system'.repeat(5e4), '<|'.repeat(5e5), `<a${' '.repeat(1e6)}`, '[INST]'.repeat(5e4)]) {
-      const t0 = performance.now();
-      neutraliseRetrieved(input);
-      expect(performance.now() - t0).toBeLessThan(1000);
+      expectLinearTime(neutraliseRetrieved, input);
     }
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { cleanText, stripPluginHookContext, stripSystemReminders, trimBlankEdges } from '../src/memory/text-clean.js';
+import { expectLinearTime } from './support/linear-time.js';
 
 describe('cleanText', () => {
   it('removes ANSI colour, cursor, OSC and charset escape sequences', () => {
@@ -32,11 +33,7 @@ describe('cleanText', () => {
       ' \r\n'.repeat(3e5),
       'The quick brown fox jumps over the lazy dog and keeps on running.   \r\n'.repeat(140_000),
     ];
-    for (const input of inputs) {
-      const start = performance.now();
-      cleanText(input);
-      expect(performance.now() - start).toBeLessThan(500);
-    }
+    for (const input of inputs) expectLinearTime(cleanText, input);
     expect(cleanText(' '.repeat(1e6) + 'x')).toHaveLength(1e6 + 1);
     expect(cleanText('\x1b['.repeat(5e5))).toBe('');
   });
@@ -56,9 +53,8 @@ describe('stripSystemReminders', () => {
 
   it('is linear when closing tags never come', () => {
     const hostile = '<system-reminder>'.repeat(60_000);
-    const start = performance.now();
     expect(stripSystemReminders(hostile)).toBe(hostile);
-    expect(performance.now() - start).toBeLessThan(500);
+    expectLinearTime(stripSystemReminders, hostile);
   });
 });
 
@@ -72,9 +68,8 @@ describe('stripPluginHookContext', () => {
   it('leaves an opening tag without a closing one, and is linear when closing tags never come', () => {
     expect(stripPluginHookContext('a<plugin-hook-context>b</plugin-hook-context>c<plugin-hook-context>open')).toBe('ac<plugin-hook-context>open');
     const hostile = '<plugin-hook-context>'.repeat(50_000);
-    const start = performance.now();
     expect(stripPluginHookContext(hostile)).toBe(hostile);
-    expect(performance.now() - start).toBeLessThan(500);
+    expectLinearTime(stripPluginHookContext, hostile);
   });
 });
 
