@@ -8,7 +8,7 @@ import { expect } from 'vitest';
  * nothing on a loaded CI machine (two test workers on two cores, V8 collecting the old generation
  * around a megabyte); a flat 500 ms was, at 513 ms over 10 MB of ordinary text. A ratio between a
  * small and a large input was tried instead and was no steadier: that garbage-collection step alone
- * made linear code cost 7–19x for 4x the input.
+ * made linear code cost 8–19x for 4x the input.
  */
 export function linearTimeBudgetMs(chars: number): number {
   return 1000 + chars / 500;
