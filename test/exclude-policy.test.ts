@@ -69,7 +69,12 @@ describe('the workspace of a session', () => {
       createdAtMs: T,
       files: { 'ledger.jsonl': jsonlOf([ledgerEvent(id, 1, 'session.created', { record: { sessionId: id, workspaceDir: '/home/dev/p' } })]) },
     });
-    expect(await workspaceFromFiles({ sessionId: id, dir: ledgerDir, createdAtMs: T })).toEqual({ workspaceDir: '/home/dev/p', from: 'ledger.jsonl' });
+    // With when the record said it (its updatedAtMs, else the event's createdAtMs): a claim the index can be weighed against.
+    expect(await workspaceFromFiles({ sessionId: id, dir: ledgerDir, createdAtMs: T })).toEqual({
+      workspaceDir: '/home/dev/p',
+      from: 'ledger.jsonl',
+      updatedAtMs: expect.any(Number) as number,
+    });
     const other = 'mvs_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
     const messagesDir = makeSession(dataDir, '2026/09/01', other, { createdAtMs: T, files: { 'messages.jsonl': '{"message_id":"m","turn_id":"t","message":{}}\n' } });
     expect(await workspaceFromFiles({ sessionId: other, dir: messagesDir, createdAtMs: T })).toEqual({});
@@ -79,7 +84,13 @@ describe('the workspace of a session', () => {
     const db = openMemoryDatabase();
     const session: SessionRef = { sessionId: 'mvs_cccccccccccccccccccccccccccccccc', dir: tempDir(), createdAtMs: T };
     const recorded = new Map<string, string>([[session.sessionId, '/home/u/work/client-zeta']]);
-    const gate = new PrivacyGate(db, ['/home/u/work/client-*'], [() => undefined, (s) => recorded.get(s.sessionId)]);
+    const gate = new PrivacyGate(db, ['/home/u/work/client-*'], [
+      () => undefined,
+      (s) => {
+        const dir = recorded.get(s.sessionId);
+        return dir === undefined ? undefined : { from: 'cwd' as const, dir };
+      },
+    ]);
     expect(await gate.scope(session)).toEqual({ status: 'excluded', workspaceDir: '/home/u/work/client-zeta', rule: 'EVERME_EXCLUDE /home/u/work/client-*' });
     // Decisions are written when the run ends, in one transaction.
     expect(new SessionScopeStore(db).list()).toEqual([]);

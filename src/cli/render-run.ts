@@ -16,9 +16,13 @@ export function renderRunSummary(summary: RunSummary): string {
     `sessions: ${s.scanned} scanned, ${s.delivered} delivered, ${s.unchanged} unchanged, ${s.empty} empty, ${s.failed} failed` +
       // Shown when they occur, so the line most runs print stays the same.
       (s.excluded ? `, ${s.excluded} excluded` : '') +
-      (s.forgotten ? `, ${s.forgotten} forgotten` : ''),
+      (s.forgotten ? `, ${s.forgotten} forgotten` : '') +
+      (s.skipped ? `, ${s.skipped} skipped (${skippedKindsText(summary.skippedKinds)}; EVERME_INCLUDE_KINDS reads them)` : ''),
     `messages: ${summary.messages} ${verb} in ${summary.requests} requests${summary.removed ? `, ${summary.removed} removed (history rewritten)` : ''}`,
   ];
+  const index = summary.sessionIndex;
+  if (index?.status === 'ok') lines.push(`session index: ${index.matched} of ${summary.sessions.scanned} sessions known (${index.path}, ${index.schema})`);
+  else if (index) lines.push(`session index: unavailable (${index.reason}): ${index.path}`);
   if (summary.workspaceUnknown > 0) {
     lines.push(
       `workspace unknown: ${summary.workspaceUnknown} session${summary.workspaceUnknown === 1 ? '' : 's'} (no exclusion could be checked for them; see \`everme report\`)`,
@@ -30,6 +34,23 @@ export function renderRunSummary(summary: RunSummary): string {
   // Last, so the pointer to the report is what a reader sees at the bottom.
   lines.push(warningsLine(summary.warnings));
   return lines.join('\n');
+}
+
+function skippedKindsText(kinds: RunSummary['skippedKinds']): string {
+  return Object.entries(kinds)
+    .filter(([, n]) => (n ?? 0) > 0)
+    .map(([kind, n]) => `${kind} ${n}`)
+    .join(', ');
+}
+
+/**
+ * The one warning a run gives when MiniMax Code's session index could not be read (stderr): the
+ * run went on, and the sessions it would have named stay workspace-unknown unless a hook said.
+ */
+export function sessionIndexWarning(summary: RunSummary): string | undefined {
+  const index = summary.sessionIndex;
+  if (index?.status !== 'unavailable') return undefined;
+  return `warning: session_index_unavailable: ${index.path}: ${index.reason} (${index.message}); workspaces, titles and kinds of current sessions are unknown unless a hook reported them`;
 }
 
 /** One stderr line per request the gateway acknowledged with a body that could not be read. */

@@ -41,6 +41,19 @@ export interface Settings {
   requestTimeoutMs?: number;
   /** `EVERME_EXCLUDE`: workspace paths or globs whose sessions are never read or delivered. */
   exclude: string[];
+  /**
+   * `EVERME_INCLUDE_KINDS`: sessions read beyond conversations and tasks: `peek`, `channel`, `cron`,
+   * `hidden`, or `all` (comma-separated, case-insensitive; anything else is ignored).
+   */
+  includeKinds: string[];
+}
+
+const INCLUDE_KIND_WORDS = new Set(['peek', 'channel', 'cron', 'hidden', 'all']);
+
+export function parseIncludeKinds(raw: string | undefined): string[] {
+  if (!raw) return [];
+  const words = raw.split(/[\s,]+/u).map((w) => w.trim().toLowerCase());
+  return [...new Set(words.filter((w) => INCLUDE_KIND_WORDS.has(w)))];
 }
 
 export interface SettingsFlags {
@@ -100,6 +113,7 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
     recallChars: Number.isSafeInteger(recallChars) && recallChars >= 0 ? recallChars : DEFAULT_RECALL_CHARS,
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
     exclude: parseExcludeList(pick('EVERME_EXCLUDE')),
+    includeKinds: parseIncludeKinds(pick('EVERME_INCLUDE_KINDS')),
   };
 }
 

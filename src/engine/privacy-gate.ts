@@ -1,35 +1,65 @@
 import type Database from 'better-sqlite3';
 import { describeRule, ExclusionPolicy } from '../config/exclude.js';
 import type { Settings } from '../config/settings.js';
+import { sameIndexFacts, SessionMetaStore, type IndexFacts } from '../store/session-meta.js';
 import { SessionScopeStore } from '../store/session-scope.js';
 import type { StateStore } from '../store/state-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import type { WriteTurn } from '../store/write-turn.js';
+import type { SessionIndexRead } from '../transcript/session-index.js';
 import { workspaceFromFiles } from '../transcript/session-workspace.js';
 import type { SessionRef } from '../transcript/types.js';
+import { decideWorkspace, SessionCatalog, skippedKind, unknownWhy, type SkippedKind, type WorkspaceClaim, type WorkspaceDecision } from './session-catalog.js';
 
 /**
- * One way of knowing a session's workspace. Sources are asked in order and the first answer wins;
- * none answering means unknown, and unknown is never guessed from anything else.
+ * One way of knowing a session's workspace: a claim with the source it came from and, when known,
+ * when that source said it. Every source is asked; `decideWorkspace` picks among their claims (see
+ * there for the trust order). None answering means unknown, and unknown is never guessed.
  */
-export type WorkspaceSource = (session: SessionRef) => string | undefined | Promise<string | undefined>;
+export type WorkspaceSource = (session: SessionRef) => WorkspaceClaim | undefined | Promise<WorkspaceClaim | undefined>;
 
 export type ScopeDecision =
   | { status: 'included'; workspaceDir: string }
   | { status: 'excluded'; workspaceDir: string; rule: string }
+  | { status: 'skipped'; kind: SkippedKind; workspaceDir?: string }
   | { status: 'unknown' };
 
-/** What the session files say (ledger metadata); see `workspaceFromFiles`. */
-export const fromSessionFiles: WorkspaceSource = async (session) => (await workspaceFromFiles(session)).workspaceDir;
+/** What the session files say (ledger metadata, with the record's time); see `workspaceFromFiles`. */
+export const fromSessionFiles: WorkspaceSource = async (session) => {
+  const found = await workspaceFromFiles(session);
+  if (found.workspaceDir === undefined) return undefined;
+  return found.updatedAtMs === undefined ? { from: 'ledger', dir: found.workspaceDir } : { from: 'ledger', dir: found.workspaceDir, atMs: found.updatedAtMs };
+};
 
-/** The `cwd` a hook payload carried for this session, as the hook worker recorded it. */
-export function fromRecordedCwd(state: StateStore): WorkspaceSource {
-  return (session) => state.workspaceFor(session.sessionId);
+/** What MiniMax Code's session index says (this run's read, else an earlier one's). */
+export function fromSessionIndex(catalog: SessionCatalog): WorkspaceSource {
+  return (session) => catalog.indexClaim(session.sessionId);
 }
 
-/** Files first (they are the session's own record), then what the hook saw. */
-export function defaultWorkspaceSources(state: StateStore): WorkspaceSource[] {
-  return [fromSessionFiles, fromRecordedCwd(state)];
+/**
+ * The `cwd` a hook payload carried for this session, as the hook worker recorded it (with the time
+ * the hook first reported it); a workspace recorded by an older hook worker, before claims had
+ * sources, counts as a cwd of unknown time.
+ */
+export function fromRecordedCwd(state: StateStore, catalog: SessionCatalog): WorkspaceSource {
+  return (session) => {
+    const claim = catalog.cwdClaim(session.sessionId);
+    if (claim || catalog.stored(session.sessionId)) return claim;
+    const legacy = state.workspaceFor(session.sessionId);
+    return legacy === undefined ? undefined : { from: 'cwd', dir: legacy };
+  };
+}
+
+/** The ledger's own record, the session index, what the hook saw. */
+export function defaultWorkspaceSources(state: StateStore, catalog: SessionCatalog): WorkspaceSource[] {
+  return [fromSessionFiles, fromSessionIndex(catalog), fromRecordedCwd(state, catalog)];
+}
+
+export interface GateOptions {
+  /** What the session index says: the gate's workspace source and the kinds filter read it. */
+  catalog?: SessionCatalog;
+  /** `EVERME_INCLUDE_KINDS`: side kinds (`peek`, `channel`, `cron`), `hidden` or `all` read too. */
+  includeKinds?: readonly string[];
 }
 
 /**
@@ -48,6 +78,10 @@ export class PrivacyGate {
   private pending: Array<() => void> = [];
   private readonly writeAll: Database.Transaction<(ops: Array<() => void>) => void>;
 
+  private readonly catalog: SessionCatalog;
+  private readonly meta: SessionMetaStore;
+  private readonly include: ReadonlySet<string>;
+
   constructor(
     db: Database.Database,
     private readonly patterns: readonly string[],
@@ -62,9 +96,13 @@ export class PrivacyGate {
      * import under the profiler) five sessions failed with `database is locked`.
      */
     private readonly turn: () => WriteTurn | undefined = () => undefined,
+    options: GateOptions = {},
   ) {
     this.tombstones = new TombstoneStore(db);
     this.scopes = new SessionScopeStore(db);
+    this.meta = new SessionMetaStore(db);
+    this.catalog = options.catalog ?? new SessionCatalog(this.meta);
+    this.include = new Set(options.includeKinds ?? []);
     this.writeAll = db.transaction((ops: Array<() => void>) => {
       for (const op of ops) op();
     });
@@ -130,7 +168,86 @@ export class PrivacyGate {
     state: StateStore,
     opts: { dryRun?: boolean; turn?: () => WriteTurn | undefined } = {},
   ): PrivacyGate {
-    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state), opts.dryRun ?? false, state, opts.turn);
+    const catalog = new SessionCatalog(new SessionMetaStore(db));
+    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state, catalog), opts.dryRun ?? false, state, opts.turn, {
+      catalog,
+      includeKinds: settings.includeKinds,
+    });
+  }
+
+  /** The session index as this run read it (once per run; a hook worker reads it once for its session). */
+  useSessionIndex(read: SessionIndexRead | undefined): void {
+    this.catalog.useIndex(read);
+  }
+
+  sessionIndex(): SessionIndexRead | undefined {
+    return this.catalog.indexRead();
+  }
+
+  /** What the index says about a session (this run, else recorded earlier). */
+  indexFacts(sessionId: string): IndexFacts | undefined {
+    return this.catalog.facts(sessionId);
+  }
+
+  /**
+   * Records what the session index says about every session of the run, and decides again the
+   * workspace of those whose claims changed: a session whose files did not change is never read,
+   * yet its title, its kind or the index's workspace for it may have. Writes only what differs.
+   */
+  async noteSessions(sessions: readonly SessionRef[]): Promise<void> {
+    if (sessions.length >= PrivacyGate.PRELOAD_AFTER) this.catalog.preload();
+    for (const session of sessions) {
+      const id = session.sessionId;
+      const fresh = this.catalog.freshFacts(id);
+      const stored = this.catalog.stored(id);
+      if (fresh && !sameIndexFacts(stored?.index, fresh)) {
+        this.later(() => this.meta.recordIndex(id, fresh));
+        this.catalog.patch(id, { index: fresh });
+      }
+      if (!this.state) continue;
+      // The files are not read here (that is for sessions that changed): the ledger's claim is the one recorded.
+      const claims: WorkspaceClaim[] = stored?.ledger ? [stored.ledger] : [];
+      for (const source of this.sources) {
+        if (source === fromSessionFiles) continue;
+        const claim = await source(session);
+        if (claim !== undefined && claim.dir.trim() !== '') claims.push(claim);
+      }
+      const decision = decideWorkspace(claims);
+      if (decision && (await this.ruleAmong(decision, this.catalog.facts(id))) === undefined) this.recordDecision(id, decision);
+    }
+  }
+
+  /** Ends a run's use of what `noteSessions` read at once. */
+  endRun(): void {
+    this.catalog.release();
+  }
+
+  /** Above this many sessions `noteSessions` reads every stored session at once. */
+  private static readonly PRELOAD_AFTER = 64;
+
+  private recordDecision(sessionId: string, decision: WorkspaceDecision): void {
+    if (!this.catalog.decisionDiffers(sessionId, decision)) return;
+    this.later(() => this.meta.recordDecision(sessionId, decision.dir, decision.from, decision.conflict));
+    this.catalog.patch(sessionId, {
+      decided: decision.dir,
+      workspaceFrom: decision.from,
+      ...(decision.conflict ? { conflict: decision.conflict } : { conflict: undefined }),
+    });
+  }
+
+  /**
+   * The exclusion rule that keeps the session out, if any. Every directory a source named is
+   * checked, and the project a worktree session belongs to: when sources disagree, any of them
+   * naming an excluded workspace is enough (an exclusion errs on the side of leaving out).
+   */
+  private async ruleAmong(decision: WorkspaceDecision, facts: IndexFacts | undefined): Promise<{ dir: string; rule: string } | undefined> {
+    const policy = await (this.policy ??= ExclusionPolicy.load(this.patterns));
+    const dirs = [decision.dir, ...decision.claims.map((c) => c.dir), ...(facts?.projectWorkspaceDir ? [facts.projectWorkspaceDir] : [])];
+    for (const dir of new Set(dirs)) {
+      const rule = policy.ruleFor(dir);
+      if (rule) return { dir, rule: describeRule(rule) };
+    }
+    return undefined;
   }
 
   /** The conversations forgotten so far, read at once (see `RunSnapshot`). */
@@ -142,34 +259,48 @@ export class PrivacyGate {
     return this.tombstones.isForgotten(conversationId);
   }
 
-  async workspaceOf(session: SessionRef): Promise<string | undefined> {
+  /** Every source's claim about the session's workspace, and the decision among them. */
+  async workspaceOf(session: SessionRef): Promise<WorkspaceDecision | undefined> {
+    const claims: WorkspaceClaim[] = [];
     for (const source of this.sources) {
-      const dir = await source(session);
-      if (dir !== undefined && dir.trim() !== '') return dir;
+      const claim = await source(session);
+      if (claim !== undefined && claim.dir.trim() !== '') claims.push(claim);
     }
-    return undefined;
+    return decideWorkspace(claims);
   }
 
   async scope(session: SessionRef): Promise<ScopeDecision> {
-    const workspaceDir = await this.workspaceOf(session);
-    const base = { sessionId: session.sessionId, sessionDir: session.dir, createdAtMs: session.createdAtMs };
-    if (workspaceDir === undefined) {
-      const record = { ...base, status: 'workspace_unknown' as const };
+    const id = session.sessionId;
+    const decision = await this.workspaceOf(session);
+    const facts = this.catalog.facts(id);
+    const base = { sessionId: id, sessionDir: session.dir, createdAtMs: session.createdAtMs };
+    const ledger = decision?.claims.find((c) => c.from === 'ledger');
+    const stored = this.catalog.stored(id)?.ledger;
+    if (ledger && (stored?.dir !== ledger.dir || stored.atMs !== ledger.atMs)) {
+      this.later(() => this.meta.recordLedger(id, ledger.dir, ledger.atMs));
+      this.catalog.patch(id, { ledger });
+    }
+    const excluded = decision ? await this.ruleAmong(decision, facts) : undefined;
+    if (decision && excluded) {
+      const record = { ...base, status: 'excluded' as const, workspaceDir: excluded.dir, rule: excluded.rule };
+      if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
+      return { status: 'excluded', workspaceDir: excluded.dir, rule: excluded.rule };
+    }
+    const kind = skippedKind(facts, this.include);
+    if (kind) {
+      const record = { ...base, status: 'kind_skipped' as const, rule: kind, ...(decision ? { workspaceDir: decision.dir } : {}) };
+      if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
+      return { status: 'skipped', kind, ...(decision ? { workspaceDir: decision.dir } : {}) };
+    }
+    if (decision === undefined) {
+      const record = { ...base, status: 'workspace_unknown' as const, rule: unknownWhy(this.catalog.indexRead(), facts) };
       if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
       return { status: 'unknown' };
     }
-    const policy = await (this.policy ??= ExclusionPolicy.load(this.patterns));
-    const rule = policy.ruleFor(workspaceDir);
-    if (rule === undefined) {
-      // Checked now (reads), queued only when something must change: a run with nothing new writes nothing.
-      if (this.scopes.has(session.sessionId)) this.later(() => this.scopes.clear(session.sessionId));
-      const state = this.state;
-      if (state && state.workspaceFor(session.sessionId) !== workspaceDir) this.later(() => state.rememberWorkspace(session.sessionId, workspaceDir));
-      return { status: 'included', workspaceDir };
-    }
-    const described = describeRule(rule);
-    const record = { ...base, status: 'excluded' as const, workspaceDir, rule: described };
-    if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
-    return { status: 'excluded', workspaceDir, rule: described };
+    // Checked now (reads), queued only when something must change: a run with nothing new writes nothing.
+    if (this.scopes.has(id)) this.later(() => this.scopes.clear(id));
+    if (this.state) this.recordDecision(id, decision);
+    return { status: 'included', workspaceDir: decision.dir };
   }
 }
+

@@ -2,9 +2,11 @@ import { EvermeError, toEvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
 import { totalsByCode, type WarningCode, type WarningEntry } from '../core/warnings.js';
 import { discoverSessions } from '../transcript/discover.js';
+import { readSessionIndex, type SessionIndexRead } from '../transcript/session-index.js';
 import type { SessionRef } from '../transcript/types.js';
 import { openEngine, type Engine } from './engine-context.js';
 import { ReadGate } from './read-gate.js';
+import type { SkippedKind } from './session-catalog.js';
 import { blankOutcome, deliverSession, type DeliveryMode, type RunSnapshot, type SessionOutcome } from './session-delivery.js';
 
 export interface RunOptions {
@@ -25,7 +27,14 @@ export interface RunOptions {
   boundary?: boolean;
   /** An engine already opened by the caller (the hook worker keeps one across runs). */
   engine?: Engine;
+  /** The session index as the caller read it (a hook worker reads it once); read here when unset. */
+  sessionIndex?: SessionIndexRead;
 }
+
+/** What the run learnt from MiniMax Code's session index (see `readSessionIndex`). */
+export type SessionIndexSummary =
+  | { status: 'ok'; path: string; schema: string; known: number; matched: number }
+  | { status: 'unavailable'; path: string; reason: string; message: string };
 
 export interface RunProgress {
   sessionsTotal: number;
@@ -40,9 +49,13 @@ export interface RunSummary {
   sink: SinkName;
   dryRun: boolean;
   since?: string;
-  sessions: { scanned: number; delivered: number; unchanged: number; empty: number; excluded: number; forgotten: number; failed: number };
+  sessions: { scanned: number; delivered: number; unchanged: number; empty: number; excluded: number; forgotten: number; skipped: number; failed: number };
   /** Sessions read whose workspace nobody knows: no exclusion could be checked for them. */
   workspaceUnknown: number;
+  /** `skipped` sessions by kind (peek, channel, cron, hidden): read only with EVERME_INCLUDE_KINDS. */
+  skippedKinds: Partial<Record<SkippedKind, number>>;
+  /** The session index this run read: one `session_index_unavailable` warning when it could not. */
+  sessionIndex?: SessionIndexSummary;
   messages: number;
   removed: number;
   requests: number;
@@ -77,8 +90,9 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     sink: options.sink,
     dryRun,
     since: options.since,
-    sessions: { scanned: 0, delivered: 0, unchanged: 0, empty: 0, excluded: 0, forgotten: 0, failed: 0 },
+    sessions: { scanned: 0, delivered: 0, unchanged: 0, empty: 0, excluded: 0, forgotten: 0, skipped: 0, failed: 0 },
     workspaceUnknown: 0,
+    skippedKinds: {},
     messages: 0,
     removed: 0,
     requests: 0,
@@ -93,6 +107,10 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     const allWarnings: WarningEntry[] = [];
     const sessions = options.sessions ?? (await collectSessions(options, engine, dryRun, allWarnings));
     summary.sessions.scanned = sessions.length;
+    const index = options.sessionIndex ?? readIndexFor(options.settings.dataDir, sessions);
+    engine.privacy.useSessionIndex(index);
+    summary.sessionIndex = indexSummary(index, sessions);
+    await engine.privacy.noteSessions(sessions);
     const progress: RunProgress = { sessionsTotal: sessions.length, sessionsDone: 0, messages: 0, bytesDone: 0, bytesTotal: 0 };
     let stop: EvermeError | undefined;
     engine.locks.expect(sessions.map((s) => s.sessionId));
@@ -133,6 +151,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
       summary.removed += outcome.removed;
       summary.bytes += outcome.bytes;
       if (outcome.workspaceUnknown) summary.workspaceUnknown += 1;
+      if (outcome.skippedKind) summary.skippedKinds[outcome.skippedKind] = (summary.skippedKinds[outcome.skippedKind] ?? 0) + 1;
       allWarnings.push(...outcome.warnings);
       for (const r of outcome.invalidResponses) summary.invalidResponses.push({ sessionId: session.sessionId, ...r });
       if (outcome.status === 'failed') {
@@ -184,6 +203,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     summary.warnings = totalsByCode(allWarnings);
     await engine.privacy.settled();
     engine.privacy.commit();
+    engine.privacy.endRun();
     if (runId !== undefined) {
       const status = summary.cancelled ? 'cancelled' : summary.sessions.failed > 0 ? 'partial' : 'ok';
       engine.state.finishRun(runId, summary, status);
@@ -194,11 +214,25 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   } catch (err) {
     await engine.privacy.settled();
     engine.privacy.commit();
+    engine.privacy.endRun();
     if (runId !== undefined) engine.state.finishRun(runId, summary, 'failed');
     throw err;
   } finally {
     if (!options.engine) engine.close();
   }
+}
+
+/** Below this many sessions the index is asked for the run's sessions only; above, every row is read at once. */
+const INDEX_BY_ID_BELOW = 1000;
+
+function readIndexFor(dataDir: string, sessions: readonly SessionRef[]): SessionIndexRead {
+  return readSessionIndex(dataDir, sessions.length < INDEX_BY_ID_BELOW ? { sessionIds: sessions.map((s) => s.sessionId) } : {});
+}
+
+function indexSummary(read: SessionIndexRead, sessions: readonly SessionRef[]): SessionIndexSummary {
+  if (read.status === 'unavailable') return { status: 'unavailable', path: read.path, reason: read.reason, message: read.message };
+  const matched = sessions.filter((s) => read.sessions.has(s.sessionId)).length;
+  return { status: 'ok', path: read.path, schema: read.schema.name, known: read.known, matched };
 }
 
 /** Below this many sessions (a hook worker's one, a small sync) two lookups each cost less than reading every row. */

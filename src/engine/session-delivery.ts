@@ -12,14 +12,18 @@ import type { SessionRef } from '../transcript/types.js';
 import { conversationIdFor } from './conversation-id.js';
 import { fingerprintFile, fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
 import type { PrivacyGate, ScopeDecision } from './privacy-gate.js';
+import type { SkippedKind } from './session-catalog.js';
 import type { SessionLocks } from './session-lock.js';
 import type { SessionFingerprint, StateStore } from '../store/state-store.js';
 
 /** import flushes every conversation's last request, sync only at a finished turn, the hook only at a conversation boundary. */
 export type DeliveryMode = 'import' | 'sync' | 'hook';
 
-/** `excluded`: its workspace is excluded; `forgotten`: the user forgot it (a tombstone). Neither is read. */
-export type SessionStatus = 'delivered' | 'unchanged' | 'empty' | 'excluded' | 'forgotten' | 'failed';
+/**
+ * `excluded`: its workspace is excluded; `forgotten`: the user forgot it (a tombstone); `skipped`: a
+ * side session (peek, channel, cron) or one the host hides, not read by default. None is read.
+ */
+export type SessionStatus = 'delivered' | 'unchanged' | 'empty' | 'excluded' | 'forgotten' | 'skipped' | 'failed';
 
 export interface SessionOutcome {
   sessionId: string;
@@ -35,6 +39,8 @@ export interface SessionOutcome {
   invalidResponses: Array<{ requestId: string; reason: string }>;
   /** Read, but nobody knows its workspace, so no exclusion could be checked (never guessed). */
   workspaceUnknown?: boolean;
+  /** `skipped`: which kind of session it is. */
+  skippedKind?: SkippedKind;
   error?: EvermeError;
 }
 
@@ -148,7 +154,8 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     const owed = ctx.sink.pendingFlush(conversationId);
     if (!owed || (ctx.mode === 'sync' && !boundary && !owed.endsTurn)) return outcome;
     // A flush is a request about the conversation too: none for an excluded workspace.
-    if ((await decideScope())?.status === 'excluded') {
+    const flushScope = await decideScope();
+    if (flushScope?.status === 'excluded') {
       outcome.status = 'excluded';
       return outcome;
     }
@@ -206,7 +213,14 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       outcome.status = 'excluded';
       return outcome;
     }
+    if (scope?.status === 'skipped') {
+      outcome.status = 'skipped';
+      outcome.skippedKind = scope.kind;
+      return outcome;
+    }
     if (scope?.status === 'unknown') outcome.workspaceUnknown = true;
+    // The workspace decided among every source's claim (see `decideWorkspace`) is the one stored.
+    const decidedWorkspace = scope?.status === 'included' ? scope.workspaceDir : undefined;
 
     if (!ctx.dryRun && ctx.locks !== undefined) {
       await ctx.locks.acquire(session.sessionId, ctx.lockTimeoutMs ?? 30_000, ctx.signal);
@@ -245,7 +259,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       conversationId,
       sessionId: session.sessionId,
       source,
-      workspaceDir: reading.workspaceDir() ?? ctx.state.workspaceFor(session.sessionId),
+      workspaceDir: decidedWorkspace ?? reading.workspaceDir() ?? ctx.state.workspaceFor(session.sessionId),
       historyFile,
       createdAtMs: session.createdAtMs,
     });

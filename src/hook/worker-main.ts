@@ -5,6 +5,8 @@ import { resolveDataDir } from '../config/data-dir.js';
 import { defaultSink, loadSettings, type Settings } from '../config/settings.js';
 import { openEngine, type Engine } from '../engine/engine-context.js';
 import { runPipeline, type RunSummary } from '../engine/run-pipeline.js';
+import { SessionMetaStore } from '../store/session-meta.js';
+import { readSessionIndex } from '../transcript/session-index.js';
 import { locateSession } from '../transcript/session-locate.js';
 import { DeliveryMarks } from './delivery-marks.js';
 import { HookSlot } from './hook-slot.js';
@@ -75,14 +77,17 @@ async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: stri
     const session = await locateSession(settings.dataDir, slot.sessionId, { remembered: sessionDir });
     if (!session) return 'gone';
     engine.state.rememberSessionDir(slot.sessionId, session.dir);
-    if (cwd) engine.state.rememberWorkspace(slot.sessionId, cwd);
+    // The payload's cwd is one claim about the workspace; each run decides among the claims.
+    if (cwd) new SessionMetaStore(engine.db).recordCwd(slot.sessionId, cwd);
+    // Read once per worker: the host writes its row at the session's start, a title after a turn or so.
+    const sessionIndex = readSessionIndex(settings.dataDir, { sessionIds: [slot.sessionId] });
     let followUp = false;
     for (;;) {
       await waitForNextRun(settings, slot, marks, followUp);
       const taken = marks.take();
       slot.takePending();
       slot.markRunStart();
-      const summary = await runPipeline({ mode: 'hook', settings, sink: engine.sink.name, engine, sessions: [session], boundary: taken.boundary });
+      const summary = await runPipeline({ mode: 'hook', settings, sink: engine.sink.name, engine, sessions: [session], boundary: taken.boundary, sessionIndex });
       const diagnostic = diagnosticFor(summary, slot.sessionId);
       if (diagnostic) slot.writeDiagnostic(diagnostic);
       // A failed run (gateway down) is left to the next hook or sync rather than retried in a loop;

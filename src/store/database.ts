@@ -201,6 +201,39 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX conversations_by_session ON conversations (session_id);
   `,
+  // 9 (issue #30): what MiniMax Code's session index says about each session (title, kind,
+  // visibility, archive flag, parent, the host's times), each source's claim about its workspace
+  // with that claim's time, and which one won (src/store/session-meta.ts reads and writes it).
+  // The hook's cwd was kept only as sessions.workspace_dir until now: it becomes the cwd claim.
+  `
+  CREATE TABLE session_meta (
+    session_id TEXT PRIMARY KEY,
+    -- What the session index said (NULL: it did not say, or never knew the session).
+    title TEXT,
+    kind TEXT,
+    session_type TEXT,
+    visibility TEXT,
+    archived INTEGER,
+    parent_session_id TEXT,
+    default_workspace INTEGER,
+    project_workspace_dir TEXT,
+    host_created_at_ms INTEGER,
+    host_updated_at_ms INTEGER,
+    -- Each source's claim about the workspace, and when that source said it.
+    index_workspace_dir TEXT,
+    ledger_workspace_dir TEXT,
+    ledger_at_ms INTEGER,
+    cwd TEXT,
+    cwd_at_ms INTEGER,
+    -- The winner ('ledger' | 'index' | 'cwd'), and every claim when they disagreed (JSON).
+    workspace_from TEXT,
+    workspace_conflict TEXT,
+    recorded_at_ms INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX session_meta_by_parent ON session_meta (parent_session_id) WHERE parent_session_id IS NOT NULL;
+  INSERT INTO session_meta (session_id, cwd, recorded_at_ms)
+    SELECT session_id, workspace_dir, 0 FROM sessions WHERE workspace_dir IS NOT NULL;
+  `,
 ];
 
 export function databasePath(stateDir: string): string {

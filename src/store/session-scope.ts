@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 
-export type ScopeStatus = 'excluded' | 'workspace_unknown';
+/** `kind_skipped`: a side session (peek, channel, cron) or one the host hides, left out by default (`rule` names which). */
+export type ScopeStatus = 'excluded' | 'workspace_unknown' | 'kind_skipped';
 
 export interface ScopeRecord {
   sessionId: string;
@@ -8,7 +9,7 @@ export interface ScopeRecord {
   sessionDir?: string;
   createdAtMs?: number;
   workspaceDir?: string;
-  /** Why it was excluded: `EVERME_EXCLUDE <pattern>` or the ignore file's path. */
+  /** Why: the exclusion (`EVERME_EXCLUDE <pattern>` or the ignore file's path), the kind skipped, or why no workspace is known. */
   rule?: string;
   recordedAtMs: number;
 }
@@ -68,7 +69,7 @@ export class SessionScopeStore {
 
   list(): ScopeRecord[] {
     return this.stmts.list.all().flatMap((row): ScopeRecord[] => {
-      if (row.status !== 'excluded' && row.status !== 'workspace_unknown') return [];
+      if (row.status !== 'excluded' && row.status !== 'workspace_unknown' && row.status !== 'kind_skipped') return [];
       return [
         {
           sessionId: row.session_id,

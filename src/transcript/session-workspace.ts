@@ -20,7 +20,8 @@ const metadataEvent = z.looseObject({
   kind: z.enum(['session.created', 'session.metadata_updated']),
   sessionId: z.string(),
   schemaVersion: z.literal(1),
-  record: z.looseObject({ workspaceDir: z.string().min(1) }),
+  createdAtMs: z.number().finite().optional().catch(undefined),
+  record: z.looseObject({ workspaceDir: z.string().min(1), updatedAtMs: z.number().finite().optional().catch(undefined) }),
 });
 
 /** Cheap prefilter: a line without this cannot carry a workspace, so it is never parsed. */
@@ -33,9 +34,11 @@ export interface FileWorkspace {
   workspaceDir?: string;
   /** The file it came from, relative to the session directory; absent when no file says. */
   from?: string;
+  /** When the record said it: the record's `updatedAtMs`, else the event's `createdAtMs`. */
+  updatedAtMs?: number;
 }
 
-async function ledgerWorkspace(file: string, sessionId: string): Promise<string | undefined> {
+async function ledgerWorkspace(file: string, sessionId: string): Promise<{ workspaceDir: string; updatedAtMs?: number } | undefined> {
   let scanned = 0;
   try {
     for await (const { line } of readLines(file, { highWaterMark: 64 * 1024 })) {
@@ -48,7 +51,10 @@ async function ledgerWorkspace(file: string, sessionId: string): Promise<string 
         continue;
       }
       const event = metadataEvent.safeParse(json);
-      if (event.success && event.data.sessionId === sessionId) return event.data.record.workspaceDir;
+      if (event.success && event.data.sessionId === sessionId) {
+        const at = event.data.record.updatedAtMs ?? event.data.createdAtMs;
+        return at === undefined ? { workspaceDir: event.data.record.workspaceDir } : { workspaceDir: event.data.record.workspaceDir, updatedAtMs: at };
+      }
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -63,7 +69,7 @@ export async function workspaceFromFiles(session: SessionRef): Promise<FileWorks
   const ledger = choice.source === 'ledger' && choice.file ? choice.file : path.join(session.dir, LEDGER_FILE);
   // A current session has no ledger: one stat, rather than a stream opened to fail.
   if (choice.source !== 'ledger' && !existsSync(ledger)) return {};
-  const dir = await ledgerWorkspace(ledger, session.sessionId);
-  if (dir !== undefined) return { workspaceDir: dir, from: LEDGER_FILE };
+  const found = await ledgerWorkspace(ledger, session.sessionId);
+  if (found !== undefined) return { ...found, from: LEDGER_FILE };
   return {};
 }
