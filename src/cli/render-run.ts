@@ -1,5 +1,6 @@
 import type { RunSummary } from '../engine/run-pipeline.js';
 import { EvermeError } from '../core/errors.js';
+import { INCLUDABLE } from '../engine/session-catalog.js';
 
 export function warningsLine(warnings: RunSummary['warnings']): string {
   const parts = Object.entries(warnings)
@@ -37,9 +38,8 @@ export function renderRunSummary(summary: RunSummary): string {
 }
 
 function skippedKindsText(kinds: RunSummary['skippedKinds']): string {
-  return Object.entries(kinds)
-    .filter(([, n]) => (n ?? 0) > 0)
-    .map(([kind, n]) => `${kind} ${n}`)
+  return INCLUDABLE.filter((kind) => (kinds[kind] ?? 0) > 0)
+    .map((kind) => `${kind} ${kinds[kind]}`)
     .join(', ');
 }
 

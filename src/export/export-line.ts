@@ -9,6 +9,10 @@ export interface ExportConversationMeta {
   workspaceDir?: string;
   historyFile?: string;
   createdAtMs?: number;
+  /** What MiniMax Code's session index said of the session: its title, kind and parent. */
+  title?: string;
+  kind?: string;
+  parentSessionId?: string;
 }
 
 /**
@@ -31,6 +35,9 @@ export function conversationMeta(c: ExportConversation): ExportConversationMeta 
     ...(c.workspaceDir === undefined ? {} : { workspaceDir: c.workspaceDir }),
     ...(c.historyFile === undefined ? {} : { historyFile: c.historyFile }),
     ...(c.createdAtMs === undefined ? {} : { createdAtMs: c.createdAtMs }),
+    ...(c.title === undefined ? {} : { title: c.title }),
+    ...(c.kind === undefined ? {} : { kind: c.kind }),
+    ...(c.parentSessionId === undefined ? {} : { parentSessionId: c.parentSessionId }),
   };
 }
 
@@ -66,6 +73,9 @@ export const exportLineSchema = z.object({
       workspaceDir: z.string().optional(),
       historyFile: z.string().optional(),
       createdAtMs: timestamp.optional(),
+      title: z.string().optional(),
+      kind: z.string().optional(),
+      parentSessionId: z.string().optional(),
     })
     .optional(),
   key: z.string().min(1),

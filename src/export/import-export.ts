@@ -7,6 +7,7 @@ import { totalsByCode, WarningCollector, type WarningCode } from '../core/warnin
 import type { KeyedMessage } from '../core/agent-message.js';
 import type { Settings } from '../config/settings.js';
 import { openDatabase } from '../store/database.js';
+import { SessionMetaStore, type IndexFacts } from '../store/session-meta.js';
 import { LocalStore } from '../store/message-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import type { ConversationMeta } from '../store/store-types.js';
@@ -41,6 +42,14 @@ async function digestOf(file: string): Promise<string> {
  * again. Forgotten conversations and excluded workspaces stay out here too. A malformed line costs
  * that line (a warning with its line number, never its content).
  */
+function factsOf(c: { title?: string; kind?: string; parentSessionId?: string }): { facts?: IndexFacts } {
+  const facts: IndexFacts = {};
+  if (c.title !== undefined) facts.title = c.title;
+  if (c.kind !== undefined) facts.kind = c.kind;
+  if (c.parentSessionId !== undefined) facts.parentSessionId = c.parentSessionId;
+  return Object.keys(facts).length > 0 ? { facts } : {};
+}
+
 export async function importExport(settings: Settings, file: string): Promise<ImportExportSummary> {
   const abs = path.resolve(file);
   let digest: string;
@@ -65,9 +74,12 @@ export async function importExport(settings: Settings, file: string): Promise<Im
 
     /** Per conversation: whether it is taken, decided at its first line. */
     const decided = new Map<string, boolean>();
-    let pending: { conversation: ConversationMeta; messages: KeyedMessage[] } | undefined;
-    const commit = db.transaction((p: { conversation: ConversationMeta; messages: KeyedMessage[] }) => {
+    let pending: { conversation: ConversationMeta; messages: KeyedMessage[]; facts?: IndexFacts } | undefined;
+    const meta = new SessionMetaStore(db);
+    const commit = db.transaction((p: { conversation: ConversationMeta; messages: KeyedMessage[]; facts?: IndexFacts }) => {
       store.upsertConversation(p.conversation);
+      // The title, kind and parent the exporting machine knew, unless this one knows the session itself.
+      if (p.facts && meta.get(p.conversation.sessionId)?.index === undefined) meta.recordIndex(p.conversation.sessionId, p.facts);
       summary.messages += store.appendMessages(p.conversation.conversationId, p.messages);
     });
     const flush = (): void => {
@@ -112,6 +124,7 @@ export async function importExport(settings: Settings, file: string): Promise<Im
                 ? { conversationId, ...conversation }
                 : { conversationId, sessionId: conversationId.replace(/^minimaxcode-/, ''), source: 'messages' },
               messages: [],
+              ...(conversation ? factsOf(conversation) : {}),
             }
           : undefined;
         if (!pending) continue;

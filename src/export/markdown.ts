@@ -36,11 +36,21 @@ export function markdownFileName(conversationId: string): string {
   return `${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}.md`;
 }
 
+/** A title as one heading line: whitespace (newlines included) folded, so it cannot start a block of its own. */
+function headingTitle(title: string | undefined): string | undefined {
+  const flat = title?.replace(/\s+/gu, ' ').trim();
+  return flat ? flat : undefined;
+}
+
 export function markdownHeader(c: ExportConversation): string {
+  const title = headingTitle(c.title);
   return [
-    `# ${c.conversationId}`,
+    title === undefined ? `# ${c.conversationId}` : `# ${title}`,
     '',
+    ...(title === undefined ? [] : [`- conversation: ${c.conversationId}`]),
     `- session: ${c.sessionId}`,
+    ...(c.kind === undefined ? [] : [`- kind: ${c.kind}`]),
+    ...(c.parentSessionId === undefined ? [] : [`- parent session: ${c.parentSessionId}`]),
     `- workspace: ${c.workspaceDir ?? 'unknown'}`,
     `- started: ${iso(c.createdAtMs)}`,
     `- last message: ${iso(c.updatedAtMs)}`,

@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
+import { openRuntimeState, runtimeStatePath } from '../transcript/runtime-state.js';
 import { entryDisabled, listMcodePlugins, type McodePluginEntry } from './mcode-plugins.js';
 
 /**
@@ -31,8 +30,6 @@ export interface DetectOptions {
 }
 
 const OFFICIAL_ID = 'everme@official';
-/** The runtime may hold a write lock for a moment; never wait on it longer than this. */
-const SQLITE_BUSY_TIMEOUT_MS = 200;
 
 function isOfficialEverme(entry: McodePluginEntry): boolean {
   const ids = [entry.id, entry.pluginId, entry.name].filter((v): v is string => typeof v === 'string').map((v) => v.toLowerCase());
@@ -100,36 +97,28 @@ function verdictOfRow(row: unknown, file: string): StateVerdict {
 }
 
 /**
- * The runtime's record, opened read-only with a short busy timeout. With several accounts on the
- * machine the most recently updated row is the account in use.
+ * The runtime's record, opened read-only with a short busy timeout, without changing anything on
+ * disk (see `openRuntimeState`). With several accounts on the machine the most recently updated
+ * row is the account in use.
  */
-async function readRuntimeState(file: string): Promise<StateVerdict> {
-  if (!existsSync(file)) return undefined;
+function readRuntimeState(file: string): StateVerdict {
+  const opened = openRuntimeState(file);
+  if (!opened.ok) return undefined;
   try {
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(file, { readonly: true, fileMustExist: true, timeout: SQLITE_BUSY_TIMEOUT_MS });
-    try {
-      const table = db
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'local_runtime_plugin_official_state'")
-        .get();
-      if (!table) return undefined;
-      const rows = db.prepare('SELECT * FROM local_runtime_plugin_official_state ORDER BY updated_at_ms DESC LIMIT 100').all();
-      for (const row of rows) {
-        const verdict = verdictOfRow(row, file);
-        if (verdict) return verdict;
-      }
-      return undefined;
-    } finally {
-      db.close();
+    const table = opened.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'local_runtime_plugin_official_state'").get();
+    if (!table) return undefined;
+    const rows = opened.db.prepare('SELECT * FROM local_runtime_plugin_official_state ORDER BY updated_at_ms DESC LIMIT 100').all();
+    for (const row of rows) {
+      const verdict = verdictOfRow(row, file);
+      if (verdict) return verdict;
     }
+    return undefined;
   } catch {
     // Not SQLite, another schema, locked past the timeout: the state simply says nothing.
     return undefined;
+  } finally {
+    opened.close();
   }
-}
-
-export function runtimeStatePath(dataDir: string): string {
-  return path.join(dataDir, 'v2', 'sqlite', 'runtime-state.sqlite');
 }
 
 function messageFor(status: OfficialPluginStatus, source: OfficialPluginDetection['source']): string {
@@ -149,7 +138,7 @@ export async function detectOfficialPlugin(dataDir: string, options: DetectOptio
   const evidence: string[] = [];
   const viaMcode = await detectWithMcode(options, evidence);
   if (viaMcode) return viaMcode;
-  const state = await readRuntimeState(runtimeStatePath(dataDir));
+  const state = readRuntimeState(runtimeStatePath(dataDir));
   if (state) {
     evidence.push(state.evidence);
     return { status: state.status, source: 'runtime-state', message: messageFor(state.status, 'runtime-state'), evidence };

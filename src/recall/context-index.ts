@@ -1,7 +1,7 @@
 import { neutraliseRetrieved } from './neutralise.js';
 import type { GatewayContext, LocalContext, RecallContext } from './recall.js';
 import type { ConversationSummary } from '../store/message-store.js';
-import { DATA_PREFACE, EMPTY_STORE_TEXT, formatHit, formatWhen, quoteQuery } from './recall-markdown.js';
+import { DATA_PREFACE, EMPTY_STORE_TEXT, formatHit, formatWhen, quoteQuery, shownTitle } from './recall-markdown.js';
 
 /** What `mem_context` may return: an index a host can put in front of the model without crowding it. */
 export const MAX_CONTEXT_CHARS = 10_000;
@@ -78,9 +78,12 @@ function shownPath(dir: string): string {
 }
 
 function conversationEntry(c: ConversationSummary): string {
+  const title = shownTitle(c.title);
   const head = [
     `**${formatWhen(c.updatedAtMs ?? c.createdAtMs)}**`,
     `\`${c.conversationId}\``,
+    ...(title ? [title] : []),
+    ...(c.parentSessionId ? [`${c.kind ?? 'branch'} of ${c.parentSessionId}`] : []),
     c.messageCount === 1 ? '1 message' : `${c.messageCount} messages`,
     ...(c.workspaceDir ? [c.workspaceDir] : []),
   ].join(' · ');

@@ -25,12 +25,29 @@ export function quoteQuery(query: string): string {
   return JSON.stringify(shown);
 }
 
+const TITLE_SHOWN_CHARS = 120;
+
+/**
+ * A session's title as a listing shows it: quoted, on one line, bounded. The host derives titles
+ * from what was said in the session, so they are stored text like any other (neutralised with the
+ * rest of an answer that goes to the model).
+ */
+export function shownTitle(title: string | undefined): string | undefined {
+  if (title === undefined) return undefined;
+  const flat = title.replace(/\s+/gu, ' ').trim();
+  if (flat === '') return undefined;
+  const chars = Array.from(flat);
+  return JSON.stringify(chars.length > TITLE_SHOWN_CHARS ? `${chars.slice(0, TITLE_SHOWN_CHARS).join('')}…` : flat);
+}
+
 /** Two lines: where the hit comes from, then its snippet. */
 export function formatHit(hit: RecallHit, position: number): string {
+  const title = shownTitle(hit.title);
   const head = [
     hit.role ?? 'message',
     formatWhen(hit.timestamp),
     hit.conversationId ?? 'unknown conversation',
+    ...(title ? [title] : []),
     ...(hit.workspaceDir ? [hit.workspaceDir] : []),
     ...(hit.score === null ? [] : [`score ${hit.score.toFixed(2)}`]),
   ].join(' · ');

@@ -25,6 +25,8 @@ export interface RecallHit {
   snippet: string;
   score: number | null;
   workspaceDir?: string;
+  /** What MiniMax Code's session index calls the conversation's session (embedded store only). */
+  title?: string;
 }
 
 export interface RecallSearch {

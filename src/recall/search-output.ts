@@ -1,7 +1,7 @@
 import type { RecallHit, RecallSearch } from './recall.js';
 import { quoteQuery } from './recall-markdown.js';
 
-export type SearchResultJson = Pick<RecallHit, 'conversationId' | 'sessionId' | 'role' | 'timestamp' | 'snippet' | 'score'>;
+export type SearchResultJson = Pick<RecallHit, 'conversationId' | 'sessionId' | 'role' | 'timestamp' | 'snippet' | 'score'> & { title?: string };
 
 /** One `everme search --json` result: exactly the documented shape, nothing store-specific leaks. */
 export function searchResultJson(hit: RecallHit): SearchResultJson {
@@ -12,6 +12,7 @@ export function searchResultJson(hit: RecallHit): SearchResultJson {
     timestamp: hit.timestamp,
     snippet: hit.snippet,
     score: hit.score,
+    ...(hit.title === undefined ? {} : { title: hit.title }),
   };
 }
 

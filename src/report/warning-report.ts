@@ -4,19 +4,38 @@ import type { Settings } from '../config/settings.js';
 import { totalsByCode, type WarningCode } from '../core/warnings.js';
 import { databasePath, openDatabase } from '../store/database.js';
 import { conversationIdFor } from '../engine/conversation-id.js';
+import { SessionMetaStore, type StoredClaim, type WorkspaceFrom } from '../store/session-meta.js';
 import { SessionScopeStore, type ScopeRecord } from '../store/session-scope.js';
+import { sessionTitles } from '../store/session-titles.js';
+import type { SessionIndexSummary } from '../engine/run-pipeline.js';
 import { StateStore, type ConversationWarnings } from '../store/state-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 
-export type ReportConversation = ConversationWarnings;
+export type ReportConversation = ConversationWarnings & { title?: string };
+export type ReportScope = ScopeRecord & { title?: string };
+
+/** A session whose workspace sources disagreed: which one won, and every claim with its time. */
+export interface WorkspaceDisagreement {
+  sessionId: string;
+  title?: string;
+  workspaceDir?: string;
+  from: WorkspaceFrom;
+  claims: StoredClaim[];
+}
 
 export interface WarningReport {
   conversations: ReportConversation[];
   totals: Partial<Record<WarningCode, number>>;
   /** Sessions the latest read left out because their workspace is excluded. */
-  excluded: ScopeRecord[];
-  /** Sessions read whose workspace nobody knows: no exclusion could be checked for them. */
-  workspaceUnknown: ScopeRecord[];
+  excluded: ReportScope[];
+  /** Sessions read whose workspace nobody knows, and why (`rule`): no exclusion could be checked for them. */
+  workspaceUnknown: ReportScope[];
+  /** Side sessions (peek, channel, cron) and hidden ones left out by default; `rule` names the kind. */
+  skippedKinds: ReportScope[];
+  /** Sessions whose workspace sources (ledger, session index, hook cwd) disagreed: the later-updated one won. */
+  disagreements: WorkspaceDisagreement[];
+  /** What the last import or sync learnt from MiniMax Code's session index. */
+  sessionIndex?: SessionIndexSummary & { run: 'import' | 'sync'; at: number };
   /** Conversations forgotten (`everme forget`): never delivered again. */
   forgotten: number;
 }
@@ -32,7 +51,9 @@ export interface ReportFilter {
 
 /** The warnings of each conversation's latest read, from the state file; an empty store reports nothing. */
 export function buildReport(settings: Settings, filter: ReportFilter): WarningReport {
-  if (!existsSync(databasePath(settings.stateDir))) return { conversations: [], totals: {}, excluded: [], workspaceUnknown: [], forgotten: 0 };
+  if (!existsSync(databasePath(settings.stateDir))) {
+    return { conversations: [], totals: {}, excluded: [], workspaceUnknown: [], skippedKinds: [], disagreements: [], forgotten: 0 };
+  }
   const db = openDatabase(settings.stateDir);
   try {
     const conversationId =
@@ -41,8 +62,9 @@ export function buildReport(settings: Settings, filter: ReportFilter): WarningRe
         : filter.conversation.startsWith('minimaxcode-')
           ? filter.conversation
           : conversationIdFor(filter.conversation);
-    const listed = new StateStore(db).listWarnings({ conversationId, code: filter.code, sinceMs: filter.sinceMs });
-    const conversations = listed
+    const state = new StateStore(db);
+    const listed = state.listWarnings({ conversationId, code: filter.code, sinceMs: filter.sinceMs });
+    const warned = listed
       .map((c) => ({ ...c, warnings: c.warnings.filter((w) => w.count > 0) }))
       .filter((c) => c.warnings.length > 0);
     // Scope records are about sessions, not warning codes: a --code filter leaves them out.
@@ -53,11 +75,38 @@ export function buildReport(settings: Settings, filter: ReportFilter): WarningRe
             .filter((r) => conversationId === undefined || conversationIdFor(r.sessionId) === conversationId)
             .filter((r) => filter.sinceMs === undefined || (r.createdAtMs ?? r.recordedAtMs) >= filter.sinceMs)
         : [];
+    const disagreements =
+      filter.code === undefined
+        ? new SessionMetaStore(db)
+            .conflicts()
+            .filter((m) => conversationId === undefined || conversationIdFor(m.sessionId) === conversationId)
+            .map((m): WorkspaceDisagreement => ({
+              sessionId: m.sessionId,
+              ...(m.decided === undefined ? {} : { workspaceDir: m.decided }),
+              from: m.workspaceFrom ?? 'index',
+              claims: m.conflict ?? [],
+            }))
+        : [];
+    const titles = sessionTitles(db, [...warned.flatMap((c) => (c.sessionId ? [c.sessionId] : [])), ...scopes.map((r) => r.sessionId), ...disagreements.map((d) => d.sessionId)]);
+    const titled = <T extends { sessionId: string | null }>(r: T): T & { title?: string } => {
+      const title = r.sessionId === null ? undefined : titles.get(r.sessionId)?.title;
+      return title === undefined ? r : { ...r, title };
+    };
+    const conversations = warned.map(titled);
+    const lastIndexRun = [state.lastRun('import'), state.lastRun('sync')]
+      .filter((r) => r !== undefined)
+      .sort((a, b) => b.startedAtMs - a.startedAtMs)
+      .find((r) => typeof r.summary?.sessionIndex === 'object');
     return {
       conversations,
       totals: totalsByCode(conversations.flatMap((c) => c.warnings)),
-      excluded: scopes.filter((r) => r.status === 'excluded'),
-      workspaceUnknown: scopes.filter((r) => r.status === 'workspace_unknown'),
+      excluded: scopes.filter((r) => r.status === 'excluded').map(titled),
+      workspaceUnknown: scopes.filter((r) => r.status === 'workspace_unknown').map(titled),
+      skippedKinds: scopes.filter((r) => r.status === 'kind_skipped').map(titled),
+      disagreements: disagreements.map(titled),
+      ...(lastIndexRun
+        ? { sessionIndex: { ...(lastIndexRun.summary!.sessionIndex as SessionIndexSummary), run: lastIndexRun.kind as 'import' | 'sync', at: lastIndexRun.finishedAtMs ?? lastIndexRun.startedAtMs } }
+        : {}),
       forgotten: new TombstoneStore(db).count(),
     };
   } finally {
@@ -69,20 +118,51 @@ function day(ms: number | undefined): string {
   return ms === undefined ? '-' : new Date(ms).toISOString().slice(0, 10);
 }
 
+function titleOf(r: { title?: string }): string {
+  return r.title === undefined ? '' : `  ${JSON.stringify(r.title.replace(/\s+/gu, ' ').trim())}`;
+}
+
+function when(ms: number | undefined): string {
+  return ms === undefined ? 'time unknown' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+}
+
 function renderScope(report: WarningReport): string[] {
   const lines: string[] = [];
   if (report.excluded.length > 0) {
     lines.push('', `excluded (${report.excluded.length} session${report.excluded.length === 1 ? '' : 's'}, never read past their workspace, never delivered):`);
-    for (const r of report.excluded) lines.push(`    ${r.sessionId}  ${day(r.createdAtMs)}  ${r.workspaceDir ?? '-'}  by ${r.rule ?? '-'}`);
+    for (const r of report.excluded) lines.push(`    ${r.sessionId}  ${day(r.createdAtMs)}  ${r.workspaceDir ?? '-'}  by ${r.rule ?? '-'}${titleOf(r)}`);
   }
   if (report.workspaceUnknown.length > 0) {
     const n = report.workspaceUnknown.length;
     lines.push(
       '',
-      `workspace unknown (${n} session${n === 1 ? '' : 's'}): neither the session files nor a hook said where ${n === 1 ? 'it' : 'they'} ran, so EVERME_EXCLUDE and .everme-ignore could not be checked; ${n === 1 ? 'it was' : 'they were'} delivered.`,
+      `workspace unknown (${n} session${n === 1 ? '' : 's'}): neither the session files, MiniMax Code's session index nor a hook said where ${n === 1 ? 'it' : 'they'} ran, so EVERME_EXCLUDE and .everme-ignore could not be checked; ${n === 1 ? 'it was' : 'they were'} delivered.`,
     );
-    for (const r of report.workspaceUnknown.slice(0, UNKNOWN_SHOWN)) lines.push(`    ${r.sessionId}  ${day(r.createdAtMs)}`);
+    for (const r of report.workspaceUnknown.slice(0, UNKNOWN_SHOWN)) lines.push(`    ${r.sessionId}  ${day(r.createdAtMs)}  ${r.rule ?? ''}`.trimEnd());
     if (n > UNKNOWN_SHOWN) lines.push(`    … and ${n - UNKNOWN_SHOWN} more (--json lists all)`);
+  }
+  if (report.skippedKinds.length > 0) {
+    const n = report.skippedKinds.length;
+    const byKind = new Map<string, number>();
+    for (const r of report.skippedKinds) byKind.set(r.rule ?? '-', (byKind.get(r.rule ?? '-') ?? 0) + 1);
+    lines.push(
+      '',
+      `skipped (${n} session${n === 1 ? '' : 's'}: ${[...byKind].map(([k, c]) => `${k} ${c}`).join(', ')}): side sessions and sessions MiniMax Code hides are not read by default; EVERME_INCLUDE_KINDS=${[...byKind.keys()].join(',')} reads them.`,
+    );
+    for (const r of report.skippedKinds.slice(0, UNKNOWN_SHOWN)) lines.push(`    ${r.sessionId}  ${day(r.createdAtMs)}  ${r.rule ?? '-'}  ${r.workspaceDir ?? '-'}${titleOf(r)}`);
+    if (n > UNKNOWN_SHOWN) lines.push(`    … and ${n - UNKNOWN_SHOWN} more (--json lists all)`);
+  }
+  if (report.disagreements.length > 0) {
+    const n = report.disagreements.length;
+    lines.push('', `workspace sources disagree (${n} session${n === 1 ? '' : 's'}; the one updated last is used):`);
+    for (const d of report.disagreements) {
+      lines.push(`    ${d.sessionId}  ${d.workspaceDir ?? '-'} (from the ${d.from === 'index' ? 'session index' : d.from === 'cwd' ? 'hook cwd' : 'ledger'})${titleOf(d)}`);
+      for (const c of d.claims) lines.push(`        ${c.from.padEnd(6)} ${c.dir}  ${when(c.atMs)}`);
+    }
+  }
+  const index = report.sessionIndex;
+  if (index?.status === 'unavailable') {
+    lines.push('', `session index: unavailable at the last ${index.run} (${index.reason}: ${index.message}): ${index.path}`);
   }
   if (report.forgotten > 0) lines.push('', `forgotten: ${report.forgotten} conversation${report.forgotten === 1 ? '' : 's'} (never delivered again; \`everme forget --undo --conversation ID\` lifts one)`);
   return lines;
@@ -95,7 +175,7 @@ export function renderReport(report: WarningReport): string {
     const day = c.createdAtMs === undefined ? '' : new Date(c.createdAtMs).toISOString().slice(0, 10);
     const head = c.sessionId ?? c.sessionDir ?? '(unknown session)';
     const file = c.historyFile ? `  ${path.basename(c.historyFile)}` : '';
-    lines.push(`${head}  ${day || '-'}  ${c.workspaceDir ?? '-'}  ${c.source}${file}`);
+    lines.push(`${head}  ${day || '-'}  ${c.workspaceDir ?? '-'}  ${c.source}${file}${titleOf(c)}`);
     for (const w of c.warnings) {
       const samples = w.samples.map((s) => `${s.file}:${s.line}`).join(', ');
       lines.push(`    ${w.code.padEnd(30)} ${String(w.count).padStart(6)}  ${samples}`);

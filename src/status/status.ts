@@ -7,6 +7,7 @@ import { MCP_SERVER_NAME, mcpConfigPath, readMcpDocument } from '../install/mcp-
 import { databasePath, openDatabase } from '../store/database.js';
 import { LocalStore } from '../store/message-store.js';
 import { discoverSessions } from '../transcript/discover.js';
+import { readSessionIndex } from '../transcript/session-index.js';
 import { gatewayClientFor } from '../engine/engine-context.js';
 import { StateStore, type RunRecord } from '../store/state-store.js';
 import { toEvermeError } from '../core/errors.js';
@@ -30,6 +31,13 @@ export interface StatusReport {
   /** Each route (plugin, markdown), the events that arrived per route, and warnings about them. */
   hooks: Omit<HookRoutesReport, 'problems'> & { latencyMs: { p50?: number; p95?: number; count: number }; outcomes: Partial<Record<HookOutcome, number>> };
   mcp: { registered: boolean; file: string; valid: boolean };
+  /**
+   * MiniMax Code's session index as status read it just now (read-only): which schema, how many
+   * sessions it knows and how many of the sessions found it names; or why it could not be read.
+   */
+  sessionIndex:
+    | { status: 'ok'; path: string; schema: string; columns: string[]; known: number; matched: number }
+    | { status: 'unavailable'; path: string; reason: string; message: string };
   store: { file: string; bytes: number; conversations: number; messages: number };
   warnings: number;
   problems: StatusProblem[];
@@ -69,8 +77,14 @@ function fileSize(file: string): number {
  */
 export async function collectStatus(settings: Settings): Promise<StatusReport> {
   const problems: StatusProblem[] = [];
-  let sessions = 0;
-  for await (const _session of discoverSessions(settings.dataDir, { onInvalidManifest: () => {} })) sessions++;
+  const found: string[] = [];
+  for await (const session of discoverSessions(settings.dataDir, { onInvalidManifest: () => {} })) found.push(session.sessionId);
+  const sessions = found.length;
+  const index = readSessionIndex(settings.dataDir);
+  const sessionIndex: StatusReport['sessionIndex'] =
+    index.status === 'ok'
+      ? { status: 'ok', path: index.path, schema: index.schema.name, columns: index.schema.columns, known: index.known, matched: found.filter((id) => index.sessions.has(id)).length }
+      : { status: 'unavailable', path: index.path, reason: index.reason, message: index.message };
 
   const sink = defaultSink(settings);
   const gateway: StatusReport['gateway'] = { configured: Boolean(settings.apiKey) };
@@ -149,6 +163,7 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
     lastHookRun,
     hooks: { ...routes, latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), count: latencies.length }, outcomes },
     mcp,
+    sessionIndex,
     store,
     warnings,
     problems,
@@ -165,6 +180,7 @@ export function renderStatus(s: StatusReport): string {
   const run = (r?: RunSummaryView) => (r ? `${r.at} (${r.status ?? 'running'})` : 'never');
   const lines = [
     `data dir:     ${s.dataDir} (${s.sessions} sessions)`,
+    `session index: ${sessionIndexLine(s.sessionIndex, s.sessions)}`,
     `sink:         ${s.sink}${s.gateway.configured ? ` → ${s.gateway.apiBase} ${s.gateway.reachable ? 'answers' : `does not answer (${s.gateway.error?.type})`}` : ''}`,
     `credential:   ${credentialLine(s.credential)}`,
     `last import:  ${run(s.lastImport)}${s.lastImport?.since ? ` since ${String(s.lastImport.since)}` : ''}`,
@@ -177,6 +193,11 @@ export function renderStatus(s: StatusReport): string {
     `warnings:     ${s.warnings}${s.warnings > 0 ? ' (see `everme report`)' : ''}`,
   ];
   return lines.join('\n');
+}
+
+function sessionIndexLine(index: StatusReport['sessionIndex'], found: number): string {
+  if (index.status === 'unavailable') return `unavailable (${index.reason}: ${index.message}) at ${index.path}`;
+  return `${index.path}, schema ${index.schema}, ${index.known} sessions known (${index.matched} of the ${found} found)`;
 }
 
 const SOURCE_NAMES: Record<CredentialSource, string> = { flag: 'the --api-key flag', env: 'the environment', 'everme.env': 'everme.env' };

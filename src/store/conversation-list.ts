@@ -17,6 +17,12 @@ export interface ConversationSummary {
   messageCount: number;
   firstUserText?: string;
   lastAssistantText?: string;
+  /** What MiniMax Code's session index calls the session (see store/session-meta.ts). */
+  title?: string;
+  /** The session's kind in the index (`conversation`, `task`, …), when it said. */
+  kind?: string;
+  /** A branch or task session's parent session. */
+  parentSessionId?: string;
 }
 
 export interface ProjectParams {
@@ -81,19 +87,26 @@ interface ConversationRow {
   message_count: number;
   first_user_text: string | null;
   last_assistant_text: string | null;
+  title: string | null;
+  kind: string | null;
+  parent_session_id: string | null;
 }
+
+/** A conversation with what the session index says of its session (a primary-key lookup per row). */
+export const CONVERSATION_WITH_META = `SELECT c.*, m.title AS title, m.kind AS kind, m.parent_session_id AS parent_session_id
+  FROM conversations c LEFT JOIN session_meta m ON m.session_id = c.session_id`;
 
 const RECENT_ORDER = 'ORDER BY c.updated_at_ms IS NULL, c.updated_at_ms DESC, c.conversation_id LIMIT @limit';
 
 /** Conversations with messages in the project (all when `@project` is null), most recently active first. */
-const RECENT_CONVERSATIONS_SQL = `SELECT * FROM conversations c WHERE c.message_count > 0 AND ${PROJECT_FILTER} ${RECENT_ORDER}`;
+const RECENT_CONVERSATIONS_SQL = `${CONVERSATION_WITH_META} WHERE c.message_count > 0 AND ${PROJECT_FILTER} ${RECENT_ORDER}`;
 
 /**
  * The same for a project that is named: without the `@project IS NULL` alternative SQLite can
  * answer from the project's index ranges. Measured on the 10x bench store (30,000 conversations,
  * a fresh process as the SessionStart hook runs it): 2.3 ms against 17–21 ms for a scan.
  */
-export const RECENT_IN_PROJECT_SQL = `SELECT * FROM conversations c WHERE c.message_count > 0 AND ${IN_PROJECT} ${RECENT_ORDER}`;
+export const RECENT_IN_PROJECT_SQL = `${CONVERSATION_WITH_META} WHERE c.message_count > 0 AND ${IN_PROJECT} ${RECENT_ORDER}`;
 
 function toConversationSummary(row: ConversationRow): ConversationSummary {
   const summary: ConversationSummary = {
@@ -108,6 +121,9 @@ function toConversationSummary(row: ConversationRow): ConversationSummary {
   if (row.updated_at_ms !== null) summary.updatedAtMs = row.updated_at_ms;
   if (row.first_user_text !== null) summary.firstUserText = row.first_user_text;
   if (row.last_assistant_text !== null) summary.lastAssistantText = row.last_assistant_text;
+  if (row.title !== null) summary.title = row.title;
+  if (row.kind !== null) summary.kind = row.kind;
+  if (row.parent_session_id !== null) summary.parentSessionId = row.parent_session_id;
   return summary;
 }
 

@@ -13,6 +13,10 @@ export interface ExportConversation {
   createdAtMs?: number;
   updatedAtMs?: number;
   messageCount: number;
+  /** What MiniMax Code's session index says of the session (see store/session-meta.ts). */
+  title?: string;
+  kind?: string;
+  parentSessionId?: string;
 }
 
 export interface ExportFilter {
@@ -32,6 +36,9 @@ interface ConversationRow {
   created_at_ms: number | null;
   updated_at_ms: number | null;
   message_count: number;
+  title: string | null;
+  kind: string | null;
+  parent_session_id: string | null;
   /** The paging key: creation time, unknown first. */
   sort_ms: number;
 }
@@ -48,6 +55,10 @@ interface MessageRow {
 }
 
 const toolCallsSchema = z.array(z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() }));
+
+/** A conversation row with its session's title, kind and parent (a primary-key lookup per row). */
+const WITH_META = `SELECT c.*, m.title AS title, m.kind AS kind, m.parent_session_id AS parent_session_id, coalesce(c.created_at_ms, -1) AS sort_ms
+  FROM conversations c LEFT JOIN session_meta m ON m.session_id = c.session_id`;
 
 /** Pages, not iterators: a page is read, written out (awaiting a slow consumer), then the next. */
 const CONVERSATION_PAGE = 200;
@@ -95,6 +106,9 @@ function toConversation(row: ConversationRow): ExportConversation {
     ...(row.history_file === null ? {} : { historyFile: row.history_file }),
     ...(row.created_at_ms === null ? {} : { createdAtMs: row.created_at_ms }),
     ...(row.updated_at_ms === null ? {} : { updatedAtMs: row.updated_at_ms }),
+    ...(row.title === null ? {} : { title: row.title }),
+    ...(row.kind === null ? {} : { kind: row.kind }),
+    ...(row.parent_session_id === null ? {} : { parentSessionId: row.parent_session_id }),
   };
 }
 
@@ -113,15 +127,14 @@ export class ExportReader {
         )
         .pluck(),
       page: db.prepare<{ afterMs: number; afterId: string; limit: number; sinceMs: number | null }, ConversationRow>(
-        `SELECT *, coalesce(created_at_ms, -1) AS sort_ms FROM conversations
-         WHERE message_count > 0
-           AND (coalesce(created_at_ms, -1) > @afterMs OR (coalesce(created_at_ms, -1) = @afterMs AND conversation_id > @afterId))
-           AND (@sinceMs IS NULL OR updated_at_ms >= @sinceMs)
-         ORDER BY sort_ms, conversation_id
+        `${WITH_META} WHERE c.message_count > 0
+           AND (coalesce(c.created_at_ms, -1) > @afterMs OR (coalesce(c.created_at_ms, -1) = @afterMs AND c.conversation_id > @afterId))
+           AND (@sinceMs IS NULL OR c.updated_at_ms >= @sinceMs)
+         ORDER BY sort_ms, c.conversation_id
          LIMIT @limit`,
       ),
       one: db.prepare<[string], ConversationRow>(
-        'SELECT *, coalesce(created_at_ms, -1) AS sort_ms FROM conversations WHERE conversation_id = ? AND message_count > 0',
+        `${WITH_META} WHERE c.conversation_id = ? AND c.message_count > 0`,
       ),
       messages: db.prepare<[string, number, number], MessageRow>(
         `SELECT id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete FROM messages

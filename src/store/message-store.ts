@@ -41,6 +41,8 @@ export interface SearchHit {
   /** Higher is better (negated BM25). */
   score: number;
   workspaceDir?: string;
+  /** What MiniMax Code's session index calls the session. */
+  title?: string;
 }
 
 export interface SearchOptions {
@@ -79,6 +81,7 @@ interface HitRow {
   tool_calls_json: string | null;
   session_id: string;
   workspace_dir: string | null;
+  title: string | null;
 }
 
 interface RankedRow {
@@ -197,7 +200,8 @@ export class LocalStore {
          LIMIT @limit`,
       ),
       hit: db.prepare<[number], HitRow>(
-        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, c.session_id, c.workspace_dir
+        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, c.session_id, c.workspace_dir,
+           (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
          FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
          WHERE m.id = ?`,
       ),
@@ -357,6 +361,7 @@ export class LocalStore {
         snippet: makeSnippet(storedSearchableText(row), fts.terms),
         score,
         ...(row.workspace_dir === null ? {} : { workspaceDir: row.workspace_dir }),
+        ...(row.title === null ? {} : { title: row.title }),
       });
     }
     return hits;

@@ -83,7 +83,7 @@ function schemaName(recordJson: boolean, columns: readonly MirroredColumn[]): st
   const own = columns.filter((c) => c !== 'updated_at_ms');
   if (own.length === 0) return recordJson ? 'record_json only' : 'no record fields';
   if (own.length === 1 && own[0] === 'workspace_dir' && recordJson) return '0.5.4 (record_json + workspace_dir)';
-  return `${recordJson ? 'record_json + ' : ''}${own.length} columns (${own.join(', ')})`;
+  return recordJson ? 'record_json + columns' : 'columns only';
 }
 
 function quoteIdent(name: string): string {
@@ -92,7 +92,11 @@ function quoteIdent(name: string): string {
 
 /** `column`, else the record's field (NULL when record_json is not valid JSON), else NULL. */
 function selectExpr(column: MirroredColumn, present: ReadonlySet<string>, recordJson: boolean): string {
-  const fromRecord = recordJson ? `CASE WHEN json_valid(record_json) THEN json_extract(record_json, '$.${MIRRORED[column]}') END` : 'NULL';
+  // Scalars only: json_extract would hand an array or object over as its JSON text.
+  const key = `'$.${MIRRORED[column]}'`;
+  const fromRecord = recordJson
+    ? `CASE WHEN json_valid(record_json) AND json_type(record_json, ${key}) IN ('text', 'integer', 'real', 'true', 'false') THEN json_extract(record_json, ${key}) END`
+    : 'NULL';
   if (!present.has(column)) return `${fromRecord} AS ${column}`;
   return recordJson ? `coalesce(${quoteIdent(column)}, ${fromRecord}) AS ${column}` : `${quoteIdent(column)} AS ${column}`;
 }

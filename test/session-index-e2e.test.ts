@@ -1,0 +1,336 @@
+/**
+ * MiniMax Code's session index through the real CLI: cold import, sync, the hook and its worker,
+ * status, search, report and export, against index files built here in each schema variant.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
+import { CREATED_AT_MS, DAY, conversationFor, jsonlOf, ledgerEvent, sessionIdFor, turnMessages, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { hookEnv, hookStdin, runHookCli, waitForWorkers, writeSession, newSessionId } from './support/hook-harness.js';
+import { exclusiveWriter, indexRecord, liveHost, sessionIndexFile, untouchable, VARIANTS, writeSessionIndex, type IndexRecord } from './support/session-index-host.js';
+import { makeSession, tempDir } from './transcript-helpers.js';
+
+let root: string;
+let dataDir: string;
+let stateDir: string;
+
+beforeEach(() => {
+  root = tempDir();
+  dataDir = path.join(root, 'data');
+  stateDir = path.join(root, 'state');
+  fs.mkdirSync(dataDir);
+});
+
+afterEach(() => {
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return cliEnv(root, { EVERME_STATE_DIR: stateDir, ...extra });
+}
+
+async function cli(args: string[], e = env()) {
+  return runCli([...args, '--data-dir', dataDir], e);
+}
+
+async function json(args: string[], e = env()): Promise<Record<string, unknown>> {
+  const r = await cli([...args, '--json'], e);
+  expect(r.code, r.stderr).toBe(0);
+  return envelopeOf(r).data!;
+}
+
+function output(r: { stdout: string; stderr: string }): string {
+  return r.stdout + r.stderr;
+}
+
+function storeRows<T>(sql: string): T[] {
+  const db = new Database(path.join(stateDir, 'everme.db'), { readonly: true });
+  try {
+    return db.prepare(sql).all() as T[];
+  } finally {
+    db.close();
+  }
+}
+
+const PROJECT_A = '/home/dev/widget';
+const PROJECT_B = '/home/dev/client-secret';
+
+/** Four messages.jsonl sessions (their files name no workspace), 1 and 2 in A, 3 in B, 4 in A. */
+function writeTree(): void {
+  for (const n of [1, 2, 3, 4]) writeMessagesSession(dataDir, n, turnsEnvelopes(`s${n}`, [1]));
+}
+
+function treeRecords(): IndexRecord[] {
+  return [
+    indexRecord(sessionIdFor(1), { workspaceDir: PROJECT_A, title: 'Fix the widget spinner' }),
+    indexRecord(sessionIdFor(2), { workspaceDir: PROJECT_A, title: 'Widget release notes' }),
+    indexRecord(sessionIdFor(3), { workspaceDir: PROJECT_B, title: 'Client secret rotation' }),
+    indexRecord(sessionIdFor(4), { workspaceDir: PROJECT_A, title: 'Spinner follow-up', sessionType: 'branch', sessionKind: 'task', parentSessionId: sessionIdFor(1) }),
+  ];
+}
+
+describe('cold import with the session index', { timeout: 180_000 }, () => {
+  for (const variant of VARIANTS) {
+    it(`${variant}: every session's workspace and title are known; EVERME_EXCLUDE on a workspace only the index names excludes it; SessionStart recalls the imported history`, async () => {
+      writeTree();
+      writeSessionIndex(dataDir, variant, treeRecords());
+      const summary = await json(['import', '--since', '2026-09-01'], env({ EVERME_EXCLUDE: PROJECT_B }));
+      expect(summary).toMatchObject({
+        workspaceUnknown: 0,
+        sessions: { scanned: 4, delivered: 3, excluded: 1 },
+        sessionIndex: { status: 'ok', matched: 4, known: 4 },
+      });
+      const rows = storeRows<{ conversation_id: string; workspace_dir: string | null; title: string | null }>(
+        'SELECT c.conversation_id, c.workspace_dir, m.title FROM conversations c LEFT JOIN session_meta m USING (session_id) ORDER BY c.conversation_id',
+      );
+      expect(rows).toEqual([
+        { conversation_id: conversationFor(1), workspace_dir: PROJECT_A, title: 'Fix the widget spinner' },
+        { conversation_id: conversationFor(2), workspace_dir: PROJECT_A, title: 'Widget release notes' },
+        { conversation_id: conversationFor(4), workspace_dir: PROJECT_A, title: 'Spinner follow-up' },
+      ]);
+
+      // SessionStart in project A recalls what was imported, titles included.
+      const start = await runHookCli(
+        hookStdin(newSessionId(), { hook_event_name: 'SessionStart', source: 'startup', cwd: PROJECT_A }),
+        hookEnv({ HOME: root, MINIMAX_DATA_DIR: dataDir, EVERME_STATE_DIR: stateDir, EVERME_MINIMAX_SYNC_INTERVAL_MS: '200' }),
+      );
+      expect(start.code).toBe(0);
+      expect(start.stdout).toContain(`Recent conversations in ${PROJECT_A}`);
+      for (const n of [1, 2, 4]) expect(start.stdout).toContain(conversationFor(n));
+      expect(start.stdout).toContain('"Fix the widget spinner"');
+      expect(start.stdout).toContain(`task of ${sessionIdFor(1)}`);
+      expect(start.stdout).not.toContain(conversationFor(3));
+    });
+  }
+
+  it('titles show in search hits (text and --json), in --project scoped search, and in the export (jsonl metadata, markdown heading)', async () => {
+    writeTree();
+    writeSessionIndex(dataDir, 'newest', treeRecords());
+    expect(await json(['import', '--since', '2026-09-01'])).toMatchObject({ workspaceUnknown: 0 });
+
+    const scoped = await json(['search', 'question', '--project', PROJECT_A]);
+    const hits = scoped.results as Array<{ conversationId: string; title?: string }>;
+    expect(new Set(hits.map((h) => h.conversationId))).toEqual(new Set([1, 2, 4].map(conversationFor)));
+    expect(hits.find((h) => h.conversationId === conversationFor(2))?.title).toBe('Widget release notes');
+    const text = await cli(['search', 'question', '--project', PROJECT_B]);
+    expect(text.stdout).toContain('"Client secret rotation"');
+
+    const exported = await cli(['export']);
+    const first = exported.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { conversationId: string; conversation?: Record<string, unknown> })
+      .filter((l) => l.conversation);
+    expect(first.find((l) => l.conversationId === conversationFor(4))?.conversation).toMatchObject({
+      workspaceDir: PROJECT_A,
+      title: 'Spinner follow-up',
+      kind: 'task',
+      parentSessionId: sessionIdFor(1),
+    });
+    const out = path.join(root, 'md');
+    expect((await cli(['export', '--format', 'markdown', '--out', out])).code).toBe(0);
+    const md = fs.readFileSync(path.join(out, `${conversationFor(1)}.md`), 'utf8');
+    expect(md.split('\n')[0]).toBe('# Fix the widget spinner');
+    expect(md).toContain(`- conversation: ${conversationFor(1)}`);
+  });
+});
+
+describe('a live host', { timeout: 180_000 }, () => {
+  it('rows the host wrote only to its -wal are read; the index and its -wal keep their bytes and mtimes through import, sync, hook, status and search', async () => {
+    writeTree();
+    writeSessionIndex(dataDir, 'newest', []);
+    const host = liveHost(dataDir, 'newest');
+    try {
+      host.put(treeRecords());
+      const before = untouchable(dataDir);
+      expect(before).toMatchObject({ 'runtime-state.sqlite-wal': { size: expect.any(Number) as number }, 'runtime-state.sqlite-shm': 'present' });
+
+      expect(await json(['import', '--since', '2026-09-01'])).toMatchObject({ workspaceUnknown: 0, sessionIndex: { status: 'ok', matched: 4 } });
+      expect(untouchable(dataDir)).toEqual(before);
+
+      // A session the host starts now: its row too is only in the WAL.
+      const live = newSessionId();
+      writeSession(dataDir, live, [1]);
+      host.put([indexRecord(live, { workspaceDir: PROJECT_A, title: 'Live one', createdAtMs: Date.now(), updatedAtMs: Date.now() })]);
+      const during = untouchable(dataDir);
+      const hookRun = await runHookCli(hookStdin(live, { cwd: PROJECT_A }), hookEnv({ HOME: root, MINIMAX_DATA_DIR: dataDir, EVERME_STATE_DIR: stateDir, EVERME_MINIMAX_SYNC_INTERVAL_MS: '200' }));
+      expect(hookRun.code).toBe(0);
+      await waitForWorkers(stateDir);
+      expect(storeRows<{ title: string }>(`SELECT title FROM session_meta WHERE session_id = '${live}'`)).toEqual([{ title: 'Live one' }]);
+
+      const today = new Date().toISOString().slice(0, 10);
+      expect((await cli(['sync', '--since', today])).code).toBe(0);
+      // status exits 1 here (no hooks installed): its report goes to stderr then.
+      expect(output(await cli(['status']))).toMatch(/session index: .*runtime-state\.sqlite, schema record_json \+ columns, 5 sessions known \(5 of the 5 found\)/);
+      expect((await cli(['search', 'question'])).code).toBe(0);
+      expect((await cli(['report'])).code).toBe(0);
+      expect(untouchable(dataDir)).toEqual(during);
+    } finally {
+      host.close();
+    }
+  });
+
+  it('an index at rest gets no -wal or -shm, and keeps its bytes and mtime, through import, sync, hook, status and search', async () => {
+    writeTree();
+    writeSessionIndex(dataDir, 'record_json', treeRecords());
+    const before = untouchable(dataDir);
+    expect(before).toMatchObject({ 'runtime-state.sqlite-wal': null, 'runtime-state.sqlite-shm': 'absent' });
+    expect(await json(['import', '--since', '2026-09-01'])).toMatchObject({ workspaceUnknown: 0 });
+    expect((await cli(['sync', '--since', '2026-09-01'])).code).toBe(0);
+    const hookRun = await runHookCli(hookStdin(sessionIdFor(1), { cwd: PROJECT_A }), hookEnv({ HOME: root, MINIMAX_DATA_DIR: dataDir, EVERME_STATE_DIR: stateDir, EVERME_MINIMAX_SYNC_INTERVAL_MS: '200' }));
+    expect(hookRun.code).toBe(0);
+    await waitForWorkers(stateDir);
+    expect(output(await cli(['status']))).toContain('schema record_json only, 4 sessions known');
+    expect((await cli(['search', 'question'])).code).toBe(0);
+    expect(untouchable(dataDir)).toEqual(before);
+    expect(fs.readdirSync(path.dirname(sessionIndexFile(dataDir)))).toEqual(['runtime-state.sqlite']);
+  });
+});
+
+describe('index trouble', { timeout: 180_000 }, () => {
+  async function importWithTrouble(reason: string): Promise<void> {
+    const r = await cli(['import', '--since', '2026-09-01']);
+    expect(r.code, r.stderr).toBe(0);
+    const warnings = r.stderr.split('\n').filter((l) => l.includes('session_index_unavailable'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`: ${reason} (`);
+    expect(r.stdout).toMatch(/sessions: 4 scanned, 4 delivered/);
+    expect(r.stdout).toContain(`session index: unavailable (${reason})`);
+    expect(r.stdout).toMatch(/workspace unknown: 4 sessions/);
+    const again = envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json']));
+    expect(again.data).toMatchObject({ sessionIndex: { status: 'unavailable', reason } });
+    const report = await cli(['report']);
+    expect(report.stdout).toContain(`the session index is unavailable (${reason})`);
+  }
+
+  it('absent: one warning, and the run completes', async () => {
+    writeTree();
+    await importWithTrouble('absent');
+  });
+
+  it('corrupt: one warning, and the run completes', async () => {
+    writeTree();
+    fs.mkdirSync(path.dirname(sessionIndexFile(dataDir)), { recursive: true });
+    fs.writeFileSync(sessionIndexFile(dataDir), 'garbage '.repeat(100));
+    await importWithTrouble('corrupt');
+  });
+
+  it('unknown schema: one warning, and the run completes', async () => {
+    writeTree();
+    fs.mkdirSync(path.dirname(sessionIndexFile(dataDir)), { recursive: true });
+    const db = new Database(sessionIndexFile(dataDir));
+    db.exec('CREATE TABLE local_runtime_sessions (id INTEGER PRIMARY KEY, payload BLOB)');
+    db.close();
+    await importWithTrouble('unknown_schema');
+  });
+
+  it('locked by an exclusive writer: one warning, the run completes, and nothing of the index is touched', async () => {
+    writeTree();
+    const file = writeSessionIndex(dataDir, 'newest', treeRecords());
+    const writer = await exclusiveWriter(file, 'wal');
+    try {
+      const before = untouchable(dataDir);
+      await importWithTrouble('locked');
+      expect(untouchable(dataDir)).toEqual(before);
+    } finally {
+      await writer.stop();
+    }
+  });
+});
+
+describe('when the sources disagree', { timeout: 180_000 }, () => {
+  /** A ledger session whose own record names `workspace`, said at `atMs`. */
+  function writeLedgerSession(n: number, workspace: string, atMs: number): void {
+    const sessionId = sessionIdFor(n);
+    const events = [
+      ledgerEvent(sessionId, 1, 'session.created', { record: { sessionId, workspaceDir: workspace, createdAtMs: atMs, updatedAtMs: atMs } }),
+      ledgerEvent(sessionId, 2, 'message.pi_history_appended', { messages: turnMessages(`l${n}`, 1) }),
+    ];
+    makeSession(dataDir, DAY, sessionId, { createdAtMs: CREATED_AT_MS, time: `09-00-00-${String(n).padStart(3, '0')}`, files: { 'ledger.jsonl': jsonlOf(events) } });
+  }
+
+  it('the one updated later wins (the index here, the ledger there), and the report names both claims', async () => {
+    const T = Date.UTC(2026, 8, 10, 8);
+    writeLedgerSession(1, '/ledger/old-name', T);
+    writeLedgerSession(2, '/ledger/kept', T + 3_600_000);
+    writeSessionIndex(dataDir, '0.5.4', [
+      indexRecord(sessionIdFor(1), { workspaceDir: '/index/renamed', updatedAtMs: T + 7_200_000 }),
+      indexRecord(sessionIdFor(2), { workspaceDir: '/index/stale', updatedAtMs: T }),
+    ]);
+    expect(await json(['import', '--since', '2026-09-01'])).toMatchObject({ workspaceUnknown: 0, sessions: { delivered: 2 } });
+    expect(storeRows('SELECT conversation_id, workspace_dir FROM conversations ORDER BY conversation_id')).toEqual([
+      { conversation_id: conversationFor(1), workspace_dir: '/index/renamed' },
+      { conversation_id: conversationFor(2), workspace_dir: '/ledger/kept' },
+    ]);
+    const report = await json(['report']);
+    expect(report.disagreements).toEqual([
+      {
+        sessionId: sessionIdFor(1),
+        workspaceDir: '/index/renamed',
+        from: 'index',
+        claims: [
+          { from: 'ledger', dir: '/ledger/old-name', atMs: T },
+          { from: 'index', dir: '/index/renamed', atMs: T + 7_200_000 },
+        ],
+      },
+      {
+        sessionId: sessionIdFor(2),
+        workspaceDir: '/ledger/kept',
+        from: 'ledger',
+        claims: [
+          { from: 'ledger', dir: '/ledger/kept', atMs: T + 3_600_000 },
+          { from: 'index', dir: '/index/stale', atMs: T },
+        ],
+      },
+    ]);
+    const text = await cli(['report']);
+    expect(text.stdout).toContain('workspace sources disagree (2 sessions; the one updated last is used)');
+    expect(text.stdout).toContain(`${sessionIdFor(1)}  /index/renamed (from the session index)`);
+
+    // The index moves the session back: decided again without its files being read.
+    const db = new Database(sessionIndexFile(dataDir));
+    db.prepare('UPDATE local_runtime_sessions SET workspace_dir = ?, updated_at_ms = ? WHERE session_id = ?').run('/ledger/old-name', T + 9_000_000, sessionIdFor(1));
+    db.close();
+    expect(await json(['sync', '--since', '2026-09-01'])).toMatchObject({ sessions: { unchanged: 2 } });
+    expect(storeRows(`SELECT workspace_dir FROM conversations WHERE conversation_id = '${conversationFor(1)}'`)).toEqual([{ workspace_dir: '/ledger/old-name' }]);
+    expect((await json(['report'])).disagreements).toMatchObject([{ sessionId: sessionIdFor(2) }]);
+  });
+
+  it('an exclusion named by any of the disagreeing sources keeps the session out', async () => {
+    const T = Date.UTC(2026, 8, 10, 8);
+    writeLedgerSession(1, '/home/dev/private', T);
+    writeSessionIndex(dataDir, 'newest', [indexRecord(sessionIdFor(1), { workspaceDir: '/home/dev/public', updatedAtMs: T + 1000 })]);
+    expect(await json(['import', '--since', '2026-09-01'], env({ EVERME_EXCLUDE: '/home/dev/private' }))).toMatchObject({ sessions: { excluded: 1, delivered: 0 } });
+  });
+});
+
+describe('kinds of session', { timeout: 180_000 }, () => {
+  it('conversations and tasks are read by default; peek, channel, cron and hidden ones are counted and left out, until EVERME_INCLUDE_KINDS names them', async () => {
+    for (const n of [1, 2, 3, 4, 5, 6]) writeMessagesSession(dataDir, n, turnsEnvelopes(`k${n}`, [1]));
+    writeSessionIndex(dataDir, 'newest', [
+      indexRecord(sessionIdFor(1), { workspaceDir: PROJECT_A, sessionKind: 'conversation' }),
+      indexRecord(sessionIdFor(2), { workspaceDir: PROJECT_A, sessionKind: 'task', sessionType: 'branch', parentSessionId: sessionIdFor(1) }),
+      indexRecord(sessionIdFor(3), { workspaceDir: PROJECT_A, sessionKind: 'peek', sessionType: 'branch', visibility: 'hidden', parentSessionId: sessionIdFor(1) }),
+      indexRecord(sessionIdFor(4), { workspaceDir: PROJECT_A, sessionKind: 'channel', sessionType: 'branch' }),
+      indexRecord(sessionIdFor(5), { workspaceDir: PROJECT_A, sessionKind: 'cron' }),
+      indexRecord(sessionIdFor(6), { workspaceDir: PROJECT_A, sessionKind: 'conversation', visibility: 'hidden' }),
+    ]);
+    expect(await json(['import', '--since', '2026-09-01'])).toMatchObject({
+      sessions: { scanned: 6, delivered: 2, skipped: 4 },
+      skippedKinds: { peek: 1, channel: 1, cron: 1, hidden: 1 },
+    });
+    const text = await cli(['import', '--since', '2026-09-01']);
+    expect(text.stdout).toContain('4 skipped (peek 1, channel 1, cron 1, hidden 1; EVERME_INCLUDE_KINDS reads them)');
+    expect((await json(['report'])).skippedKinds).toHaveLength(4);
+    expect(storeRows('SELECT session_id, parent_session_id FROM session_meta WHERE parent_session_id IS NOT NULL ORDER BY session_id')).toEqual([
+      { session_id: sessionIdFor(2), parent_session_id: sessionIdFor(1) },
+      { session_id: sessionIdFor(3), parent_session_id: sessionIdFor(1) },
+    ]);
+
+    expect(await json(['import', '--since', '2026-09-01'], env({ EVERME_INCLUDE_KINDS: 'cron,hidden' }))).toMatchObject({ sessions: { delivered: 2, skipped: 2 }, skippedKinds: { channel: 1, peek: 1 } });
+    expect(await json(['import', '--since', '2026-09-01'], env({ EVERME_INCLUDE_KINDS: 'all' }))).toMatchObject({ sessions: { delivered: 2, skipped: 0 } });
+    expect(storeRows('SELECT count(*) AS n FROM conversations')).toEqual([{ n: 6 }]);
+  });
+});
