@@ -9,6 +9,9 @@ export function warningsLine(warnings: RunSummary['warnings']): string {
   return parts.length === 0 ? 'warnings: none' : `warnings: ${parts.join(', ')} (see \`everme report\`)`;
 }
 
+/** The summary names the projects with the most sessions delivered, up to this many. */
+const PROJECTS_SHOWN = 5;
+
 export function renderRunSummary(summary: RunSummary): string {
   const s = summary.sessions;
   const verb = summary.dryRun ? 'would deliver' : 'delivered';
@@ -21,6 +24,12 @@ export function renderRunSummary(summary: RunSummary): string {
       (s.skipped ? `, ${s.skipped} skipped (${skippedKindsText(summary.skippedKinds)}; EVERME_INCLUDE_KINDS reads them)` : ''),
     `messages: ${summary.messages} ${verb} in ${summary.requests} requests${summary.removed ? `, ${summary.removed} removed (history rewritten)` : ''}`,
   ];
+  const projects = Object.entries(summary.projects).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  if (projects.length > 0) {
+    const shown = projects.slice(0, PROJECTS_SHOWN).map(([dir, n]) => `${dir} (${n})`);
+    if (projects.length > PROJECTS_SHOWN) shown.push(`… ${projects.length - PROJECTS_SHOWN} more`);
+    lines.push(`projects: ${shown.join(', ')}`);
+  }
   const index = summary.sessionIndex;
   if (index?.status === 'ok') lines.push(`session index: ${index.matched} of ${summary.sessions.scanned} sessions known (${index.path}, ${index.schema})`);
   else if (index) lines.push(`session index: unavailable (${index.reason}): ${index.path}`);

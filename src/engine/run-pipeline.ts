@@ -52,6 +52,8 @@ export interface RunSummary {
   sessions: { scanned: number; delivered: number; unchanged: number; empty: number; excluded: number; forgotten: number; skipped: number; failed: number };
   /** Sessions read whose workspace nobody knows: no exclusion could be checked for them. */
   workspaceUnknown: number;
+  /** Sessions delivered this run, by the workspace (project) decided for them. */
+  projects: Record<string, number>;
   /** `skipped` sessions by kind (peek, channel, cron, hidden): read only with EVERME_INCLUDE_KINDS. */
   skippedKinds: Partial<Record<SkippedKind, number>>;
   /** The session index this run read: one `session_index_unavailable` warning when it could not. */
@@ -92,6 +94,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     since: options.since,
     sessions: { scanned: 0, delivered: 0, unchanged: 0, empty: 0, excluded: 0, forgotten: 0, skipped: 0, failed: 0 },
     workspaceUnknown: 0,
+    projects: {},
     skippedKinds: {},
     messages: 0,
     removed: 0,
@@ -151,6 +154,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
       summary.removed += outcome.removed;
       summary.bytes += outcome.bytes;
       if (outcome.workspaceUnknown) summary.workspaceUnknown += 1;
+      if (outcome.status === 'delivered' && outcome.workspaceDir !== undefined) summary.projects[outcome.workspaceDir] = (summary.projects[outcome.workspaceDir] ?? 0) + 1;
       if (outcome.skippedKind) summary.skippedKinds[outcome.skippedKind] = (summary.skippedKinds[outcome.skippedKind] ?? 0) + 1;
       allWarnings.push(...outcome.warnings);
       for (const r of outcome.invalidResponses) summary.invalidResponses.push({ sessionId: session.sessionId, ...r });

@@ -41,6 +41,8 @@ export interface SessionOutcome {
   workspaceUnknown?: boolean;
   /** `skipped`: which kind of session it is. */
   skippedKind?: SkippedKind;
+  /** The workspace decided for it, when one is known and it was read. */
+  workspaceDir?: string;
   error?: EvermeError;
 }
 
@@ -221,6 +223,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     if (scope?.status === 'unknown') outcome.workspaceUnknown = true;
     // The workspace decided among every source's claim (see `decideWorkspace`) is the one stored.
     const decidedWorkspace = scope?.status === 'included' ? scope.workspaceDir : undefined;
+    if (decidedWorkspace !== undefined) outcome.workspaceDir = decidedWorkspace;
 
     if (!ctx.dryRun && ctx.locks !== undefined) {
       await ctx.locks.acquire(session.sessionId, ctx.lockTimeoutMs ?? 30_000, ctx.signal);
