@@ -13,6 +13,7 @@ async function main(mode: 'import' | 'sync', dataDir: string, stateDir: string):
       // CPU of every thread of this process (main, writer, checkpoints), for the cores used.
       cpuMs: (process.resourceUsage().userCPUTime + process.resourceUsage().systemCPUTime) / 1000,
       sessions: summary.sessions,
+      workspaceUnknown: summary.workspaceUnknown,
       messages: summary.messages,
       requests: summary.requests,
       warnings: summary.warnings,

@@ -8,6 +8,7 @@ import { LocalStore } from '../src/store/message-store.js';
 import { generateBigTranscript, generateCorpus, generateHugeLine } from './corpus.js';
 import { HEAP_CAP_FLAGS } from '../src/cli/heap-capped.js';
 import { benchSessionStart, benchStopToDelivered } from './session-hooks.js';
+import { sessionIndexCost } from './session-index-cost.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -373,6 +374,8 @@ function hookTimes(stateDir: string, corpusRoot: string, rows: string[]): void {
 /** Everything measured once, on the 1× store the import just built (forget last: it rewrites the index). */
 async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number, rows: string[]): Promise<void> {
   hookTimes(stateDir, corpusRoot, rows);
+  // MiniMax Code's session index: its read, the hook with it, and cold imports without and with it.
+  if (process.env.BENCH_SKIP_INDEX !== '1') rows.push(...sessionIndexCost(corpusRoot, Number(process.env.BENCH_INDEX_REPEATS ?? 3)));
   // The plugin route on the same store: recall at session start, and a turn delivered after Stop.
   rows.push(...benchSessionStart(repo, corpusRoot, stateDir));
   rows.push(...(await benchStopToDelivered(repo, stateDir)));

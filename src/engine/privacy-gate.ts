@@ -41,18 +41,19 @@ export function fromSessionIndex(catalog: SessionCatalog): WorkspaceSource {
  * the hook first reported it); a workspace recorded by an older hook worker, before claims had
  * sources, counts as a cwd of unknown time.
  */
-export function fromRecordedCwd(state: StateStore, catalog: SessionCatalog): WorkspaceSource {
+export function fromRecordedCwd(catalog: SessionCatalog): WorkspaceSource {
   return (session) => {
-    const claim = catalog.cwdClaim(session.sessionId);
-    if (claim || catalog.stored(session.sessionId)) return claim;
-    const legacy = state.workspaceFor(session.sessionId);
-    return legacy === undefined ? undefined : { from: 'cwd', dir: legacy };
+    const stored = catalog.stored(session.sessionId);
+    if (stored?.cwd) return stored.cwd;
+    // Never decided by sources, yet a workspace on the session: what an older hook worker recorded.
+    if (stored?.workspaceFrom === undefined && stored?.decided !== undefined) return { from: 'cwd', dir: stored.decided };
+    return undefined;
   };
 }
 
 /** The ledger's own record, the session index, what the hook saw. */
-export function defaultWorkspaceSources(state: StateStore, catalog: SessionCatalog): WorkspaceSource[] {
-  return [fromSessionFiles, fromSessionIndex(catalog), fromRecordedCwd(state, catalog)];
+export function defaultWorkspaceSources(catalog: SessionCatalog): WorkspaceSource[] {
+  return [fromSessionFiles, fromSessionIndex(catalog), fromRecordedCwd(catalog)];
 }
 
 export interface GateOptions {
@@ -169,7 +170,7 @@ export class PrivacyGate {
     opts: { dryRun?: boolean; turn?: () => WriteTurn | undefined } = {},
   ): PrivacyGate {
     const catalog = new SessionCatalog(new SessionMetaStore(db));
-    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state, catalog), opts.dryRun ?? false, state, opts.turn, {
+    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(catalog), opts.dryRun ?? false, state, opts.turn, {
       catalog,
       includeKinds: settings.includeKinds,
     });
@@ -213,13 +214,17 @@ export class PrivacyGate {
         if (claim !== undefined && claim.dir.trim() !== '') claims.push(claim);
       }
       const decision = decideWorkspace(claims);
-      if (decision && (await this.ruleAmong(decision, this.catalog.facts(id))) === undefined) this.recordDecision(id, decision);
+      // The exclusion check (a stat per directory) only for a decision that would change something:
+      // a no-op sync over thousands of sessions decides again what it decided last time, in memory.
+      if (!decision || !this.catalog.decisionDiffers(id, decision)) continue;
+      if ((await this.ruleAmong(decision, this.catalog.facts(id))) === undefined) this.recordDecision(id, decision);
     }
   }
 
-  /** Ends a run's use of what `noteSessions` read at once. */
+  /** Ends a run's use of what `noteSessions` read at once, and of the exclusion answers it kept. */
   endRun(): void {
     this.catalog.release();
+    this.rules.clear();
   }
 
   /** Above this many sessions `noteSessions` reads every stored session at once. */
@@ -244,11 +249,23 @@ export class PrivacyGate {
     const policy = await (this.policy ??= ExclusionPolicy.load(this.patterns));
     const dirs = [decision.dir, ...decision.claims.map((c) => c.dir), ...(facts?.projectWorkspaceDir ? [facts.projectWorkspaceDir] : [])];
     for (const dir of new Set(dirs)) {
-      const rule = policy.ruleFor(dir);
-      if (rule) return { dir, rule: describeRule(rule) };
+      let rule = this.rules.get(dir);
+      if (rule === undefined) {
+        const found = policy.ruleFor(dir);
+        rule = found ? describeRule(found) : null;
+        this.rules.set(dir, rule);
+      }
+      if (rule !== null) return { dir, rule };
     }
     return undefined;
   }
+
+  /**
+   * What the policy said of each directory during this run (null: not excluded): thousands of
+   * sessions share a few projects, and each answer costs a stat for `.everme-ignore`. Forgotten at
+   * the end of the run, so a hook worker's next run sees an ignore file added meanwhile.
+   */
+  private rules = new Map<string, string | null>();
 
   /** The conversations forgotten so far, read at once (see `RunSnapshot`). */
   forgottenIds(): Set<string> {

@@ -165,14 +165,20 @@ export function sameIndexFacts(a: IndexFacts | undefined, b: IndexFacts): boolea
 }
 
 const SELECT_META = 'SELECT m.*, s.workspace_dir AS decided FROM session_meta m LEFT JOIN sessions s ON s.session_id = m.session_id';
-
 export class SessionMetaStore {
   private readonly stmts;
+  /** Atomic on its own; inside a caller's transaction a savepoint. Built once. */
+  private readonly inTransaction: (fn: () => void) => void;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
+    this.inTransaction = db.transaction((fn: () => void) => fn());
     this.stmts = {
       get: db.prepare<[string], MetaRow>(`${SELECT_META} WHERE m.session_id = ?`),
       all: db.prepare<[], MetaRow>(SELECT_META),
+      // Sessions with only a workspace (recorded before claims had sources, or by an older hook worker).
+      legacy: db.prepare<[], { session_id: string; workspace_dir: string }>(
+        'SELECT s.session_id, s.workspace_dir FROM sessions s WHERE s.workspace_dir IS NOT NULL AND NOT EXISTS (SELECT 1 FROM session_meta m WHERE m.session_id = s.session_id)',
+      ),
       putIndex: db.prepare<IndexParams>(
         `INSERT INTO session_meta (session_id, title, kind, session_type, visibility, archived, parent_session_id, default_workspace,
            project_workspace_dir, host_created_at_ms, host_updated_at_ms, index_workspace_dir, recorded_at_ms)
@@ -215,13 +221,16 @@ export class SessionMetaStore {
 
   get(sessionId: string): SessionMeta | undefined {
     const row = this.stmts.get.get(sessionId);
-    return row ? metaOf(row) : undefined;
+    if (row) return metaOf(row);
+    const decided = this.stmts.sessionWorkspace.get(sessionId);
+    return decided == null ? undefined : { sessionId, decided };
   }
 
   /** Every session's meta, in one query: what a run over many sessions reads at its start. */
   all(): Map<string, SessionMeta> {
     const out = new Map<string, SessionMeta>();
-    for (const row of this.stmts.all.iterate()) out.set(row.session_id, metaOf(row));
+    for (const row of this.stmts.all.all()) out.set(row.session_id, metaOf(row));
+    for (const row of this.stmts.legacy.all()) out.set(row.session_id, { sessionId: row.session_id, decided: row.workspace_dir });
     return out;
   }
 
@@ -243,11 +252,11 @@ export class SessionMetaStore {
    * given to the session and its conversations, replacing what an earlier decision gave them.
    */
   recordDecision(sessionId: string, dir: string, from: WorkspaceFrom, conflict: readonly StoredClaim[] | undefined, now = Date.now()): void {
-    this.db.transaction(() => {
+    this.inTransaction(() => {
       this.stmts.putDecision.run(sessionId, from, conflict && conflict.length > 0 ? JSON.stringify(conflict) : null, now);
       if (this.stmts.sessionWorkspace.get(sessionId) !== dir) this.stmts.setSessionWorkspace.run(sessionId, dir);
       this.stmts.setConversationWorkspace.run(dir, sessionId, dir);
-    })();
+    });
   }
 
   /** The decided workspace as features read it (the session's row). */
