@@ -1,10 +1,12 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSessionIndex, type SessionIndexRead } from '../src/transcript/session-index.js';
 import { openRuntimeState } from '../src/transcript/runtime-state.js';
-import { tempDir } from './transcript-helpers.js';
+import { repoRoot, tempDir } from './transcript-helpers.js';
 import { exclusiveWriter, indexFiles, indexRecord, liveHost, sessionIndexFile, untouchable, VARIANTS, writeSessionIndex } from './support/session-index-host.js';
 
 const A = 'mvs_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
@@ -186,6 +188,56 @@ describe('an index at rest (the host closed it: WAL mode, no -wal, no -shm)', ()
     expect(read.mode).toBe('direct');
     expect(read.sessions.get(A)).toMatchObject({ workspaceDir: '/a' });
     expect(indexFiles(data)).toEqual(before);
+  });
+});
+
+describe('an index in a directory the reader may not write to', () => {
+  /**
+   * Runs `code` in a child that cannot write to `dir`: as `nobody` when the tests run as root (root
+   * writes anywhere), as this user otherwise. The directory is made read-only for everyone but root.
+   */
+  function asReader(dir: string, code: string): { status: number | null; stdout: string; stderr: string } {
+    const root = process.getuid?.() === 0;
+    // A temp dir the reader may use for its private copy, and the way down to `dir`.
+    const readerTmp = fresh();
+    fs.chmodSync(readerTmp, 0o1777);
+    fs.chmodSync(os.tmpdir(), 0o755);
+    expect(fs.statSync(dir).mode & 0o222).toBe(0);
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: readerTmp },
+      ...(root ? { uid: 65534, gid: 65534 } : {}),
+    });
+    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  }
+
+  it('at rest (no -wal, no -shm) is read all the same, while SQLite alone cannot open it read-only there', () => {
+    const data = fresh();
+    const file = writeSessionIndex(data, 'newest', [indexRecord(A, { workspaceDir: '/a', title: 'Unwritable' })]);
+    // Readable by anyone, writable by nobody but root.
+    for (let d = path.dirname(file); d.startsWith(data); d = path.dirname(d)) fs.chmodSync(d, 0o555);
+    fs.chmodSync(data, 0o555);
+    fs.chmodSync(file, 0o444);
+    const before = indexFiles(data);
+    const ours = asReader(
+      data,
+      `import { readSessionIndex } from ${JSON.stringify(path.join(repoRoot, 'dist/src/transcript/session-index.js'))};
+       const r = readSessionIndex(${JSON.stringify(data)});
+       process.stdout.write(JSON.stringify(r.status === 'ok' ? [...r.sessions.values()] : r));`,
+    );
+    expect(ours.status, ours.stderr).toBe(0);
+    expect(JSON.parse(ours.stdout), ours.stdout).toMatchObject([{ sessionId: A, title: "Unwritable" }]);
+    const plain = asReader(
+      data,
+      `import Database from 'better-sqlite3';
+       try { const db = new Database(${JSON.stringify(file)}, { readonly: true, fileMustExist: true }); db.prepare('SELECT 1 FROM local_runtime_sessions').get(); process.stdout.write('read'); }
+       catch (e) { process.stdout.write(String(e.code)); }`,
+    );
+    expect(plain.stdout).toMatch(/^SQLITE_/);
+    expect(indexFiles(data)).toEqual(before);
+    for (let d = path.dirname(file); d.startsWith(data); d = path.dirname(d)) fs.chmodSync(d, 0o755);
+    fs.chmodSync(data, 0o755);
   });
 });
 

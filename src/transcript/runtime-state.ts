@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -111,6 +111,8 @@ function openSnapshot(file: string): RuntimeStateOpen | undefined {
       remove();
       return undefined;
     }
+    // The copy has the original's mode (read-only, say): ours to mark, private to this user.
+    chmodSync(copy, 0o600);
     const fd = openSync(copy, 'r+');
     try {
       writeSync(fd, Buffer.from([LEGACY_VERSION, LEGACY_VERSION]), 0, 2, WRITE_VERSION_OFFSET);
