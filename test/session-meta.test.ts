@@ -131,7 +131,9 @@ describe("the gate's workspace sources", () => {
     meta.recordCwd(session.sessionId, '/from/hook', 1000);
 
     gate.useSessionIndex(read('/from/index', 2000));
-    await gate.noteSessions([session]);
+    gate.noteSessions([session]);
+    // A session whose files did not change is decided again without them.
+    await gate.redecide(session);
     gate.commit();
     expect(state.workspaceFor(session.sessionId)).toBe('/from/index');
     expect(meta.get(session.sessionId)).toMatchObject({ index: { title: 'T', workspaceDir: '/from/index' }, workspaceFrom: 'index' });

@@ -191,34 +191,40 @@ export class PrivacyGate {
   }
 
   /**
-   * Records what the session index says about every session of the run, and decides again the
-   * workspace of those whose claims changed: a session whose files did not change is never read,
-   * yet its title, its kind or the index's workspace for it may have. Writes only what differs.
+   * Records what the session index says about every session of the run (title, kind, its workspace
+   * claim): a session whose files did not change is never read, yet its title or its kind may have.
+   * Writes only what differs.
    */
-  async noteSessions(sessions: readonly SessionRef[]): Promise<void> {
+  noteSessions(sessions: readonly SessionRef[]): void {
     if (sessions.length >= PrivacyGate.PRELOAD_AFTER) this.catalog.preload();
     for (const session of sessions) {
       const id = session.sessionId;
       const fresh = this.catalog.freshFacts(id);
-      const stored = this.catalog.stored(id);
-      if (fresh && !sameIndexFacts(stored?.index, fresh)) {
-        this.later(() => this.meta.recordIndex(id, fresh));
-        this.catalog.patch(id, { index: fresh });
-      }
-      if (!this.state) continue;
-      // The files are not read here (that is for sessions that changed): the ledger's claim is the one recorded.
-      const claims: WorkspaceClaim[] = stored?.ledger ? [stored.ledger] : [];
-      for (const source of this.sources) {
-        if (source === fromSessionFiles) continue;
-        const claim = await source(session);
-        if (claim !== undefined && claim.dir.trim() !== '') claims.push(claim);
-      }
-      const decision = decideWorkspace(claims);
-      // The exclusion check (a stat per directory) only for a decision that would change something:
-      // a no-op sync over thousands of sessions decides again what it decided last time, in memory.
-      if (!decision || !this.catalog.decisionDiffers(id, decision)) continue;
-      if ((await this.ruleAmong(decision, this.catalog.facts(id))) === undefined) this.recordDecision(id, decision);
+      if (!fresh || sameIndexFacts(this.catalog.stored(id)?.index, fresh)) continue;
+      this.later(() => this.meta.recordIndex(id, fresh));
+      this.catalog.patch(id, { index: fresh });
     }
+  }
+
+  /**
+   * Decides again the workspace of a session whose files did not change (so `scope` does not run for
+   * it): the index or a hook may say something new. The files are not read: the ledger's claim is
+   * the one recorded when they last were. The exclusion check (a stat per directory) runs only for
+   * a decision that would change something: a no-op sync decides again what it decided, in memory.
+   */
+  async redecide(session: SessionRef): Promise<void> {
+    if (!this.state) return;
+    const id = session.sessionId;
+    const ledger = this.catalog.storedLedgerClaim(id);
+    const claims: WorkspaceClaim[] = ledger ? [ledger] : [];
+    for (const source of this.sources) {
+      if (source === fromSessionFiles) continue;
+      const claim = await source(session);
+      if (claim !== undefined && claim.dir.trim() !== '') claims.push(claim);
+    }
+    const decision = decideWorkspace(claims);
+    if (!decision || !this.catalog.decisionDiffers(id, decision)) return;
+    if ((await this.ruleAmong(decision, this.catalog.facts(id))) === undefined) this.recordDecision(id, decision);
   }
 
   /** Ends a run's use of what `noteSessions` read at once, and of the exclusion answers it kept. */

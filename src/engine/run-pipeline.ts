@@ -113,7 +113,7 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     const index = options.sessionIndex ?? readIndexFor(options.settings.dataDir, sessions);
     engine.privacy.useSessionIndex(index);
     summary.sessionIndex = indexSummary(index, sessions);
-    await engine.privacy.noteSessions(sessions);
+    engine.privacy.noteSessions(sessions);
     const progress: RunProgress = { sessionsTotal: sessions.length, sessionsDone: 0, messages: 0, bytesDone: 0, bytesTotal: 0 };
     let stop: EvermeError | undefined;
     engine.locks.expect(sessions.map((s) => s.sessionId));

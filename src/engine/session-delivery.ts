@@ -205,6 +205,8 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     // the file changed, for the fingerprint committed after this read.
     const storedFingerprint = ctx.snapshot ? ctx.snapshot.fingerprint(session.sessionId) : ctx.state.getFingerprint(sinkName, session.sessionId);
     if (unchangedByStat(storedFingerprint, chosen.file, chosen.stat)) {
+      // Not read, but the session index or a hook may place it elsewhere now.
+      await ctx.privacy?.redecide(session);
       return await settleOwedFlush(chosenSource);
     }
     let fingerprint = fingerprintFromStat(chosen.file, chosen.stat);
