@@ -102,51 +102,57 @@ function selectExpr(column: MirroredColumn, present: ReadonlySet<string>, record
 }
 
 /**
- * Values as SQLite hands them over, held to what each field may be: anything else is unknown. NULL
- * (the usual "not said") passes as such: a value caught as wrong costs zod an issue object, and a
- * 30,000-row index spent most of its read on that.
+ * Values as SQLite hands them over: TEXT as a string, INTEGER or REAL as a number (a JSON `true` or
+ * `false` from record_json as 1 or 0), NULL for "not said". Anything else (a BLOB, a string where a
+ * number belongs) is unknown, never guessed. Checked with plain types and finished in `toIndexed`:
+ * a value zod has to catch costs it an issue object, and a 30,000-row index read spent most of its
+ * time on those.
  */
-const text = z.string().trim().min(1).nullish().catch(undefined);
-const flag = z
-  .union([z.boolean(), z.number(), z.bigint()])
-  .transform((v) => Boolean(Number(v)))
-  .nullish()
-  .catch(undefined);
-const epochMs = z
-  .union([z.number(), z.bigint()])
-  .transform((v) => Number(v))
-  .pipe(z.number().finite().nonnegative())
-  .nullish()
-  .catch(undefined);
+const text = z.string().nullable().catch(null);
+const number = z.number().nullable().catch(null);
 
 const IndexRow = z.object({
   session_id: z.string().min(1),
   workspace_dir: text,
   project_workspace_dir: text,
-  is_default_workspace: flag,
+  is_default_workspace: number,
   title: text,
   session_kind: text,
   session_type: text,
   visibility: text,
-  archived: flag,
+  archived: number,
   parent_session_id: text,
-  created_at_ms: epochMs,
-  updated_at_ms: epochMs,
+  created_at_ms: number,
+  updated_at_ms: number,
 });
+
+/** A string with something in it, trimmed. */
+function said(v: string | null): string | undefined {
+  const t = v?.trim();
+  return t ? t : undefined;
+}
+
+/** Epoch milliseconds: finite and not negative. */
+function when(v: number | null): number | undefined {
+  return v !== null && Number.isFinite(v) && v >= 0 ? v : undefined;
+}
 
 function toIndexed(row: z.infer<typeof IndexRow>): IndexedSession {
   const s: IndexedSession = { sessionId: row.session_id };
-  if (row.workspace_dir != null) s.workspaceDir = row.workspace_dir;
-  if (row.project_workspace_dir != null) s.projectWorkspaceDir = row.project_workspace_dir;
-  if (row.is_default_workspace != null) s.defaultWorkspace = row.is_default_workspace;
-  if (row.title != null) s.title = row.title;
-  if (row.session_kind != null) s.kind = row.session_kind;
-  if (row.session_type != null) s.sessionType = row.session_type;
-  if (row.visibility != null) s.visibility = row.visibility;
-  if (row.archived != null) s.archived = row.archived;
-  if (row.parent_session_id != null) s.parentSessionId = row.parent_session_id;
-  if (row.created_at_ms != null) s.createdAtMs = row.created_at_ms;
-  if (row.updated_at_ms != null) s.updatedAtMs = row.updated_at_ms;
+  const put = <K extends keyof IndexedSession>(key: K, value: IndexedSession[K] | undefined): void => {
+    if (value !== undefined) s[key] = value;
+  };
+  put('workspaceDir', said(row.workspace_dir));
+  put('projectWorkspaceDir', said(row.project_workspace_dir));
+  put('defaultWorkspace', row.is_default_workspace === null ? undefined : row.is_default_workspace !== 0);
+  put('title', said(row.title));
+  put('kind', said(row.session_kind));
+  put('sessionType', said(row.session_type));
+  put('visibility', said(row.visibility));
+  put('archived', row.archived === null ? undefined : row.archived !== 0);
+  put('parentSessionId', said(row.parent_session_id));
+  put('createdAtMs', when(row.created_at_ms));
+  put('updatedAtMs', when(row.updated_at_ms));
   return s;
 }
 
