@@ -82,6 +82,7 @@ function conversationEntry(c: ConversationSummary): string {
     `**${formatWhen(c.updatedAtMs ?? c.createdAtMs)}**`,
     `\`${c.conversationId}\``,
     c.messageCount === 1 ? '1 message' : `${c.messageCount} messages`,
+    ...(c.firstMessageId !== undefined && c.lastMessageId !== undefined ? [`ids m${c.firstMessageId}–m${c.lastMessageId}`] : []),
     ...(c.workspaceDir ? [c.workspaceDir] : []),
   ].join(' · ');
   const lines = [`- ${head}`];
