@@ -38,6 +38,10 @@ export interface RankingParams {
   turn: number;
   /** Share of the next message's score a message gets (an answer that confirms the question). */
   reply: number;
+  /** Extra length normalisation: the score is divided by (tokens / mean tokens of the top) ^ this. */
+  length: number;
+  /** Share of the best score among the other top messages of the same conversation a message gets. */
+  conversation: number;
   /** A term matches longer words by its opening only when it is no word of its own in the store. */
   prefixFallback: boolean;
 }
@@ -49,6 +53,8 @@ export const DEFAULT_RANKING: RankingParams = {
   tool: 1,
   turn: 0,
   reply: 0,
+  length: 0,
+  conversation: 0,
   prefixFallback: true,
 };
 
@@ -66,6 +72,18 @@ interface MetaRow {
   id: number;
   role: string;
   conversation_id: string;
+  /** FTS5's per-row token count (a varint per column; one column here). */
+  sz: Buffer | null;
+}
+
+function tokensOf(sz: Buffer | null): number {
+  if (!sz) return 0;
+  let n = 0;
+  for (let i = 0, shift = 0; i < sz.length; i++, shift += 7) {
+    n += (sz[i]! & 0x7f) * 2 ** shift;
+    if ((sz[i]! & 0x80) === 0) break;
+  }
+  return n;
 }
 
 interface Term {
@@ -95,7 +113,8 @@ export class MessageRanker {
     this.count = db.prepare<[string], number>('SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?').pluck();
     this.total = db.prepare<[], number>('SELECT count(*) FROM messages').pluck();
     this.metaStmt = db.prepare<[string], MetaRow>(
-      'SELECT id, role, conversation_id FROM messages WHERE id IN (SELECT value FROM json_each(?))',
+      `SELECT m.id, m.role, m.conversation_id, d.sz FROM messages m LEFT JOIN messages_fts_docsize d ON d.id = m.id
+       WHERE m.id IN (SELECT value FROM json_each(?))`,
     );
     this.dataVersion = () => Number(db.pragma('data_version', { simple: true }));
   }
@@ -213,11 +232,25 @@ export class MessageRanker {
       if (!a || !b || a.conversation_id !== b.conversation_id) return 0;
       return (scores.get(other) ?? 0) * weight(b.role);
     };
+    const lengths = new Map(top.map(([id]) => [id, tokensOf(meta.get(id)?.sz ?? null)]));
+    const meanLength = Math.max(1, [...lengths.values()].reduce((a, b) => a + b, 0) / Math.max(1, lengths.size));
+    const best = new Map<string, number[]>();
+    if (params.conversation > 0) {
+      for (const [id, bm25] of top) {
+        const c = meta.get(id)?.conversation_id;
+        if (c !== undefined) best.set(c, [...(best.get(c) ?? []), bm25].sort((a, b) => b - a).slice(0, 2));
+      }
+    }
     const ranked = top.map(([id, bm25]) => {
       const m = meta.get(id);
       let score = bm25 * weight(m?.role);
       if (params.turn > 0) score += params.turn * neighbour(id, id - 1);
       if (params.reply > 0) score += params.reply * neighbour(id, id + 1);
+      if (params.length > 0) score /= Math.max(0.25, lengths.get(id)! / meanLength) ** params.length;
+      if (params.conversation > 0 && m) {
+        const [first = 0, second = 0] = best.get(m.conversation_id) ?? [];
+        score += params.conversation * (first === bm25 ? second : first);
+      }
       return { id, score: score / maxWeight };
     });
     return ranked.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, limit);
