@@ -24,6 +24,9 @@ import { phrase, type FtsQuery } from './fts-text.js';
  */
 const SCORE_ALL_ROWS = 20_000;
 
+/** A term in more than this share of all messages counts as common (see stage 1). */
+const COMMON_SHARE = 0.02;
+
 /** FTS5's bm25 constants (k1 = 1.2, b = 0.75): the ceiling of one term is idf × (k1 + 1). */
 const K1 = 1.2;
 
@@ -48,7 +51,7 @@ export interface RankingParams {
 
 export const DEFAULT_RANKING: RankingParams = {
   depth: 200,
-  user: 1,
+  user: 1.5,
   assistant: 1,
   tool: 1,
   turn: 0,
@@ -153,10 +156,11 @@ export class MessageRanker {
              FROM messages_fts
              JOIN messages m ON m.id = messages_fts.rowid
              JOIN conversations c ON c.conversation_id = m.conversation_id
-             WHERE messages_fts MATCH @match AND ${PROJECT_FILTER}`,
+             WHERE messages_fts MATCH @match AND ${PROJECT_FILTER}
+             ORDER BY bm25 LIMIT @depth`,
           )
         : this.db.prepare<Record<string, unknown>, ScoredRow>(
-            'SELECT rowid AS id, bm25(messages_fts) AS bm25 FROM messages_fts WHERE messages_fts MATCH @match',
+            'SELECT rowid AS id, bm25(messages_fts) AS bm25 FROM messages_fts WHERE messages_fts MATCH @match ORDER BY bm25 LIMIT @depth',
           );
       this.scoreStmts.set(key, stmt);
     }
@@ -190,27 +194,32 @@ export class MessageRanker {
     const depth = Math.max(params.depth, limit);
     const filtered = project.project !== null;
     const stmt = this.scoreStmt(filtered);
-    const run = (match: string): ScoredRow[] => stmt.all({ ...project, match });
+    // SQLite keeps only the best `depth` rows of each query (a bounded sort): every match is scored,
+    // none is carried into JavaScript but the top.
+    const run = (match: string): ScoredRow[] => stmt.all({ ...project, match, depth });
     const maxWeight = Math.max(params.user, params.assistant, params.tool);
 
     // Stage 1: the smallest set of rarest terms whose matches provably hold BM25's top `depth`.
     // Few matches in all are scored at once; otherwise the rare set starts as the fewest terms
     // that can fill `depth`, and grows until the bound holds.
+    // Each try scores every match of its rare terms, so only two are made: the terms that are not
+    // common (each in at most COMMON_SHARE of the messages), then, if the bound does not hold,
+    // every term. A query of common terms only is scored whole at once.
     const allRows = terms.reduce((sum, t) => sum + t.df, 0);
-    let first = terms.length;
-    if (allRows > SCORE_ALL_ROWS) {
-      first = 1;
-      for (let rows = terms[0]!.df; first < terms.length && rows < depth; first++) rows += terms[first]!.df;
-    }
+    const uncommon = terms.filter((t) => t.df <= COMMON_SHARE * this.totalRows).length;
+    const tries = allRows <= SCORE_ALL_ROWS || uncommon === 0 || uncommon === terms.length ? [terms.length] : [uncommon, terms.length];
     let scores = new Map<number, number>();
-    for (let r = first; r <= terms.length; r++) {
+    for (const r of tries) {
       const rare = terms.slice(0, r);
       const common = terms.slice(r);
       scores = new Map();
       const rareMatch = orOf(rare.map((t) => t.match));
+      // Scored on the rare terms only: exact for the messages that hold no common term.
       for (const row of run(rareMatch)) scores.set(row.id, -row.bm25);
       if (common.length === 0) break;
-      // The same messages scored on every term: bm25 of `(rare) AND (common)` sums all phrases.
+      // The messages that also hold a common term, scored on every term (bm25 of `(rare) AND
+      // (common)` sums all phrases). The two tops together hold the top of the whole: a message
+      // of the second kind is ranked by its full score, one of the first by its rare-term score.
       for (const row of run(`(${rareMatch}) AND (${orOf(common.map((t) => t.match))})`)) scores.set(row.id, -row.bm25);
       const ceiling = common.reduce((sum, t) => sum + t.idf * (K1 + 1), 0);
       if (scores.size >= depth && kthLargest([...scores.values()], depth) > ceiling) break;
