@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { LocalStore } from '../../src/store/message-store.js';
 import type { RankingParams } from '../../src/store/search-ranking.js';
+import { CODING_QUESTIONS, CODING_SESSIONS } from './coding-fixture.js';
 import { loadFixture, minimaxSessionId, writeSessions } from './fixture.js';
 import { formatRow, score, splitOf, TABLE_HEADER, type Question, type TurnRef } from './metrics.js';
 import { TextbookBm25 } from './textbook-bm25.js';
@@ -23,14 +24,15 @@ const stateDir = process.argv[2]!;
 const fixture = loadFixture(path.join(repo, 'bench', 'recall', 'longmemeval-oracle.json.gz'));
 if (!existsSync(path.join(stateDir, 'everme.db'))) {
   const root = mkdtempSync(path.join(os.tmpdir(), 'everme-recall-'));
-  writeSessions(root, fixture.sessions);
+  writeSessions(root, [...fixture.sessions, ...CODING_SESSIONS]);
   execFileSync(process.execPath, [path.join(repo, 'bin', 'run.js'), 'import', '--since', '2000-01-01', '--sink', 'local', '--data-dir', root, '--json'], {
     env: { ...process.env, EVERME_STATE_DIR: stateDir, EVERME_API_KEY: '' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   rmSync(root, { recursive: true, force: true });
 }
-const bySession = new Map(fixture.sessions.map((s) => [minimaxSessionId(s.id), s.id]));
+const sessions = [...fixture.sessions, ...CODING_SESSIONS];
+const bySession = new Map(sessions.map((s) => [minimaxSessionId(s.id), s.id]));
 const db = new Database(path.join(stateDir, 'everme.db'), { readonly: true });
 const refOf = new Map<number, TurnRef>();
 for (const row of db.prepare<[], { id: number; session_id: string; msg_key: string }>('SELECT m.id, c.session_id, m.msg_key FROM messages m JOIN conversations c USING (conversation_id)').all()) {
@@ -38,11 +40,11 @@ for (const row of db.prepare<[], { id: number; session_id: string; msg_key: stri
   if (s) refOf.set(row.id, `${s}#${row.msg_key.slice(1)}`);
 }
 const store = new LocalStore(db);
-const questions: Question[] = fixture.questions.map((q) => ({ ...q, evidence: q.evidence.map(([s, i]) => `${s}#${i}`) }));
+const questions: Question[] = [...fixture.questions, ...CODING_QUESTIONS].map((q) => ({ ...q, evidence: q.evidence.map(([s, i]) => `${s}#${i}`) }));
 
 const ranking = JSON.parse(process.env.RANKING ?? '{}') as Partial<RankingParams>;
 const bm25 = new TextbookBm25();
-for (const s of fixture.sessions) s.turns.forEach(([, text], i) => bm25.add(`${s.id}#${i}`, text));
+for (const s of sessions) s.turns.forEach(([, text], i) => bm25.add(`${s.id}#${i}`, text));
 
 const ours = new Map<string, TurnRef[]>();
 const base = new Map<string, TurnRef[]>();

@@ -94,8 +94,6 @@ interface Term {
   match: string;
   df: number;
   idf: number;
-  /** A CJK piece: counts for the score but not for coverage. */
-  piece: boolean;
 }
 
 function orOf(matches: string[]): string {
@@ -106,9 +104,9 @@ export class MessageRanker {
   private readonly count;
   private readonly total;
   private readonly metaStmt;
-  private readonly dataVersion: () => number;
+  private readonly version: () => string;
   private dfCache = new Map<string, number>();
-  private cacheVersion = -1;
+  private cacheVersion = '';
   private totalRows = 0;
   private readonly scoreStmts = new Map<string, Database.Statement<Record<string, unknown>, ScoredRow>>();
 
@@ -119,13 +117,15 @@ export class MessageRanker {
       `SELECT m.id, m.role, m.conversation_id, d.sz FROM messages m LEFT JOIN messages_fts_docsize d ON d.id = m.id
        WHERE m.id IN (SELECT value FROM json_each(?))`,
     );
-    this.dataVersion = () => Number(db.pragma('data_version', { simple: true }));
+    // data_version moves when another connection commits; total_changes when this one writes.
+    const changes = db.prepare<[], number>('SELECT total_changes()').pluck();
+    this.version = () => `${String(db.pragma('data_version', { simple: true }))}:${changes.get() ?? 0}`;
   }
 
   /** Document frequencies and the row count, kept while the database is unchanged. */
   private freshStats(): void {
-    const version = this.dataVersion();
-    if (version === this.cacheVersion && this.db.inTransaction === false) return;
+    const version = this.version();
+    if (version === this.cacheVersion) return;
     this.cacheVersion = version;
     this.dfCache = new Map();
     this.totalRows = this.total.get() ?? 0;
@@ -177,11 +177,11 @@ export class MessageRanker {
         match = phrase(t.tokens, true);
         df = this.df(match);
       }
-      if (df > 0) terms.push({ match, df, idf: this.idf(df), piece: false });
+      if (df > 0) terms.push({ match, df, idf: this.idf(df) });
     });
     for (const p of fts.pieces) {
       const df = this.df(p);
-      if (df > 0) terms.push({ match: p, df, idf: this.idf(df), piece: true });
+      if (df > 0) terms.push({ match: p, df, idf: this.idf(df) });
     }
     return terms;
   }
