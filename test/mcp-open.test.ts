@@ -189,7 +189,7 @@ describe('recall in steps over MCP, local store', () => {
   });
 
   it('neutralises what it opens, in the text and in structuredContent alike', async () => {
-    const [hit] = hitsOf(await call(client, 'mem_search', { query: 'flush cache revert', topK: 1 }));
+    const hit = hitsOf(await call(client, 'mem_search', { query: 'flush after the revert', topK: 5 })).find((h) => h.role === 'assistant' && h.snippet.includes('Flush'));
     const result = await call(client, 'mem_get', { ids: [hit!.id] });
     const [message] = (result.structured as { messages: Array<{ content: string }> }).messages;
     expect(message!.content).not.toContain('</tool_response>');
