@@ -65,11 +65,14 @@ describe('kinds read by default', () => {
 });
 
 describe('the session meta store', () => {
-  it("migration 9 keeps the workspace a hook recorded before as the session's cwd claim, of unknown time", () => {
+  it("migration 10 keeps the workspace a hook recorded before as the session's cwd claim, of unknown time", () => {
     const stateDir = tempDir();
     const raw = new Database(databasePath(stateDir));
-    for (const step of MIGRATIONS.slice(0, 8)) raw.exec(step);
-    raw.pragma('user_version = 8');
+    // The release before the session index: every migration but the last.
+    const before = MIGRATIONS.length - 1;
+    for (const step of MIGRATIONS.slice(0, before)) if (typeof step === 'string') raw.exec(step);
+    else step(raw);
+    raw.pragma(`user_version = ${before}`);
     raw.prepare('INSERT INTO sessions (session_id, session_dir, workspace_dir) VALUES (?, ?, ?)').run('s1', '/d/s1', '/from/hook');
     raw.prepare('INSERT INTO sessions (session_id, session_dir) VALUES (?, ?)').run('s2', '/d/s2');
     raw.close();
