@@ -102,6 +102,7 @@ const openedShape = z.object({
   role: z.string(),
   time: z.string(),
   project: z.string().optional(),
+  title: z.string().optional().describe('The conversation title, when known.'),
   content: z.string().describe(`At most ${GET_PAGE_CHARS.toLocaleString('en-US')} characters from offset.`),
   offset: z.number().int(),
   totalChars: z.number().int(),
@@ -123,6 +124,7 @@ const timelineInput = {
 
 const timelineOutput = {
   conversationId: z.string(),
+  title: z.string().optional().describe('The conversation title, when known.'),
   entries: z.array(z.object({ id: z.string(), role: z.string(), time: z.string(), preview: z.string(), anchor: z.boolean() })),
 };
 
@@ -217,7 +219,7 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
         const messages = local('mem_timeline').timeline(id, before ?? DEFAULT_TIMELINE_SPAN, after ?? DEFAULT_TIMELINE_SPAN);
         const anchor = messages.find((m) => messageIdOf(m.messageId) === id.trim()) ?? messages[0]!;
         const entries = messages.map((m) => timelineEntry(m, anchor.messageId));
-        return { text: renderTimeline(anchor.conversationId, entries), structured: { conversationId: anchor.conversationId, entries } };
+        return { text: renderTimeline(anchor.conversationId, entries, anchor.title), structured: { conversationId: anchor.conversationId, ...(anchor.title === undefined ? {} : { title: anchor.title }), entries } };
       }),
   );
 

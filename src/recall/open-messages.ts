@@ -2,7 +2,7 @@ import type { StoredMessage } from '../store/message-store.js';
 import { excerpt } from '../store/fts-text.js';
 import { EvermeError } from '../core/errors.js';
 import { LocalRecall, messageIdOf } from './recall.js';
-import { DATA_PREFACE, formatWhen } from './recall-markdown.js';
+import { DATA_PREFACE, formatWhen, shownTitle } from './recall-markdown.js';
 
 /**
  * Opening what a search found, in steps: `mem_get` / `everme get` show whole messages, a page of a
@@ -26,6 +26,8 @@ export interface OpenedMessage {
   /** ISO 8601. */
   time: string;
   project?: string;
+  /** The conversation's title, when MiniMax Code's session index named its session. */
+  title?: string;
   /** The page of the content from `offset`. */
   content: string;
   offset: number;
@@ -77,6 +79,7 @@ export function openedMessage(m: StoredMessage, offset = 0): OpenedMessage {
     totalChars: m.content.length,
   };
   if (m.workspaceDir !== undefined) out.project = m.workspaceDir;
+  if (m.title !== undefined) out.title = m.title;
   if (next !== undefined) out.nextOffset = next;
   if (m.toolCalls) out.toolCalls = m.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments }));
   if (m.toolCallId !== undefined) out.toolCallId = m.toolCallId;
@@ -100,7 +103,7 @@ function head(parts: Array<string | undefined>): string {
 
 /** One opened message as text: a heading, its content page, its tool calls, and how to page on. */
 export function formatOpened(m: OpenedMessage): string {
-  const lines = [`## ${head([m.id, m.role, formatWhen(Date.parse(m.time)), m.conversationId, m.project])}`, '', m.content];
+  const lines = [`## ${head([m.id, m.role, formatWhen(Date.parse(m.time)), m.conversationId, shownTitle(m.title), m.project])}`, '', m.content];
   for (const call of m.toolCalls ?? []) lines.push('', `tool call ${call.name}: ${call.arguments}`);
   if (m.nextOffset !== undefined) {
     lines.push('', `_Characters ${m.offset.toLocaleString('en-US')}–${m.nextOffset.toLocaleString('en-US')} of ${m.totalChars.toLocaleString('en-US')}; the rest: offset ${m.nextOffset}._`);
@@ -112,9 +115,10 @@ export function renderOpened(messages: OpenedMessage[]): string {
   return [DATA_PREFACE, ...messages.map(formatOpened)].join('\n\n');
 }
 
-export function renderTimeline(conversationId: string, entries: TimelineEntry[]): string {
+export function renderTimeline(conversationId: string, entries: TimelineEntry[], title?: string): string {
   const lines = entries.map((e) => `${e.anchor ? '→' : ' '} ${head([e.id, e.role, formatWhen(Date.parse(e.time))])}\n    ${e.preview}`);
-  return `${DATA_PREFACE}\n\n## Timeline of ${conversationId}\n\n${lines.join('\n')}\n\nOpen any of them whole with mem_get {ids: [...]}.`;
+  const named = shownTitle(title);
+  return `${DATA_PREFACE}\n\n## Timeline of ${conversationId}${named ? ` ${named}` : ''}\n\n${lines.join('\n')}\n\nOpen any of them whole with mem_get {ids: [...]}.`;
 }
 
 /**

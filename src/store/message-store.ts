@@ -66,6 +66,8 @@ export interface StoredMessage {
   toolCalls?: AgentToolCall[];
   toolCallId?: string;
   workspaceDir?: string;
+  /** What MiniMax Code's session index calls the session. */
+  title?: string;
 }
 
 export interface RecentOptions {
@@ -186,20 +188,23 @@ export class LocalStore {
          WHERE m.id = ?`,
       ),
       byId: db.prepare<[string], StoredRow>(
-        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir
+        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir,
+           (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
          FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
          WHERE m.id IN (SELECT value FROM json_each(?))`,
       ),
       // A conversation's messages are read through its (conversation_id, msg_key) index, whose
       // entries carry the row id: no scan of other conversations, no extra index to write at import.
       before: db.prepare<{ id: number; n: number }, StoredRow>(
-        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir
+        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir,
+           (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
          FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
          WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id < @id
          ORDER BY m.id DESC LIMIT @n`,
       ),
       after: db.prepare<{ id: number; n: number }, StoredRow>(
-        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir
+        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir,
+           (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
          FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
          WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id > @id
          ORDER BY m.id LIMIT @n`,
@@ -400,6 +405,7 @@ interface StoredRow {
   tool_call_id: string | null;
   session_id: string;
   workspace_dir: string | null;
+  title: string | null;
 }
 
 function toStoredMessage(row: StoredRow): StoredMessage {
@@ -415,6 +421,7 @@ function toStoredMessage(row: StoredRow): StoredMessage {
   if (toolCalls && toolCalls.length > 0) message.toolCalls = toolCalls;
   if (row.tool_call_id !== null) message.toolCallId = row.tool_call_id;
   if (row.workspace_dir !== null) message.workspaceDir = row.workspace_dir;
+  if (row.title !== null) message.title = row.title;
   return message;
 }
 
