@@ -139,10 +139,13 @@ describe('everme export', { timeout: 120_000 }, () => {
     await importDemo();
     const ids = async (...args: string[]) => [...new Set(lines((await cli(['export', ...args])).stdout).map((l) => l.conversationId))].sort();
     expect(await ids('--conversation', MESSAGES_SESSION)).toEqual([`minimaxcode-${MESSAGES_SESSION}`]);
+    // The demo's session index places its messages.jsonl session in /home/demo/projects/toolbox.
     expect(await ids('--project', '/home/demo/projects')).toEqual([
+      `minimaxcode-${MESSAGES_SESSION}`,
       'minimaxcode-mvs_5a5a5a5a0000411182c3d4e5f6a7b8c9',
       `minimaxcode-${LEDGER_SESSION}`,
     ]);
+    expect(await ids('--project', '/home/demo/projects/toolbox')).toEqual([`minimaxcode-${MESSAGES_SESSION}`]);
     expect(await ids('--project', '/home/demo/proj')).toEqual([]);
     expect(await ids('--since', '2026-09-01')).toEqual([`minimaxcode-${MESSAGES_SESSION}`]);
   });
