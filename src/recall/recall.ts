@@ -18,6 +18,8 @@ const PROFILE_ITEM_CHARS = 500;
 
 /** One search result, whichever store answered; the gateway may leave any field but the snippet unknown. */
 export interface RecallHit {
+  /** The embedded store's message (its row id); absent for a gateway hit, which names no stored message. */
+  messageId?: number;
   conversationId: string | null;
   sessionId: string | null;
   role: string | null;

@@ -33,6 +33,8 @@ export type { ConversationSummary };
 export type ConversationRecord = ConversationMeta;
 
 export interface SearchHit {
+  /** The message's row id: `everme ui` opens the conversation at it. */
+  messageId: number;
   conversationId: string;
   sessionId: string;
   role: AgentMessage['role'];
@@ -350,6 +352,7 @@ export class LocalStore {
       const row = this.stmts.hit.get(id);
       if (!row) continue;
       hits.push({
+        messageId: row.id,
         conversationId: row.conversation_id,
         sessionId: row.session_id,
         role: row.role,

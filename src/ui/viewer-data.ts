@@ -1,0 +1,49 @@
+import type Database from 'better-sqlite3';
+import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
+import { EvermeError } from '../core/errors.js';
+import { openRecall, type Recall } from '../recall/recall.js';
+import { openDatabase } from '../store/database.js';
+import { ViewerStore } from '../store/viewer-store.js';
+
+/**
+ * What every page reads through: the settings the commands would load, the recall side of the sink
+ * `everme search` and `mem_search` would use, and a read-only connection to the embedded store.
+ * The store may not exist yet when the viewer starts (nothing imported): each request tries again,
+ * so an import run meanwhile shows up on the next page load.
+ */
+export class ViewerData {
+  readonly sink: SinkName;
+  readonly recall: Recall;
+  private db?: Database.Database;
+  private store?: ViewerStore;
+
+  constructor(readonly settings: Settings) {
+    this.sink = defaultSink(settings);
+    this.recall = openRecall(settings, this.sink);
+  }
+
+  /** The embedded store, or undefined when there is none yet. */
+  local(): ViewerStore | undefined {
+    if (this.store) return this.store;
+    try {
+      this.db = openDatabase(this.settings.stateDir, { readonly: true });
+    } catch (err) {
+      if (err instanceof EvermeError && err.code === 'database_missing') return undefined;
+      throw err;
+    }
+    this.store = new ViewerStore(this.db);
+    return this.store;
+  }
+
+  /** Whether memories also go to the hosted gateway (a credential is configured). */
+  get gateway(): boolean {
+    return this.sink === 'everme';
+  }
+
+  close(): void {
+    this.recall.close();
+    this.db?.close();
+    this.db = undefined;
+    this.store = undefined;
+  }
+}
