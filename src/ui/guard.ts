@@ -68,7 +68,9 @@ export function securityHeaders(): MiddlewareHandler {
       frameAncestors: ["'none'"],
       baseUri: ["'none'"],
     },
-    referrerPolicy: 'no-referrer',
+    // Not no-referrer: with it Chromium sends `Origin: null` on a form POST, and same-origin changes
+    // could not be told from cross-origin ones. Same-origin sends a referrer only to this viewer.
+    referrerPolicy: 'same-origin',
     xFrameOptions: 'DENY',
     crossOriginResourcePolicy: 'same-origin',
     crossOriginOpenerPolicy: 'same-origin',

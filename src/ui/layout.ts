@@ -31,7 +31,7 @@ export function layout(frame: PageFrame, body: Html): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${frame.title} · everme</title>
 <link rel="stylesheet" href="/assets/viewer.css">
 <script type="module" src="/assets/viewer.js"></script>

@@ -13,10 +13,14 @@ export function shouldOpenBrowser(wanted: boolean, env: Env = process.env, platf
   return Boolean(env.DISPLAY?.trim() || env.WAYLAND_DISPLAY?.trim());
 }
 
-/** Opens the URL in the user's browser; a failure is said, not thrown (the URL was printed anyway). */
-export async function openBrowser(url: string, log: (line: string) => void): Promise<void> {
+/**
+ * Opens the URL in the user's browser: `$BROWSER` when set (one command, as the usual convention
+ * has it), else the system's default. A failure is said, not thrown (the URL was printed anyway).
+ */
+export async function openBrowser(url: string, log: (line: string) => void, env: Env = process.env): Promise<void> {
+  const browser = env.BROWSER?.trim();
   try {
-    const child = await open(url);
+    const child = await open(url, browser ? { app: { name: browser } } : {});
     child.on('error', () => log('everme ui: could not start a browser; open the URL above yourself.'));
     child.unref();
   } catch {

@@ -89,7 +89,9 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
   const secret = randomBytes(32).toString('base64url');
   const data = new ViewerData(opts.settings);
   const app = createViewerApp({ data, secret, port, ...(opts.now ? { now: opts.now } : {}) });
-  server.on('request', getRequestListener(app.fetch));
+  const listener = getRequestListener(app.fetch);
+  // The listener answers every request itself (errors included); nothing awaits it.
+  server.on('request', (req, res) => void listener(req, res));
   const origin = `http://${VIEWER_HOST}:${port}`;
   return {
     url: `${origin}/?${TOKEN_PARAM}=${secret}`,

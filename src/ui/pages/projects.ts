@@ -62,8 +62,7 @@ export function projectPage(workspaceDir: string | undefined, conversations: Con
   );
   return h`<h1>${title}</h1>
 <div class="actions">
-${workspaceDir === undefined ? '' : h`<a href="/agent?project=${encodeURIComponent(workspaceDir)}">What the agent sees at session start here</a>`}
-<a href="/search?project=${encodeURIComponent(workspaceDir ?? '')}">Search this project</a>
+${workspaceDir === undefined ? '' : h`<a href="/agent?project=${encodeURIComponent(workspaceDir)}">What the agent sees at session start here</a> <a href="/search?project=${encodeURIComponent(workspaceDir)}">Search this project</a>`}
 </div>
 <p class="muted">${plural(conversations.length, 'conversation')}${conversations.length >= limit ? ` (the ${limit} most recent)` : ''}, most recently active first${workspaceDir === undefined ? '' : ', this directory and those below it'}.</p>
 <table id="conversations">
