@@ -136,7 +136,10 @@ export class ViewerStore {
   messages(conversationId: string, opts: { size: number; offset?: number; aroundId?: number }): MessageWindow {
     const total = this.stmts.total.get(conversationId) ?? 0;
     let offset = Math.max(0, opts.offset ?? 0);
-    if (opts.aroundId !== undefined) offset = Math.max(0, (this.stmts.messageAt.get(conversationId, opts.aroundId) ?? 0) - CONTEXT_ABOVE);
+    if (opts.aroundId !== undefined) {
+      const index = this.stmts.messageAt.get(conversationId, opts.aroundId) ?? 0;
+      offset = Math.max(0, index - Math.min(CONTEXT_ABOVE, opts.size - 1));
+    }
     const rows = this.stmts.window.all(conversationId, opts.size, offset);
     const messages: ViewerMessage[] = [];
     for (const row of rows) {
