@@ -59,7 +59,8 @@ describe('everme ui in Chromium', () => {
   it('opens on the project list: every workspace with counts and last activity, the unknown ones grouped', async () => {
     expect(new URL(page.url()).pathname).toBe('/');
     expect(page.url()).not.toContain('token=');
-    const rows = await page.locator('#projects tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children, (td) => td.textContent?.trim() ?? '')));
+    // A row's innerText is its cells, tab-separated.
+    const rows = (await page.locator('#projects tbody tr').allInnerTexts()).map((row) => row.split('\t').map((cell) => cell.trim()));
     expect(rows.map((r) => r[0])).toEqual([ALPHA, BETA, expect.stringContaining('Workspace unknown')]);
     // alpha: the tool-call session (4 messages; the malformed line is skipped) and the hostile one (2).
     expect(rows[0]!.slice(1, 3)).toEqual(['2', '6']);
@@ -104,12 +105,12 @@ describe('everme ui in Chromium', () => {
 
   it('filters by role and by date', async () => {
     await page.getByLabel('Role').selectOption('tool');
-    await page.waitForFunction(() => document.querySelector('#results')?.getAttribute('data-count') === '1');
+    await page.waitForFunction("document.querySelector('#results')?.getAttribute('data-count') === '1'");
     expect(await page.locator('#results li.hit .meta').first().textContent()).toMatch(/^1\. tool/);
     await page.getByLabel('Role').selectOption('');
     const day = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     await page.getByLabel('From (UTC)').fill(day);
-    await page.waitForFunction(() => document.querySelector('#results')?.getAttribute('data-count') === '0');
+    await page.waitForFunction("document.querySelector('#results')?.getAttribute('data-count') === '0'");
     expect(await page.locator('#results').textContent()).toContain('with these filters');
   });
 
@@ -124,7 +125,7 @@ describe('everme ui in Chromium', () => {
     expect(await target.getAttribute('id')).toBe(`m${messageId}`);
     expect((await target.textContent())?.toLowerCase()).toContain(WORDS.alpha);
     // Focused and in view, so the keyboard continues from it.
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe(`m${messageId}`);
+    expect(await page.evaluate('document.activeElement?.id')).toBe(`m${messageId}`);
   });
 
   it('shows a conversation: roles distinct, tools collapsed under their names, masks visible, warnings inline', async () => {
@@ -133,7 +134,7 @@ describe('everme ui in Chromium', () => {
     expect(roles).toEqual(['user', 'assistant', 'tool', 'assistant']);
     const call = page.locator('details.tool-call');
     expect(await call.locator('summary').textContent()).toBe('tool call: bash');
-    expect(await call.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+    expect(await call.getAttribute('open')).toBeNull();
     expect(await page.locator('details.tool-result summary').textContent()).toContain('tool result: bash');
     await call.locator('summary').click();
     expect(await call.locator('pre').textContent()).toContain(`grep -r ${WORDS.alpha}`);
@@ -220,21 +221,21 @@ describe('everme ui in Chromium', () => {
   it('every control has a label, and the keyboard reaches the search box', async () => {
     for (const pathname of ['/', '/search', '/warnings', '/agent', '/forgotten', `/conversation/minimaxcode-${fx.sessions.alpha}`]) {
       await page.goto(`${viewer.origin}${pathname}`);
-      const unlabelled = await page.locator('input:not([type="hidden"]), select, button, textarea').evaluateAll((els) =>
-        els.filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label') && !(el.textContent ?? '').trim()).map((el) => el.outerHTML),
-      );
+      // Runs in the page (a string: the tests' TypeScript program has no DOM types).
+      const unlabelled = await page.evaluate(`Array.from(document.querySelectorAll('input:not([type="hidden"]), select, button, textarea'))
+        .filter((el) => el.labels.length === 0 && !el.getAttribute('aria-label') && !el.textContent.trim()).map((el) => el.outerHTML)`);
       expect(unlabelled, pathname).toEqual([]);
     }
     await page.goto(`${viewer.origin}/`);
     let reached = false;
     for (let i = 0; i < 10 && !reached; i++) {
       await page.keyboard.press('Tab');
-      reached = (await page.evaluate(() => document.activeElement?.textContent)) === 'Search';
+      reached = (await page.evaluate('document.activeElement?.textContent')) === 'Search';
     }
     expect(reached).toBe(true);
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/search$/);
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('q');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('q');
   });
 
   it('made no request outside 127.0.0.1, and no script error', () => {

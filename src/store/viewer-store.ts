@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { AgentMessage } from '../core/agent-message.js';
 import { listRecentConversations, toConversationSummary, type ConversationRow, type ConversationSummary } from './conversation-list.js';
 import { storedMessage } from './export-reader.js';
+import { DAY_MS, dayOf, MessageDays } from './message-days.js';
 
 /**
  * What `everme ui` reads from the embedded store that no command computes already: workspaces with
@@ -37,8 +38,6 @@ export interface MessageWindow {
   after: number;
 }
 
-const DAY_MS = 86_400_000;
-
 interface WorkspaceRow {
   workspace_dir: string | null;
   conversations: number;
@@ -61,22 +60,16 @@ const MESSAGE_COLUMNS = 'id, msg_key, role, timestamp, content, tool_calls_json,
 
 export class ViewerStore {
   private readonly stmts;
+  private readonly days: MessageDays;
 
   constructor(private readonly db: Database.Database) {
+    this.days = new MessageDays(db);
     this.stmts = {
       workspaces: db.prepare<[], WorkspaceRow>(
         `SELECT workspace_dir, count(*) AS conversations, sum(message_count) AS messages, max(updated_at_ms) AS last_ms
          FROM conversations WHERE message_count > 0
          GROUP BY workspace_dir
          ORDER BY workspace_dir IS NULL, last_ms IS NULL, last_ms DESC, workspace_dir`,
-      ),
-      // Messages of the conversations active in the window only (conversations_by_update finds
-      // them), each counted on its own day.
-      perDay: db.prepare<{ fromMs: number; toMs: number }, { day: number; n: number }>(
-        `SELECT m.timestamp / ${DAY_MS} AS day, count(*) AS n
-         FROM conversations c JOIN messages m ON m.conversation_id = c.conversation_id
-         WHERE c.updated_at_ms >= @fromMs AND m.timestamp >= @fromMs AND m.timestamp < @toMs
-         GROUP BY day`,
       ),
       unknownWorkspace: db.prepare<{ limit: number }, ConversationRow>(
         `SELECT * FROM conversations WHERE message_count > 0 AND workspace_dir IS NULL
@@ -105,10 +98,9 @@ export class ViewerStore {
 
   /** Messages per UTC day for the `days` days ending with the day of `nowMs`, oldest first, zero days included. */
   messagesPerDay(nowMs: number, days: number): DayCount[] {
-    const lastDay = Math.floor(nowMs / DAY_MS);
+    const lastDay = dayOf(nowMs);
     const firstDay = lastDay - days + 1;
-    const counts = new Map<number, number>();
-    for (const row of this.stmts.perDay.all({ fromMs: firstDay * DAY_MS, toMs: (lastDay + 1) * DAY_MS })) counts.set(row.day, row.n);
+    const counts = this.days.range(firstDay, lastDay);
     const out: DayCount[] = [];
     for (let day = firstDay; day <= lastDay; day++) out.push({ dayMs: day * DAY_MS, messages: counts.get(day) ?? 0 });
     return out;
