@@ -43,8 +43,8 @@ function cli(args: string[]) {
   return runCli([...args, '--data-dir', fx.dataDir], fx.env);
 }
 
-async function cliSearch(word: string): Promise<Array<{ conversationId: string; snippet: string; role: string }>> {
-  const r = await cli(['search', word, '--limit', '50', '--json']);
+async function cliSearch(word: string, limit = 20): Promise<Array<{ conversationId: string; snippet: string; role: string }>> {
+  const r = await cli(['search', word, '--limit', String(limit), '--json']);
   expect(r.code, r.stderr).toBe(0);
   return (envelopeOf(r).data as { results: Array<{ conversationId: string; snippet: string; role: string }> }).results;
 }

@@ -201,7 +201,7 @@ describe('everme ui: changes (Origin, the carried secret, methods)', () => {
 });
 
 describe('everme ui: response headers', () => {
-  it.each(['/', '/assets/viewer.js', '/nope'])('%s: strict CSP, no CORS, no caching, no framing', async (pathname) => {
+  it.each(['/', '/assets/viewer.js', '/nope'])('%s: strict CSP, no CORS, no framing, pages never cached', async (pathname) => {
     const r = await authed(pathname, { Origin: 'http://evil.example' });
     const csp = String(r.headers['content-security-policy']);
     for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "form-action 'self'"]) {
@@ -209,7 +209,7 @@ describe('everme ui: response headers', () => {
     }
     expect(csp).not.toContain('unsafe-inline');
     expect(r.headers['x-content-type-options']).toBe('nosniff');
-    expect(r.headers['cache-control']).toBe('no-store');
+    expect(r.headers['cache-control']).toBe(pathname.startsWith('/assets/') ? 'private, max-age=3600' : 'no-store');
     expect(r.headers['referrer-policy']).toBe('same-origin');
     expect(Object.keys(r.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
   });

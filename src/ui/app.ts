@@ -38,6 +38,8 @@ export const CHART_DAYS = 90;
 export const PAGE_MESSAGES = 200;
 /** Conversations a project page lists. */
 export const PROJECT_CONVERSATIONS = 500;
+/** Results shown as you type; with a role or date filter, the best MAX_RECALL_LIMIT are filtered. */
+export const SEARCH_RESULTS = 20;
 /** At most this many conversations in one forget from the viewer (a search selection is at most 50). */
 const MAX_FORGET = 100;
 
@@ -124,11 +126,13 @@ export function createViewerApp(opts: ViewerAppOptions): Hono {
   });
   app.notFound((c) => page(c, frame('Not found'), h`<h1>Not found</h1><p><a href="/">Back to the projects</a></p>`, 404));
 
-  app.get('/assets/viewer.css', (c) => c.body(VIEWER_CSS, 200, { 'Content-Type': 'text/css; charset=utf-8' }));
+  // Fetched by every page: cached for the browser session (still behind the secret), not per page.
+  const ASSET_CACHE = 'private, max-age=3600';
+  app.get('/assets/viewer.css', (c) => c.body(VIEWER_CSS, 200, { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': ASSET_CACHE }));
   app.get('/assets/viewer.js', (c) =>
     script === undefined
       ? c.body('// the viewer script is not built: run `npm run build`\n', 404, { 'Content-Type': 'text/javascript; charset=utf-8' })
-      : c.body(script, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }),
+      : c.body(script, 200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': ASSET_CACHE }),
   );
   app.get('/favicon.ico', (c) => c.body(null, 204));
 
@@ -172,9 +176,12 @@ export function createViewerApp(opts: ViewerAppOptions): Hono {
   const search = async (filters: SearchFilters): Promise<SearchOutcome | undefined> => {
     if (filters.q.trim() === '') return undefined;
     try {
-      // The same call `mem_search` and `everme search` make: same ranking, same snippets.
-      const result = await data.recall.search(filters.q, { limit: MAX_RECALL_LIMIT, ...(filters.project === '' ? {} : { project: filters.project }) });
-      return { filters, hits: result.hits.filter((hit) => keep(hit, filters)), ranked: result.hits.length, storeEmpty: result.storeEmpty, limit: MAX_RECALL_LIMIT };
+      // The same call `mem_search` and `everme search` make: same ranking, same snippets (the best
+      // SEARCH_RESULTS of it, or of the best MAX_RECALL_LIMIT when a role or date filter drops some).
+      const filtered = filters.role !== '' || filters.from !== '' || filters.to !== '';
+      const limit = filtered ? MAX_RECALL_LIMIT : SEARCH_RESULTS;
+      const result = await data.recall.search(filters.q, { limit, ...(filters.project === '' ? {} : { project: filters.project }) });
+      return { filters, hits: result.hits.filter((hit) => keep(hit, filters)).slice(0, SEARCH_RESULTS), ranked: result.hits.length, storeEmpty: result.storeEmpty, limit };
     } catch (err) {
       const e = toEvermeError(err);
       return { filters, hits: [], ranked: 0, storeEmpty: false, limit: MAX_RECALL_LIMIT, error: redactOutput(`Search failed (${e.type}): ${e.message}`) };

@@ -80,7 +80,8 @@ export function securityHeaders(): MiddlewareHandler {
   return async (c, next) => {
     await secure(c, async () => {
       await next();
-      c.header('Cache-Control', 'no-store');
+      // Memory is never cached; the stylesheet and script (no memory in them) say otherwise.
+      if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store');
     });
   };
 }

@@ -1,8 +1,9 @@
+import { existsSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { openRecall, type Recall } from '../recall/recall.js';
-import { openDatabase } from '../store/database.js';
+import { databasePath, openDatabase } from '../store/database.js';
 import { ViewerStore } from '../store/viewer-store.js';
 
 /**
@@ -22,9 +23,26 @@ export class ViewerData {
     this.recall = openRecall(settings, this.sink);
   }
 
+  /**
+   * Opens the store before the first page asks (bringing an older one up to date), so that page
+   * does not pay for it. A store that cannot be opened is left for the pages to report.
+   */
+  warm(): void {
+    try {
+      this.local();
+    } catch {
+      // each page tries again and shows the error
+    }
+  }
+
   /** The embedded store, or undefined when there is none yet. */
   local(): ViewerStore | undefined {
     if (this.store) return this.store;
+    // A store an older everme wrote lacks what the viewer reads (message_days, migration 9): one
+    // read-write open brings it up to date (the first time only: a count by day of its messages),
+    // as any import, sync or hook would; after that the viewer only reads.
+    if (!existsSync(databasePath(this.settings.stateDir))) return undefined;
+    openDatabase(this.settings.stateDir).close();
     try {
       this.db = openDatabase(this.settings.stateDir, { readonly: true });
     } catch (err) {

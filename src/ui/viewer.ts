@@ -88,6 +88,7 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
   }
   const secret = randomBytes(32).toString('base64url');
   const data = new ViewerData(opts.settings);
+  data.warm();
   const app = createViewerApp({ data, secret, port, ...(opts.now ? { now: opts.now } : {}) });
   const listener = getRequestListener(app.fetch);
   // The listener answers every request itself (errors included); nothing awaits it.
