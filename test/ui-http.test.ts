@@ -294,7 +294,7 @@ describe('everme ui: the process', () => {
     expect(String(envelope.data?.url)).toContain(`token=${v.secret}`);
   });
 
-  it('with no display it opens no browser (nothing is started, the URL is still printed)', async () => {
+  it('opens $BROWSER on the URL only where there is a display', async () => {
     // A fake browser ($BROWSER) records being started, and with what; with no DISPLAY nothing may start it.
     const bin = path.join(root, 'fake-bin');
     const marker = path.join(root, 'browser-ran');
@@ -337,3 +337,29 @@ async function waitForFile(file: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+describe('everme ui on the README demo data', () => {
+  it('after the README import, serves the demo: its project, a marked search, a conversation', async () => {
+    const { repoRoot } = await import('./support/cli.js');
+    const demo = path.join(root, 'demo');
+    fs.cpSync(path.join(repoRoot, 'fixtures', 'demo'), demo, { recursive: true });
+    const demoEnv = cliEnv(root);
+    const imported = await runCli(['import', '--since', '2026-07-01', '--data-dir', demo], demoEnv);
+    expect(imported.code, imported.stderr).toBe(0);
+    const v = await startViewerProcess(demo, demoEnv, ['--port', '0']);
+    try {
+      const home = await rawRequest({ port: v.port, path: '/', headers: { Cookie: cookieFor(v) } });
+      expect(home.status).toBe(200);
+      expect(home.body).toContain('/home/demo/projects/widget');
+      const search = await rawRequest({ port: v.port, path: '/search?q=widget', headers: { Cookie: cookieFor(v) } });
+      expect(search.body).toMatch(/<mark>widget<\/mark>/i);
+      const link = /href="(\/conversation\/[^"?]+)\?m=(\d+)/.exec(search.body);
+      expect(link).not.toBeNull();
+      const conversation = await rawRequest({ port: v.port, path: `${link![1]}?m=${link![2]}`, headers: { Cookie: cookieFor(v) } });
+      expect(conversation.status).toBe(200);
+      expect(conversation.body).toContain(`id="m${link![2]}"`);
+    } finally {
+      await v.stop();
+    }
+  });
+});

@@ -32,7 +32,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 form.filters { display: flex; flex-wrap: wrap; gap: .8rem; align-items: end; margin-bottom: 1rem; }
 form.filters label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); }
 input, select, button { font: inherit; padding: .3rem .5rem; }
-input[type="search"] { min-width: 22rem; }
+input[type="search"] { min-width: 16rem; }
 button { cursor: pointer; }
 button.danger { border: 1px solid var(--warn); color: var(--warn); background: transparent; border-radius: 4px; }
 ol.hits { list-style: none; padding: 0; margin: 0; }
