@@ -5,7 +5,7 @@ import { cliEntry } from './support/cli.js';
 import { envelopeOf, runCli } from './support/cli-process.js';
 import { launchChromium } from './support/browser.js';
 import { startViewerProcess, type ViewerProcess } from './support/viewer-process.js';
-import { ALPHA, AWS_KEY, BETA, buildViewerFixture, WORDS, type ViewerFixture } from './support/viewer-fixture.js';
+import { ALPHA, AWS_KEY, BETA, buildViewerFixture, RECALL_CHARS, WORDS, type ViewerFixture } from './support/viewer-fixture.js';
 
 /**
  * `everme ui` in a real browser: Debian's Chromium, headless, driven by playwright-core, against
@@ -87,6 +87,23 @@ describe('everme ui in Chromium', () => {
     expect(await page.locator('#activity-chart').getAttribute('aria-label')).toContain('10 messages');
   });
 
+  it('lists a project’s conversations, and the warnings report filtered by code', async () => {
+    await page.goto(`${viewer.origin}/`);
+    await page.getByRole('link', { name: ALPHA, exact: true }).click();
+    expect(await page.locator('h1').textContent()).toBe(ALPHA);
+    const links = await page.locator('#conversations tbody th a').allTextContents();
+    expect(links).toHaveLength(2);
+    expect(links.some((l) => l.includes(WORDS.alpha))).toBe(true);
+    await page.goto(`${viewer.origin}/warnings`);
+    await page.getByLabel('Warning code').selectOption('invalid_json');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    expect(await page.locator('#warnings').textContent()).toContain(fx.sessions.alpha);
+    expect(await page.locator('#warnings').textContent()).toContain('messages.jsonl:4');
+    await page.getByLabel('Warning code').selectOption('oversized_line');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    expect(await page.locator('#no-warnings').textContent()).toContain('oversized_line');
+  });
+
   it('searches as you type: marked results, ranked exactly as everme search / mem_search rank them', async () => {
     await typeSearch(WORDS.alpha);
     const shown = await page.locator('#results li.hit').evaluateAll((lis) =>
@@ -105,12 +122,12 @@ describe('everme ui in Chromium', () => {
 
   it('filters by role and by date', async () => {
     await page.getByLabel('Role').selectOption('tool');
-    await page.waitForFunction("document.querySelector('#results')?.getAttribute('data-count') === '1'");
+    await page.waitForSelector('#results[data-count="1"]');
     expect(await page.locator('#results li.hit .meta').first().textContent()).toMatch(/^1\. tool/);
     await page.getByLabel('Role').selectOption('');
     const day = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     await page.getByLabel('From (UTC)').fill(day);
-    await page.waitForFunction("document.querySelector('#results')?.getAttribute('data-count') === '0'");
+    await page.waitForSelector('#results[data-count="0"]');
     expect(await page.locator('#results').textContent()).toContain('with these filters');
   });
 
@@ -183,7 +200,7 @@ describe('everme ui in Chromium', () => {
     expect(await page.locator('#results li.hit').count()).toBe(2);
   });
 
-  it('forgets from a search selection', async () => {
+  it('forgets from a search selection', { timeout: 60_000 }, async () => {
     await typeSearch(WORDS.unknown);
     await page.locator('#results li.hit input[type="checkbox"]').first().check();
     await page.getByRole('button', { name: 'Forget the selected conversations…' }).click();
@@ -215,7 +232,10 @@ describe('everme ui in Chromium', () => {
     expect(hook.code).toBe(0);
     expect(hook.stdout.length).toBeGreaterThan(100);
     expect(`${shown}\n`).toBe(hook.stdout);
-    expect(await page.locator('#agent-count').textContent()).toContain(`${shown!.length.toLocaleString('en-US')} characters of the 4,000-character budget`);
+    // The budget bit: a conversation was left out to fit it.
+    expect(shown).toContain('1 more conversations not shown');
+    expect(shown!.length).toBeLessThanOrEqual(RECALL_CHARS);
+    expect(await page.locator('#agent-count').textContent()).toContain(`${shown!.length.toLocaleString('en-US')} characters of the ${RECALL_CHARS}-character budget`);
   });
 
   it('every control has a label, and the keyboard reaches the search box', async () => {

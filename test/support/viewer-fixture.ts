@@ -18,6 +18,7 @@ export const BETA = '/srv/projects/beta';
 export const WORDS = { alpha: 'quokkaviewword', beta: 'wombatforgetword', unknown: 'ibisunknownword', hostile: 'marmothostileword' } as const;
 /** A credential the import masks (`[REDACTED:…]`). */
 export const AWS_KEY = 'AKIAQWERTYUIOPASDFGH';
+export const RECALL_CHARS = 700;
 
 export interface ViewerFixture {
   root: string;
@@ -93,7 +94,9 @@ export async function buildViewerFixture(now = Date.now()): Promise<ViewerFixtur
   } finally {
     db.close();
   }
-  const env = cliEnv(root, { EVERME_STATE_DIR: stateDir });
+  // A recall budget small enough that the SessionStart block must leave a conversation out: the
+  // preview matches the hook only if it uses the same budget.
+  const env = cliEnv(root, { EVERME_STATE_DIR: stateDir, EVERME_RECALL_CHARS: String(RECALL_CHARS) });
   const since = new Date(at(60)).toISOString().slice(0, 10);
   const imported = await runCli(['import', '--since', since, '--data-dir', dataDir, '--json'], env);
   if (imported.code !== 0) throw new Error(`fixture import failed (${imported.code}): ${imported.stderr}`);
