@@ -221,7 +221,8 @@ describe('everme ui: response headers', () => {
   });
 });
 
-describe('everme ui: the process', () => {
+// Each of these spawns the CLI once or more: on a loaded two-core machine that alone takes seconds.
+describe('everme ui: the process', { timeout: 90_000 }, () => {
   async function withHeldPort<T>(port: number, use: () => Promise<T>): Promise<T> {
     const holder: Server = createServer();
     await new Promise<void>((resolve, reject) => {
