@@ -75,12 +75,15 @@ describe('message_days', () => {
     }
   });
 
-  it('migration 9 fills it from a store written before it', () => {
+  it('migration 10 fills it from a store written before it', () => {
     const stateDir = tempDir();
     try {
       const raw = new Database(databasePath(stateDir));
-      for (const step of MIGRATIONS.slice(0, 8)) raw.exec(step);
-      raw.pragma('user_version = 8');
+      for (const step of MIGRATIONS.slice(0, 9)) {
+        if (typeof step === 'string') raw.exec(step);
+        else step(raw);
+      }
+      raw.pragma('user_version = 9');
       raw.prepare("INSERT INTO conversations (conversation_id, session_id, source) VALUES ('c', 's', 'messages')").run();
       const insert = raw.prepare("INSERT INTO messages (conversation_id, msg_key, role, timestamp, content) VALUES ('c', ?, 'user', ?, 'x')");
       [base, base + 1000, base + 3000, base + 3 * DAY].forEach((t, i) => insert.run(`k${i}`, t));

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 
 /**
- * Messages per UTC day, kept next to the messages (migration 9) so the viewer's activity chart
+ * Messages per UTC day, kept next to the messages (migration 10) so the viewer's activity chart
  * reads a few hundred rows instead of every message: counting them by day scanned the whole
  * messages table, ~2 s warm on the 10x bench store (828k messages). Every write path keeps it
  * exact: an append adds its batch's days (one row per day, not per message), a removal takes away

@@ -38,7 +38,7 @@ export class ViewerData {
   /** The embedded store, or undefined when there is none yet. */
   local(): ViewerStore | undefined {
     if (this.store) return this.store;
-    // A store an older everme wrote lacks what the viewer reads (message_days, migration 9): one
+    // A store an older everme wrote lacks what the viewer reads (message_days, migration 10): one
     // read-write open brings it up to date (the first time only: a count by day of its messages),
     // as any import, sync or hook would; after that the viewer only reads.
     if (!existsSync(databasePath(this.settings.stateDir))) return undefined;

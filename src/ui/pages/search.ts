@@ -1,4 +1,4 @@
-import type { RecallHit } from '../../recall/recall.js';
+import { parseMessageId, type RecallHit } from '../../recall/recall.js';
 import type { WorkspaceSummary } from '../../store/viewer-store.js';
 import { EMPTY, h, plural, snippetMarks, when, type Html } from '../html.js';
 import { conversationHref } from './projects.js';
@@ -42,13 +42,15 @@ export function searchResults(outcome: SearchOutcome | undefined): Html {
   if (hits.length === 0) return h`<div id="results" aria-live="polite" ${attrs}><p>No memories match <q>${filters.q}</q>${outcome.ranked > 0 ? ' with these filters' : ''}.</p></div>`;
   const filtered = filters.role !== '' || filters.from !== '' || filters.to !== '';
   const items = hits.map((hit, i) => {
-    const open = hit.conversationId !== null && hit.messageId !== undefined ? conversationHref(hit.conversationId, hit.messageId) : undefined;
+    // A local hit's id (`m<row id>`) opens its conversation at the message; a gateway memory has none.
+    const messageId = hit.source === 'local' && hit.id !== null ? parseMessageId(hit.id) : undefined;
+    const open = hit.conversationId !== null && messageId !== undefined ? conversationHref(hit.conversationId, messageId) : undefined;
     const select =
       hit.conversationId === null
         ? EMPTY
         : h`<input type="checkbox" name="c" value="${hit.conversationId}" id="pick-${i}"><label class="visually-hidden" for="pick-${i}">Select conversation ${hit.conversationId} to forget</label>`;
     const head = h`${hit.role ?? 'message'} · ${when(hit.timestamp)} · ${hit.workspaceDir ?? ''}`;
-    return h`<li class="hit" data-conversation="${hit.conversationId ?? ''}" data-message="${hit.messageId ?? ''}">
+    return h`<li class="hit" data-conversation="${hit.conversationId ?? ''}" data-message="${messageId ?? ''}">
 ${select}
 <div><div class="meta">${i + 1}. ${open ? h`<a href="${open}">${head}</a>` : head} <span class="muted">${hit.conversationId ?? 'from the EverMe gateway'}${hit.score === null ? '' : ` · score ${hit.score.toFixed(2)}`}</span></div>
 <div class="snippet">${snippetMarks(hit.snippet)}</div></div>
