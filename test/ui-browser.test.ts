@@ -205,7 +205,11 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
 
   it('forgets from a search selection', async () => {
     await typeSearch(WORDS.unknown);
-    await page.locator('#results li.hit input[type="checkbox"]').first().check();
+    const box = page.locator('#results li.hit input[type="checkbox"]').first();
+    await box.check();
+    // Leaving the search box fires its `change`: the results must not reload and lose the tick.
+    await page.waitForTimeout(1000);
+    expect(await box.isChecked()).toBe(true);
     await page.getByRole('button', { name: 'Forget the selected conversations…' }).click();
     await page.waitForURL(/\/forget\?c=/);
     expect(await page.locator('#forget-summary').textContent()).toContain('1 conversation, 2 stored messages');

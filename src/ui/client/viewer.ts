@@ -9,17 +9,27 @@ const DEBOUNCE_MS = 200;
 function searchAsYouType(form: HTMLFormElement): void {
   let timer: number | undefined;
   let inFlight: AbortController | undefined;
+  // What the results on the page answer: the box's `change` (fired when it loses focus, say to a
+  // result's checkbox) must not reload the same results and clear what was ticked in them.
+  let shown = new URLSearchParams(location.search);
+  shown.delete('token');
 
   const run = async (): Promise<void> => {
     const fired = performance.now();
     const params = new URLSearchParams();
     for (const [key, value] of new FormData(form)) if (typeof value === 'string' && value !== '') params.set(key, value);
+    if (params.toString() === shown.toString()) return;
+    const previous = shown;
+    shown = params;
     inFlight?.abort();
     const controller = new AbortController();
     inFlight = controller;
     try {
       const response = await fetch(`/search/results?${params.toString()}`, { signal: controller.signal, credentials: 'same-origin' });
-      if (!response.ok) return;
+      if (!response.ok) {
+        shown = previous;
+        return;
+      }
       const markup = await response.text();
       if (controller.signal.aborted) return;
       const current = document.getElementById('results');
@@ -33,7 +43,10 @@ function searchAsYouType(form: HTMLFormElement): void {
       replacement.dataset.ms = (performance.now() - fired).toFixed(1);
       history.replaceState(null, '', `/search?${params.toString()}`);
     } catch (err) {
-      if (!(err instanceof DOMException && err.name === 'AbortError')) throw err;
+      if (!(err instanceof DOMException && err.name === 'AbortError')) {
+        shown = previous;
+        throw err;
+      }
     }
   };
 
