@@ -79,7 +79,8 @@ const IN_PROJECT = `(c.workspace_dir = @project
 /** A condition on `conversations c` for the named parameters of `ProjectParams`; all of them when `@project` is null. */
 export const PROJECT_FILTER = `(@project IS NULL OR ${IN_PROJECT})`;
 
-interface ConversationRow {
+/** A `conversations` row as SQLite returns it. */
+export interface ConversationRow {
   conversation_id: string;
   session_id: string;
   source: string;
@@ -111,7 +112,7 @@ const RECENT_CONVERSATIONS_SQL = `${CONVERSATION_WITH_META} WHERE c.message_coun
  */
 export const RECENT_IN_PROJECT_SQL = `${CONVERSATION_WITH_META} WHERE c.message_count > 0 AND ${IN_PROJECT} ${RECENT_ORDER}`;
 
-function toConversationSummary(row: ConversationRow): ConversationSummary {
+export function toConversationSummary(row: ConversationRow): ConversationSummary {
   const summary: ConversationSummary = {
     conversationId: row.conversation_id,
     sessionId: row.session_id,

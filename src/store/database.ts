@@ -223,7 +223,17 @@ export const MIGRATIONS: readonly Migration[] = [
     `);
     reindexMessages(db);
   },
-  // 10 (issue #30): what MiniMax Code's session index says about each session (title, kind,
+  // 10 (issue #27): messages per UTC day for the viewer's activity chart (message-days.ts). Counting
+  // by day scanned every message (~2 s on the 10x bench store); this table holds a row per day.
+  // Filled once here from what is stored; from now on every write keeps it.
+  `
+  CREATE TABLE message_days (
+    day INTEGER PRIMARY KEY,
+    messages INTEGER NOT NULL
+  );
+  INSERT INTO message_days (day, messages) SELECT timestamp / 86400000, count(*) FROM messages GROUP BY 1;
+  `,
+  // 11 (issue #30): what MiniMax Code's session index says about each session (title, kind,
   // visibility, archive flag, parent, the host's times), each source's claim about its workspace
   // with that claim's time, and which one won (src/store/session-meta.ts reads and writes it).
   // The hook's cwd was kept only as sessions.workspace_dir until now: it becomes the cwd claim.

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseJsonColumn } from './json-column.js';
 
 /**
- * What is known about each MiniMax session beyond its files (migration 10): what the host's session
+ * What is known about each MiniMax session beyond its files (migration 11): what the host's session
  * index said (title, kind, visibility, archive flag, parent, the host's times), each source's claim
  * about its workspace with the time of that claim, and which claim won. The winning workspace is
  * also kept where features read it: `sessions.workspace_dir` and the session's conversations.
