@@ -8,7 +8,6 @@ import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { resolveUserPath } from '../src/config/exclude.js';
 import { loadSettings } from '../src/config/settings.js';
 import { exportMemory, type ExportFormat, type ExportSummary } from '../src/export/export-memory.js';
-import { normalizeConversationId } from '../src/forget/forget.js';
 
 function renderSummary(s: ExportSummary): string {
   const where = s.out === '-' ? 'stdout' : s.format === 'jsonl' ? s.files[0] ?? s.out : `${s.files.length} file${s.files.length === 1 ? '' : 's'} in ${s.out}`;
@@ -48,7 +47,7 @@ export default class Export extends EvermeCommand {
       format,
       out: out === '-' ? out : resolveUserPath(out),
       filter: {
-        ...(flags.conversation === undefined ? {} : { conversationId: normalizeConversationId(flags.conversation) }),
+        ...(flags.conversation === undefined ? {} : { conversationId: flags.conversation }),
         ...(flags.project === undefined ? {} : { project: resolveUserPath(flags.project) }),
         ...(sinceMs === undefined ? {} : { sinceMs }),
       },

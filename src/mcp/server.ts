@@ -9,7 +9,7 @@ import { MAX_RECALL_LIMIT, type Recall } from '../recall/recall.js';
 import { PACKAGE_VERSION } from '../core/package-root.js';
 import { renderContextIndex } from '../recall/context-index.js';
 import { renderSearchMarkdown } from '../recall/recall-markdown.js';
-import { neutraliseRetrieved } from '../recall/neutralise.js';
+import { toModel } from '../recall/model-output.js';
 
 export const SERVER_NAME = 'everme';
 export const DEFAULT_TOP_K = 5;
@@ -21,10 +21,9 @@ export interface RecallServerOptions {
   log?: (line: string) => void;
 }
 
+/** Every tool's answer leaves through the one way out to the model (recall/model-output.ts). */
 function text(body: string): CallToolResult {
-  // Stored text was masked on the way in; this catches anything a gateway or an older store holds.
-  // Neutralised again here (idempotent): nothing a tool returns may pose as a tool or system block.
-  return { content: [{ type: 'text', text: neutraliseRetrieved(redactOutput(body)) }] };
+  return { content: [{ type: 'text', text: toModel(body) }] };
 }
 
 function toolError(message: string): CallToolResult {
