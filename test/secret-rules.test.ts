@@ -71,12 +71,18 @@ const discord = rnd(B64URL, 68);
 const teams = rnd(HEX, 32);
 const zapier = rnd(LOWER_AN, 7);
 const puttyLine = rnd(B64, 64);
+const twilioSid = `AC${rnd(HEX, 32)}`;
+const twilioToken = rnd(HEX, 32);
+const awsId = 'AKIA' + rnd('ABCDEFGHIJKLMNOPQRSTUVWXYZ234567', 16);
+const awsSecret = rnd(B64, 38) + 'aZ';
 
 /** Every rule of the table, by id. */
 const CASES: Record<string, Case> = {
   'private-key': c(`key:\n${PEM}\nend`, PEM.split('\n')[1]!, 'the private key is kept in the vault; see -----BEGIN CERTIFICATE-----'),
   'url-password': c('postgres://admin:s3cr3t-P4ss@db.internal:5432/app', 's3cr3t-P4ss', 'see https://example.com:8080/docs or git@github.com:org/repo.git'),
   jwt: c(`token ${JWT} end`, JWT, 'eyJust a word, and a.b.c'),
+  'aws-key-pair': c(`aws configure set creds ${awsId} ${awsSecret}`, awsSecret, `not a key id: AKIAPOLLO ${awsSecret}`),
+  'twilio-auth-token': c(`client = Client("${twilioSid}", "${twilioToken}")`, twilioToken, `account ${twilioSid} md5 ${twilioToken}`),
   'aws-access-key': c('id AKIAIOSFODNN7EXAMPLE end', 'AKIAIOSFODNN7EXAMPLE', 'AKIAPOLLO is not a key, nor AKIA1234'),
   'anthropic-key': c(`use sk-ant-api03-${rnd(B64URL, 40)} now`, 'sk-ant-api03-', 'pip install sk-ant-lib-helpers'),
   'openai-key': c(`OPENAI=sk-proj-${rnd(AN, 40)}`, 'sk-proj-', 'pip install sk-learn-extensions-for-data'),
@@ -162,7 +168,8 @@ describe('the secret rule table', () => {
       expect(tc, `no case for ${rule.id}`).toBeDefined();
       const masked = redactText(tc!.positive);
       expect(masked, masked).not.toContain(tc!.secret);
-      expect(masked).toContain(`[REDACTED:${rule.id}]`);
+      // A rule that masks a pair names each half (`emits`).
+      expect([rule.id, ...(rule.emits ?? [])].some((name) => masked.includes(`[REDACTED:${name}]`)), masked).toBe(true);
       expect(redactText(tc!.negative)).toBe(tc!.negative);
       // Idempotent.
       expect(redactText(masked)).toBe(masked);
@@ -200,6 +207,93 @@ describe('a key split by an escaped newline', () => {
   });
 });
 
+describe('credential pairs: a secret without a prefix, found by the id next to it', () => {
+  const sid = 'AC3f9c2a7d41e84b0c9d5a6e1f7b2c8d40';
+  const token = '9b1e7c0d2a4f6e8b0c3d5f7a9e1b2c4d';
+  const id = 'AKIA4J7QX2MZP5RT6W3Y';
+  const secret = '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';
+
+  it.each<[string, string]>([
+    ['Twilio client, positional', `Client("${sid}", "${token}")`],
+    ['Twilio client over lines', `client = Client(\n    '${sid}',\n    '${token}',\n)`],
+    ['Twilio basic auth', `curl -X POST https://api.twilio.com -u ${sid}:${token}`],
+    ['Twilio named', `account_sid=${sid} auth_token=${token}`],
+    ['Twilio CSV', `${sid},${token}`],
+  ])('%s: the auth token goes, the SID stays', (_name, text) => {
+    const masked = redactText(text);
+    expect(masked).not.toContain(token);
+    expect(masked).toContain(sid);
+  });
+
+  it.each<[string, string]>([
+    ['aws configure, positional', `aws configure set ${id} ${secret}`],
+    ['credentials CSV row', `me,${id},${secret}`],
+    ['code', `boto3.client("s3", "${id}", "${secret}")`],
+    ['labelled', `key ${id} secret: ${secret}`],
+  ])('%s: both halves go', (_name, text) => {
+    const masked = redactText(text);
+    expect(masked).not.toContain(secret);
+    expect(masked).not.toContain(id);
+    expect(masked).toContain('[REDACTED:aws-secret-key]');
+  });
+
+  it('leaves a SID or key id next to things that are not their secret', () => {
+    const benign = [
+      `sids ${sid}, AC0a1b2c3d4e5f60718293a4b5c6d7e8f9`,
+      `${sid} checksum d41d8cd98f00b204e9800998ecf8427e`,
+      `${sid} 0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d`,
+      `call ${sid} now: ${token.toUpperCase()}`,
+      `${id} sha1 da39a3ee5e6b4b0d3255bfef95601890afd80709`,
+      `${id} and ${'a'.repeat(40)}`,
+    ];
+    for (const text of benign) {
+      const masked = redactText(text);
+      expect(masked).not.toContain('[REDACTED:twilio-auth-token]');
+      expect(masked).not.toContain('[REDACTED:aws-secret-key]');
+    }
+    expect(redactText(`${sid} checksum d41d8cd98f00b204e9800998ecf8427e`)).toBe(`${sid} checksum d41d8cd98f00b204e9800998ecf8427e`);
+  });
+});
+
+describe('a key split by a line break (wrapped terminal output)', () => {
+  const key = `sk-proj-${rnd(AN, 60)}3x`;
+  const gh = `ghp_${rnd(AN, 34)}7q`;
+
+  it.each<[string, number]>([
+    ['in its body', 30],
+    ['right after its prefix', 8],
+    ['inside its prefix', 5],
+    ['after its first two characters', 2],
+  ])('%s: masked whole, the line structure kept', (_name, at) => {
+    for (const nl of ['\n', '\r\n']) {
+      const text = `$ echo $OPENAI_API_KEY\n${key.slice(0, at)}${nl}${key.slice(at)}\n$ next`;
+      const masked = redactText(text);
+      expect(masked, masked).not.toContain(key.slice(at, at + 12));
+      if (at > 9) expect(masked).not.toContain(key.slice(9, at));
+      expect(masked).toContain('[REDACTED:openai-key]');
+      expect(masked.split('\n')).toHaveLength(4);
+      expect(masked.endsWith('\n$ next')).toBe(true);
+    }
+  });
+
+  it('works for every prefixed kind, e.g. a GitHub token and an AWS key id', () => {
+    expect(redactText(`${gh.slice(0, 20)}\n${gh.slice(20)}`)).toBe('[REDACTED:github-token]\n');
+    expect(redactText('AKIAIOSF\nODNN7EXAMPLE done')).toBe('[REDACTED:aws-access-key]\n done');
+  });
+
+  it('does not glue a key that ends its line to the next line\'s word', () => {
+    for (const next of ['Makefile', 'README', 'done', 'export FOO=1']) {
+      const text = `${key}\n${next}`;
+      expect(redactText(text)).toBe(`[REDACTED:openai-key]\n${next}`);
+    }
+  });
+
+  it('leaves prose and code broken over lines alone', () => {
+    const text = ['The sk-', 'learn library', 'ghp_', 'is a prefix', 'AKIA', 'alone', 'const a = b', 'c.d()', 'AKIAIOSF', 'ODNN'].join('\n');
+    expect(redactText(text)).toBe(text);
+  });
+});
+
 describe('benign values survive', () => {
   it('git SHAs, UUIDs, hashes, base64 images and ordinary hex come back unchanged', () => {
     const png = `data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk${rnd(B64, 2000)}==`;
@@ -225,6 +319,7 @@ describe('linear time on hostile input', () => {
     'npm_', 'glpat-', 'SG.', 'SK', 'ya29.', '1234567:AA', 'dop_v1_', 'shpat_', 'hooks.slack.com/services/', 'AccountKey=',
     'Private-Lines: 1\n', '--password ', '-u a:', 'mysql -p', '?key=', 'a_key=b ', 'abcQ~', 'sk-\\\n', 'EAA', 'key-',
     'discord.com/api/webhooks/123456/', '.atlasv1.', 'ATATT3', 'pypi-AgEIcHlwaS5vcmc', 'eyJ-', '-----BEGIN PRIVATE KEY-----',
+    `AC${'0'.repeat(32)} `, `AC${'a'.repeat(32)}, `, 'AKIAIOSFODNN7EXAMPLE ', 'sk-pr\noj-', 'a\nb', 'AKIA\n', 'ghp_x\n1',
   ];
   it.each(units)('%j repeated over 1 MB finishes in linear time', (unit) => {
     expectLinearTime(redactText, unit.repeat(Math.ceil(1_000_000 / unit.length)));

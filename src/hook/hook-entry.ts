@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { hookDataDir } from './hook-data-dir.js';
 import { ExclusionPolicy } from '../config/exclude.js';
 import { exclusionSource, loadSettings } from '../config/settings.js';
-import { EvermeError } from '../core/errors.js';
+import { toEvermeError } from '../core/errors.js';
 import { HEAP_CAP_FLAGS } from '../core/heap-cap.js';
 import { admitWorkspace } from '../memory/admission.js';
 import { recordHookWorkspace } from '../store/hook-workspace.js';
@@ -76,8 +76,9 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
     } catch (err) {
       // No context either way. A gateway that did not answer in time is weather, not news; a store
       // that cannot be read (corrupt, too new) or a refused key gets the one stderr line.
-      if (err instanceof EvermeError && TRANSIENT_RECALL_FAILURES.has(err.type)) return { ...named, outcome: 'ignored', reason: `recall_${err.type}`, stateDir };
-      return { ...named, outcome: 'failed', reason: `recall failed: ${err instanceof Error ? err.message : String(err)}`, stateDir };
+      const e = toEvermeError(err);
+      if (TRANSIENT_RECALL_FAILURES.has(e.type)) return { ...named, outcome: 'ignored', reason: `recall_${e.type}`, stateDir };
+      return { ...named, outcome: 'failed', reason: `recall failed: ${e.message}`, stateDir };
     }
     if (text === undefined) return { ...named, outcome: 'ignored', reason: settings.recallChars <= 0 ? 'recall_off' : 'no_memories', stateDir };
     return { ...named, outcome: 'recalled', stdout: text, stateDir };
@@ -154,7 +155,7 @@ export async function runHookFromProcess(): Promise<void> {
   try {
     result = await runHook(process.stdin);
   } catch (err) {
-    result = { outcome: 'failed', reason: err instanceof Error ? err.message : String(err) };
+    result = { outcome: 'failed', reason: toEvermeError(err).message };
     try {
       const dataDir = hookDataDir();
       if (existsSync(dataDir)) result.stateDir = loadSettings(dataDir).stateDir;

@@ -8,7 +8,7 @@
  * BEGIN without END, `password=` repeated) stays fast.
  */
 import { isPlainObject } from '../core/json.js';
-import { assignmentRule, isMaskable, placeholder, SECRET_RULES, type SecretRule } from './secret-rules.js';
+import { assignmentRule, isMaskable, looksRandom, placeholder, SECRET_RULES, type SecretRule } from './secret-rules.js';
 
 export { placeholder } from './secret-rules.js';
 
@@ -108,11 +108,77 @@ function applyRule(rule: SecretRule, s: string): string {
   });
 }
 
+/** Characters a token can be made of, either side of a line break that may have split it. */
+const TOKEN_CHAR = /[A-Za-z0-9_\-.+/=~]/;
+/** Bound on each side of a break: no real key is longer (see MAX_TOKEN in secret-rules.ts). */
+const MAX_JOIN_SIDE = 1024;
+
+/** Rules that find a token by its own shape (prefix and body), the ones a line break can split. */
+const SPLITTABLE = SECRET_RULES.map((rule) => rule.apply === undefined && rule.replace === undefined);
+
+function isTokenChar(s: string, i: number): boolean {
+  return i >= 0 && i < s.length && TOKEN_CHAR.test(s.charAt(i));
+}
+
+/**
+ * Where a key split by one line break (wrapped terminal output: `sk-proj-…` with a newline in its
+ * middle, or in its prefix: `sk-pr⏎oj-…`) matches a rule only across the break, the break moves
+ * to after the key, so the rules then see it whole and mask both halves. The part after the break
+ * must look random (a digit, or both letter cases): a key that ends a line is not glued to the
+ * next line's first word. Linear: each line's edges are looked at once, bounded on each side.
+ */
+export function joinSplitKeys(s: string): string {
+  if (!s.includes('\n')) return s;
+  const parts: string[] = [];
+  let from = 0;
+  for (let nl = s.indexOf('\n'); nl !== -1; nl = s.indexOf('\n', nl + 1)) {
+    const breakStart = nl > 0 && s.charCodeAt(nl - 1) === 0x0d ? nl - 1 : nl;
+    if (breakStart < from || !isTokenChar(s, breakStart - 1) || !isTokenChar(s, nl + 1)) continue;
+    let a = breakStart;
+    while (a > from && breakStart - a < MAX_JOIN_SIDE && isTokenChar(s, a - 1)) a--;
+    let b = nl + 1;
+    while (b < s.length && b - nl - 1 < MAX_JOIN_SIDE && isTokenChar(s, b)) b++;
+    const before = s.slice(a, breakStart);
+    const after = s.slice(nl + 1, b);
+    const keyEnd = splitKeyEnd(before, after);
+    if (keyEnd === undefined) continue;
+    // The key whole, then the line break, then the rest of the next line.
+    parts.push(s.slice(from, breakStart), after.slice(0, keyEnd), s.slice(breakStart, nl + 1));
+    from = nl + 1 + keyEnd;
+  }
+  if (from === 0) return s;
+  parts.push(s.slice(from));
+  return parts.join('');
+}
+
+/** How much of `after` belongs to a key that only matches with `before` joined to it; undefined when none does. */
+function splitKeyEnd(before: string, after: string): number | undefined {
+  const joined = before + after;
+  const hits = candidateRules(joined);
+  if (!hits) return undefined;
+  const junction = before.length;
+  for (const [index, rule] of SECRET_RULES.entries()) {
+    if (!hits[index] || !SPLITTABLE[index]) continue;
+    rule.pattern.lastIndex = 0;
+    for (const m of joined.matchAll(rule.pattern)) {
+      const end = m.index + m[0].length;
+      if (m.index >= junction || end <= junction) continue;
+      const groups = m.groups ?? {};
+      if (rule.check && !rule.check(groups.secret ?? m[0], groups)) continue;
+      const continued = after.slice(0, end - junction);
+      if (looksRandom(continued)) return end - junction;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Masks every credential the rule table knows. One scan finds the keywords present; only their
  * rules run, in table order, so text with no keyword at all (the common case) costs that one scan.
+ * A key split by a line break is joined first (see `joinSplitKeys`).
  */
-export function redactText(s: string): string {
+export function redactText(input: string): string {
+  const s = joinSplitKeys(input);
   const hits = candidateRules(s);
   if (!hits) return s;
   let out = s;

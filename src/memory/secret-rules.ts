@@ -187,6 +187,30 @@ function maskAssignment(match: string, key: string, sep: string, dq?: string, sq
   return `${key}${sep}${mask}`;
 }
 
+/**
+ * Between the two halves of a credential pair: quotes, commas, brackets, `=`/`:` and blanks (a line
+ * break too: `Client(\n  "AC…",\n  "…")`), optionally a word that names the second half.
+ */
+const PAIR_GAP = `[\\s"'\`,:;=()\\[\\]{}|]{1,12}(?:(?:auth_?token|token|secret(?:_?access_?key)?|password)[\\s"'\`:=]{1,6})?`;
+
+/**
+ * A Twilio account SID (`AC` + 32 hex, not secret itself) right next to a 32-hex value: the
+ * account's auth token, which has no prefix of its own (`Client("AC…", "…")`, `-u AC…:…`, CSV).
+ * The SID stays; the token is masked.
+ */
+const TWILIO_PAIR = new RegExp(`AC(?<![A-Za-z0-9]AC)[0-9a-fA-F]{32}(?![A-Za-z0-9])(${PAIR_GAP})([0-9a-f]{32})(?![A-Za-z0-9])`, 'g');
+
+/**
+ * An AWS access key id right next to a 40-character value: its secret access key, written without
+ * the name that the `aws-secret-key` rule needs (`aws configure set … AKIA… wJal…`, a credentials
+ * CSV, `("AKIA…", "…")`). Both are masked. The secret must mix upper and lower case, as every real
+ * one does, so a 40-hex digest next to a key id stays.
+ */
+const AWS_PAIR = new RegExp(
+  `(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)(?<![A-Za-z0-9](?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA))[A-Z0-9]{16}(?![A-Za-z0-9])(${PAIR_GAP})([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`,
+  'g',
+);
+
 const AWS_SECRET = new RegExp(`((?:aws_?)?secret_?access_?key${SEP}${Q})([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])`, 'gi');
 
 /**
@@ -200,6 +224,21 @@ export const SECRET_RULES: readonly SecretRule[] = [
     keywords: ['://'],
     pattern: /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/@]*:)([^\s@/]+)@/g,
     replace: (_m, head: string) => `${head}${placeholder('url-password')}@`,
+  },
+  {
+    id: 'aws-key-pair',
+    emits: ['aws-access-key', 'aws-secret-key'],
+    keywords: ['akia', 'asia', 'abia', 'acca', 'a3t'],
+    pattern: AWS_PAIR,
+    replace: (m, gap: string, secret: string) =>
+      /[A-Z]/.test(secret) && /[a-z]/.test(secret) ? `${placeholder('aws-access-key')}${gap}${placeholder('aws-secret-key')}` : m,
+  },
+  {
+    id: 'twilio-auth-token',
+    // `AC` and the SID's first hex digit: the SID is what makes the token findable.
+    keywords: [...'0123456789abcdef'].map((d) => `ac${d}`),
+    pattern: TWILIO_PAIR,
+    replace: (m, gap: string) => `${m.slice(0, 34)}${gap}${placeholder('twilio-auth-token')}`,
   },
   { id: 'jwt', keywords: ['eyj'], pattern: re(`${start(TOKEN)}eyJ[A-Za-z0-9_-]{5,8192}\\.[A-Za-z0-9_-]{2,8192}\\.[A-Za-z0-9_-]{0,8192}`) },
   {
