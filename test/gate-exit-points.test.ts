@@ -93,7 +93,7 @@ afterAll(async () => {
 });
 
 async function mcpClient(sink: 'local' | 'everme'): Promise<Client> {
-  const env = sink === 'local' ? { EVERME_STATE_DIR: stateDir, HOME: root } : { EVERME_STATE_DIR: path.join(root, 'state-gw'), HOME: root, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url };
+  const env: Record<string, string> = sink === 'local' ? { EVERME_STATE_DIR: stateDir, HOME: root } : { EVERME_STATE_DIR: path.join(root, 'state-gw'), HOME: root, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url };
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [runJs, 'mcp', '--data-dir', dataDir, '--project', workspace],

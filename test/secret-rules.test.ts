@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { redactText } from '../src/memory/redact.js';
 import { SECRET_RULES } from '../src/memory/secret-rules.js';
-import { AN, B64, HEX, rnd, SECRET_CASES as CASES } from './support/secret-cases.js';
+import { AN, B64, HEX, rnd, SECRET_CASES as CASES } from '../bench/secret-suite.js';
 import { expectLinearTime } from './support/linear-time.js';
 
 describe('the secret rule table', () => {

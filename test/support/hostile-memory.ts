@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { IGNORE_FILE } from '../../src/config/exclude.js';
 import type { AgentMessage } from '../../src/core/agent-message.js';
-import { AN, rnd, SECRET_CASES } from './secret-cases.js';
+import { AN, rnd, SECRET_CASES } from '../../bench/secret-suite.js';
 
 const ESC = '\x1b';
 /** `grep --color=always` wraps a match like this. */

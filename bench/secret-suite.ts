@@ -1,8 +1,9 @@
 /**
  * One credential of every rule of the secret table (src/memory/secret-rules.ts), with a look-alike
- * that is not one: the rule-table test and the every-entry-point test share them.
+ * that is not one: the rule-table test, the every-entry-point test and the secretlint comparison
+ * (bench/secretlint-compare.ts) share them.
  */
-import { SECRET_RULES } from '../../src/memory/secret-rules.js';
+import { SECRET_RULES } from '../src/memory/secret-rules.js';
 
 /** Deterministic "random" strings, so the cases are stable and look like real keys. */
 let seed = 42;
@@ -137,6 +138,8 @@ export const SECRET_CASES: Record<string, Case> = {
   'age-secret-key': c(`AGE-SECRET-KEY-1${rnd('QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L', 58)}`, 'AGE-SECRET-KEY-1', 'AGE-SECRET-KEY-1 prefix'),
   'onepassword-token': c(`ops_eyJ${rnd(B64, 150)}`, 'ops_eyJ', 'ops_eyJ prefix'),
   'alibaba-key': c(`LTAI${rnd(AN, 20)}`, 'LTAI', 'LTAI prefix'),
+  'notion-token': c(`NOTION_TOKEN ntn_${rnd('0123456789', 11)}${rnd(AN, 35)}`, 'ntn_', 'ntn_ prefix and ntn_12345'),
+  'figma-token': c(`figma figd_${rnd(B64URL, 48)}`, 'figd_', 'figd_ prefix, figd_short'),
   'facebook-token': c(`EAA${rnd(AN, 120)}`, 'EAA', 'EAAB short'),
   'everme-token': c('agent evt_a1b2c3d4e5f6a7b8c9d0 ok', 'evt_a1b2c3d4e5f6a7b8c9d0', 'evt_handler_registry'),
   'putty-private-key': c(
