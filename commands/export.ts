@@ -26,7 +26,7 @@ export default class Export extends EvermeCommand {
   ];
   static override flags = {
     format: Flags.string({ description: 'jsonl or markdown', options: ['jsonl', 'markdown'], default: 'jsonl' }),
-    conversation: Flags.string({ description: 'one conversation (minimaxcode-mvs_…, or its session id)' }),
+    conversation: Flags.string({ description: 'one conversation, by the id it was listed under (or the session id mvs_…)' }),
     project: Flags.string({ description: 'conversations whose workspace is this directory or lies under it' }),
     since: sinceFlag('conversations with a message on or after this day (YYYY-MM-DD, UTC)'),
     out: Flags.string({ description: 'a directory, or - for stdout (jsonl only; the default for jsonl)' }),

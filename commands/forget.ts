@@ -24,7 +24,7 @@ export default class Forget extends EvermeCommand {
     '<%= config.bin %> forget --undo --conversation minimaxcode-mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40',
   ];
   static override flags = {
-    conversation: Flags.string({ description: 'one conversation (minimaxcode-mvs_…, or its session id)' }),
+    conversation: Flags.string({ description: 'one conversation, by the id it was listed under (or the session id mvs_…)' }),
     session: Flags.string({ description: 'the conversation of one session (mvs_…)' }),
     project: Flags.string({ description: 'every conversation whose workspace is this directory or lies under it' }),
     before: Flags.string({ description: 'every conversation whose last message is before this day (YYYY-MM-DD, UTC)' }),

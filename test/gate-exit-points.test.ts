@@ -8,7 +8,7 @@
  * is gone from memory after the next import.
  *
  * mem_get and mem_timeline (issue #26) leave through the same `toModel` in the MCP server's one
- * `text()`; they get rows here once they exist.
+ * `answer()`, their structured content through `toModelData`: rows here too.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -107,12 +107,37 @@ async function mcpClient(sink: 'local' | 'everme'): Promise<Client> {
   return client;
 }
 
+/** Structured content seen so far, per call: defused too (checked with the text). */
+const structuredSeen: string[] = [];
+
 async function callTool(sink: 'local' | 'everme', name: string, args: Record<string, unknown>): Promise<string> {
   const client = await mcpClient(sink);
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  expect(result.isError).not.toBe(true);
+  expect(result.isError, JSON.stringify(result.content)).not.toBe(true);
+  if (result.structuredContent !== undefined) structuredSeen.push(JSON.stringify(result.structuredContent));
   const first = result.content[0];
   return first?.type === 'text' ? first.text : '';
+}
+
+/** The ids of the stored messages (m<n>), as mem_search names them. */
+async function storedIds(): Promise<string[]> {
+  const client = await mcpClient('local');
+  const result = (await client.callTool({ name: 'mem_search', arguments: { query: 'system', topK: 50 } })) as CallToolResult;
+  const hits = (result.structuredContent as { hits: Array<{ id: string | null }> } | undefined)?.hits ?? [];
+  const ids = hits.map((h) => h.id).filter((id): id is string => id !== null);
+  expect(ids.length).toBe(2 * INJECTIONS.length);
+  return ids;
+}
+
+/** Several calls of one tool, each answer checked on its own, joined for the later checks. */
+async function each(calls: Array<() => Promise<string>>): Promise<string> {
+  const outs: string[] = [];
+  for (const call of calls) {
+    const out = await call();
+    expectDefused(out);
+    outs.push(out);
+  }
+  return outs[0]!;
 }
 
 async function sessionStart(sink: 'local' | 'everme'): Promise<string> {
@@ -135,6 +160,21 @@ const EXIT_POINTS: Array<[string, () => Promise<string>]> = [
   ['mem_search "context" (embedded store)', () => callTool('local', 'mem_search', { query: 'context', topK: 50 })],
   ['mem_search "INST" (embedded store)', () => callTool('local', 'mem_search', { query: 'INST', topK: 50 })],
   ['mem_search "system" (gateway)', () => callTool('everme', 'mem_search', { query: 'system', topK: 50 })],
+  [
+    'mem_get (every stored message)',
+    async () => {
+      const ids = await storedIds();
+      const pages = [ids.slice(0, 10), ids.slice(10, 20), ids.slice(20)].filter((p) => p.length > 0);
+      return each(pages.map((page) => () => callTool('local', 'mem_get', { ids: page })));
+    },
+  ],
+  [
+    'mem_timeline (around every stored message)',
+    async () => {
+      const ids = await storedIds();
+      return each(ids.map((id) => () => callTool('local', 'mem_timeline', { id, before: 5, after: 5 })));
+    },
+  ],
 ];
 
 const WRAPPER_CLOSE = /<\s*\/\s*plugin-hook-context\s*>/gi;
@@ -189,6 +229,18 @@ describe('every way out to the model passes the one neutraliser', { timeout: 180
     expect(out.length).toBeGreaterThan(RECALL_BLOCK_START.length + RECALL_BLOCK_END.length);
     expectDefused(out);
     outputs.set(name, out);
+  });
+
+  it('structured content is defused string by string', () => {
+    expect(structuredSeen.length).toBeGreaterThan(0);
+    for (const json of structuredSeen) {
+      const strings: string[] = [];
+      JSON.parse(json, (_k, v: unknown) => (typeof v === 'string' ? (strings.push(v), v) : v));
+      for (const value of strings) {
+        expect(value).not.toMatch(/<[\s/*_~`]*(?:plugin-hook-context|system|tool_response|im_start|im_end)/i);
+        expect(value).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060\ufeff]/u);
+      }
+    }
   });
 
   it('the answers still carry what was stored (readable, brackets swapped)', () => {

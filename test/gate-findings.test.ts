@@ -165,6 +165,7 @@ describe('finding 7: CLI edges', { timeout: 180_000 }, () => {
     ['export', '--out', '/tmp/everme-unused-out'],
     ['forget', '--conversation', 'x', '--yes'],
     ['show', SID],
+    ['get', 'm1'],
     ['install'],
     ['uninstall'],
     ['mcp'],
@@ -222,6 +223,7 @@ describe('finding 7: CLI edges', { timeout: 180_000 }, () => {
       ['sync', ['sync', '--sink', 'local']],
       ['import', ['import', '--since', SINCE, '--sink', 'local']],
       ['forget', ['forget', '--conversation', 'x', '--yes']],
+      ['get', ['get', 'm1']],
     ];
     for (const [name, args] of runs) {
       const { run, envelope } = await json([...args, '--data-dir', tree.dataDir], localEnv());
