@@ -1,6 +1,9 @@
 import type Database from 'better-sqlite3';
-import { describeRule, ExclusionPolicy } from '../config/exclude.js';
-import type { Settings } from '../config/settings.js';
+import { statSync } from 'node:fs';
+import { describeRule, ExclusionPolicy, type ExclusionSource } from '../config/exclude.js';
+import { exclusionSource, type Settings } from '../config/settings.js';
+import { admitWorkspace } from '../memory/admission.js';
+import { hookWorkspaceFile, recordedHookWorkspace } from '../store/hook-workspace.js';
 import { sameIndexFacts, SessionMetaStore, type IndexFacts } from '../store/session-meta.js';
 import { SessionScopeStore } from '../store/session-scope.js';
 import type { StateStore } from '../store/state-store.js';
@@ -37,23 +40,37 @@ export function fromSessionIndex(catalog: SessionCatalog): WorkspaceSource {
 }
 
 /**
- * The `cwd` a hook payload carried for this session, as the hook worker recorded it (with the time
- * the hook first reported it); a workspace recorded by an older hook worker, before claims had
- * sources, counts as a cwd of unknown time.
+ * The `cwd` a hook payload carried for this session: as the hook worker recorded it (with the time
+ * the hook first reported it), else as the hook itself wrote it down before deciding (a session the
+ * hook kept out has no worker, and is known only there; the file's time is when it was written). A
+ * workspace recorded by an older hook worker, before claims had sources, counts as a cwd of unknown
+ * time.
  */
-export function fromRecordedCwd(catalog: SessionCatalog): WorkspaceSource {
+export function fromRecordedCwd(catalog: SessionCatalog, stateDir?: string): WorkspaceSource {
   return (session) => {
     const stored = catalog.stored(session.sessionId);
     if (stored?.cwd) return stored.cwd;
     // Never decided by sources, yet a workspace on the session: what an older hook worker recorded.
     if (stored?.workspaceFrom === undefined && stored?.decided !== undefined) return { from: 'cwd', dir: stored.decided };
-    return undefined;
+    if (stateDir === undefined) return undefined;
+    const dir = recordedHookWorkspace(stateDir, session.sessionId);
+    if (dir === undefined) return undefined;
+    const atMs = fileTime(hookWorkspaceFile(stateDir, session.sessionId));
+    return atMs === undefined ? { from: 'cwd', dir } : { from: 'cwd', dir, atMs };
   };
 }
 
+function fileTime(file: string): number | undefined {
+  try {
+    return Math.floor(statSync(file).mtimeMs);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The ledger's own record, the session index, what the hook saw. */
-export function defaultWorkspaceSources(catalog: SessionCatalog): WorkspaceSource[] {
-  return [fromSessionFiles, fromSessionIndex(catalog), fromRecordedCwd(catalog)];
+export function defaultWorkspaceSources(catalog: SessionCatalog, stateDir?: string): WorkspaceSource[] {
+  return [fromSessionFiles, fromSessionIndex(catalog), fromRecordedCwd(catalog, stateDir)];
 }
 
 export interface GateOptions {
@@ -61,6 +78,8 @@ export interface GateOptions {
   catalog?: SessionCatalog;
   /** `EVERME_INCLUDE_KINDS`: side kinds (`peek`, `channel`, `cron`), `hidden` or `all` read too. */
   includeKinds?: readonly string[];
+  /** Where the patterns were declared: a relative one resolves against that file (see `ExclusionPolicy.load`). */
+  exclusionSource?: ExclusionSource;
 }
 
 /**
@@ -82,6 +101,7 @@ export class PrivacyGate {
   private readonly catalog: SessionCatalog;
   private readonly meta: SessionMetaStore;
   private readonly include: ReadonlySet<string>;
+  private readonly exclusionSource: ExclusionSource;
 
   constructor(
     db: Database.Database,
@@ -104,6 +124,7 @@ export class PrivacyGate {
     this.meta = new SessionMetaStore(db);
     this.catalog = options.catalog ?? new SessionCatalog(this.meta);
     this.include = new Set(options.includeKinds ?? []);
+    this.exclusionSource = options.exclusionSource ?? {};
     this.writeAll = db.transaction((ops: Array<() => void>) => {
       for (const op of ops) op();
     });
@@ -170,10 +191,23 @@ export class PrivacyGate {
     opts: { dryRun?: boolean; turn?: () => WriteTurn | undefined } = {},
   ): PrivacyGate {
     const catalog = new SessionCatalog(new SessionMetaStore(db));
-    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(catalog), opts.dryRun ?? false, state, opts.turn, {
+    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(catalog, settings.stateDir), opts.dryRun ?? false, state, opts.turn, {
       catalog,
       includeKinds: settings.includeKinds,
+      exclusionSource: exclusionSource(settings),
     });
+  }
+
+  /**
+   * Loads the exclusion policy now: a pattern it refuses (a relative path the environment declared)
+   * fails the run before any session is read, rather than each session one by one.
+   */
+  async ready(): Promise<void> {
+    await this.loadPolicy();
+  }
+
+  private loadPolicy(): Promise<ExclusionPolicy> {
+    return (this.policy ??= ExclusionPolicy.load(this.patterns, undefined, this.exclusionSource));
   }
 
   /** The session index as this run read it (once per run; a hook worker reads it once for its session). */
@@ -252,13 +286,13 @@ export class PrivacyGate {
    * naming an excluded workspace is enough (an exclusion errs on the side of leaving out).
    */
   private async ruleAmong(decision: WorkspaceDecision, facts: IndexFacts | undefined): Promise<{ dir: string; rule: string } | undefined> {
-    const policy = await (this.policy ??= ExclusionPolicy.load(this.patterns));
+    const policy = await this.loadPolicy();
     const dirs = [decision.dir, ...decision.claims.map((c) => c.dir), ...(facts?.projectWorkspaceDir ? [facts.projectWorkspaceDir] : [])];
     for (const dir of new Set(dirs)) {
       let rule = this.rules.get(dir);
       if (rule === undefined) {
-        const found = policy.ruleFor(dir);
-        rule = found ? describeRule(found) : null;
+        const admission = admitWorkspace(policy, dir);
+        rule = admission.admitted ? null : describeRule(admission.rule);
         this.rules.set(dir, rule);
       }
       if (rule !== null) return { dir, rule };

@@ -2,8 +2,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '../config/settings.js';
 import { totalsByCode, type WarningCode } from '../core/warnings.js';
+import { resolveConversationId } from '../store/conversation-ids.js';
 import { databasePath, openDatabase } from '../store/database.js';
-import { conversationIdFor } from '../engine/conversation-id.js';
+import { conversationIdFor } from '../core/conversation-id.js';
 import { SessionMetaStore, type StoredClaim, type WorkspaceFrom } from '../store/session-meta.js';
 import { SessionScopeStore, type ScopeRecord } from '../store/session-scope.js';
 import { sessionTitles } from '../store/session-titles.js';
@@ -56,12 +57,7 @@ export function buildReport(settings: Settings, filter: ReportFilter): WarningRe
   }
   const db = openDatabase(settings.stateDir);
   try {
-    const conversationId =
-      filter.conversation === undefined
-        ? undefined
-        : filter.conversation.startsWith('minimaxcode-')
-          ? filter.conversation
-          : conversationIdFor(filter.conversation);
+    const conversationId = filter.conversation === undefined ? undefined : resolveConversationId(db, filter.conversation);
     const state = new StateStore(db);
     const listed = state.listWarnings({ conversationId, code: filter.code, sinceMs: filter.sinceMs });
     const warned = listed
