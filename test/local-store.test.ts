@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
 import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
-import { LocalStore, type ConversationRecord } from '../src/store/message-store.js';
+import { LocalStore, type ConversationRecord } from '../src/store/local-store.js';
 import { encodeMessageRows } from '../src/store/message-rows.js';
 import { projectParams, RECENT_IN_PROJECT_SQL, type ProjectParams } from '../src/store/conversation-list.js';
 

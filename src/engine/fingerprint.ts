@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, lstatSync, openSync, readSync } from 'node:fs';
-import type { SessionFingerprint } from '../store/state-store.js';
+import type { SessionFingerprint } from '../store/fingerprint-store.js';
 
 const HEAD_BYTES = 4096;
 

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { describeRule, ExclusionPolicy } from '../config/exclude.js';
 import type { Settings } from '../config/settings.js';
 import { SessionScopeStore } from '../store/session-scope.js';
-import type { StateStore } from '../store/state-store.js';
+import type { SessionStore } from '../store/session-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import type { WriteTurn } from '../store/write-turn.js';
 import { workspaceFromFiles } from '../transcript/session-workspace.js';
@@ -23,13 +23,13 @@ export type ScopeDecision =
 export const fromSessionFiles: WorkspaceSource = async (session) => (await workspaceFromFiles(session)).workspaceDir;
 
 /** The `cwd` a hook payload carried for this session, as the hook worker recorded it. */
-export function fromRecordedCwd(state: StateStore): WorkspaceSource {
-  return (session) => state.workspaceFor(session.sessionId);
+export function fromRecordedCwd(sessions: SessionStore): WorkspaceSource {
+  return (session) => sessions.workspaceFor(session.sessionId);
 }
 
 /** Files first (they are the session's own record), then what the hook saw. */
-export function defaultWorkspaceSources(state: StateStore): WorkspaceSource[] {
-  return [fromSessionFiles, fromRecordedCwd(state)];
+export function defaultWorkspaceSources(sessions: SessionStore): WorkspaceSource[] {
+  return [fromSessionFiles, fromRecordedCwd(sessions)];
 }
 
 /**
@@ -54,7 +54,7 @@ export class PrivacyGate {
     private readonly sources: readonly WorkspaceSource[],
     private readonly dryRun = false,
     /** Where a known workspace is remembered per session, so `forget --project` finds what only the gateway holds. */
-    private readonly state?: StateStore,
+    private readonly sessions?: SessionStore,
     /**
      * The main thread's write turn while the store's writer thread runs (see `WriteTurn`): a write
      * in the middle of a run waits for it, as the session locks do. Taken straight, SQLite's lock
@@ -127,10 +127,10 @@ export class PrivacyGate {
   static open(
     db: Database.Database,
     settings: Settings,
-    state: StateStore,
+    sessions: SessionStore,
     opts: { dryRun?: boolean; turn?: () => WriteTurn | undefined } = {},
   ): PrivacyGate {
-    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state), opts.dryRun ?? false, state, opts.turn);
+    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(sessions), opts.dryRun ?? false, sessions, opts.turn);
   }
 
   /** The conversations forgotten so far, read at once (see `RunSnapshot`). */
@@ -163,8 +163,8 @@ export class PrivacyGate {
     if (rule === undefined) {
       // Checked now (reads), queued only when something must change: a run with nothing new writes nothing.
       if (this.scopes.has(session.sessionId)) this.later(() => this.scopes.clear(session.sessionId));
-      const state = this.state;
-      if (state && state.workspaceFor(session.sessionId) !== workspaceDir) this.later(() => state.rememberWorkspace(session.sessionId, workspaceDir));
+      const sessions = this.sessions;
+      if (sessions && sessions.workspaceFor(session.sessionId) !== workspaceDir) this.later(() => sessions.rememberWorkspace(session.sessionId, workspaceDir));
       return { status: 'included', workspaceDir };
     }
     const described = describeRule(rule);

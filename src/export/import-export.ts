@@ -7,7 +7,7 @@ import { totalsByCode, WarningCollector, type WarningCode } from '../core/warnin
 import type { KeyedMessage } from '../core/agent-message.js';
 import type { Settings } from '../config/settings.js';
 import { openDatabase } from '../store/database.js';
-import { LocalStore } from '../store/message-store.js';
+import { LocalStore } from '../store/local-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import type { ConversationMeta } from '../store/store-types.js';
 import { readLines } from '../transcript/line-reader.js';

@@ -5,7 +5,7 @@ import { openDatabase } from '../store/database.js';
 import { buildFtsQuery, excerpt, makeSnippet } from '../store/fts-text.js';
 import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
-import { LocalStore, type ConversationSummary } from '../store/message-store.js';
+import { LocalStore, type ConversationSummary } from '../store/local-store.js';
 import { clampLimit } from '../store/limits.js';
 import { gatewayClientFor } from '../engine/engine-context.js';
 
