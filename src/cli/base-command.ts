@@ -88,7 +88,7 @@ export abstract class EvermeCommand extends Command {
     writeStdout(JSON.stringify(json));
   }
 
-  protected override async catch(err: Error & { exitCode?: number }): Promise<void> {
+  protected override catch(err: Error & { exitCode?: number }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
     const mapped = this.toEvermeError(err);
     if (mapped.type === 'internal' && process.env.EVERME_DEBUG) process.stderr.write(`${err.stack ?? String(err)}\n`);
@@ -98,6 +98,7 @@ export abstract class EvermeCommand extends Command {
     } else {
       process.exitCode = reportErrorText(mapped);
     }
+    return Promise.resolve();
   }
 
   /** Any failure in the taxonomy: oclif's parse errors become invalid_args with a pointer to --help. */

@@ -105,7 +105,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
   try {
     // Before anything of the session is read: a forgotten conversation is never delivered again.
     if (ctx.snapshot ? ctx.snapshot.forgotten(outcome.conversationId) : ctx.privacy?.forgotten(outcome.conversationId)) return ended(outcome, 'forgotten');
-    const chosen = await chooseHistoryFile(session.dir);
+    const chosen = chooseHistoryFile(session.dir);
     outcome.source = chosen.source;
     if (chosen.source === 'none' || !chosen.file || !chosen.stat) return ended(outcome, 'empty');
     // Equal path, size, mtime and inode already mean equal fingerprints: the head is read only when

@@ -140,7 +140,7 @@ export async function planSession(job: PlanJob, emit: EmitPart): Promise<PlanRes
   if (history.source === 'none' || !history.file) return { status: 'empty' };
   const { file: historyFile, source } = history;
   // The file may have been chosen differently a moment ago (a messages.jsonl got its first bytes).
-  const fingerprint = historyFile === job.fingerprint?.file ? job.fingerprint : await fingerprintFile(historyFile);
+  const fingerprint = historyFile === job.fingerprint?.file ? job.fingerprint : fingerprintFile(historyFile);
   const meta = (): ConversationMeta & { historyFile: string } => {
     const workspaceDir = history.workspaceDir() ?? job.recordedWorkspace;
     return { conversationId, sessionId: session.sessionId, source, ...(workspaceDir === undefined ? {} : { workspaceDir }), historyFile, createdAtMs: session.createdAtMs };

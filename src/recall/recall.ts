@@ -107,17 +107,18 @@ export class LocalRecall implements Recall {
     return store.counts().messages === 0;
   }
 
-  async search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
+  // Synchronous underneath (SQLite): the Promise is the Recall interface's, which the gateway needs.
+  search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
     const store = this.open();
-    if (!store) return { hits: [], storeEmpty: true };
+    if (!store) return Promise.resolve({ hits: [], storeEmpty: true });
     const hits: RecallHit[] = store.search(query, { limit: clampLimit(opts.limit, MAX_RECALL_LIMIT), project: opts.project });
-    return { hits, storeEmpty: hits.length === 0 && this.isEmpty(store) };
+    return Promise.resolve({ hits, storeEmpty: hits.length === 0 && this.isEmpty(store) });
   }
 
-  async context(opts: RecallContextOptions): Promise<LocalContext> {
+  context(opts: RecallContextOptions): Promise<LocalContext> {
     const store = this.open();
     const base = opts.project === undefined ? {} : { project: opts.project };
-    if (!store) return { kind: 'local', ...base, scope: 'all', conversations: [], storeEmpty: true, ...(opts.query === undefined ? {} : { hits: [], hitsScope: 'all' as const }) };
+    if (!store) return Promise.resolve({ kind: 'local', ...base, scope: 'all', conversations: [], storeEmpty: true, ...(opts.query === undefined ? {} : { hits: [], hitsScope: 'all' as const }) });
 
     let scope: LocalContext['scope'] = opts.project === undefined ? 'all' : 'project';
     let conversations = store.recentConversations({ project: opts.project, limit: CONTEXT_CONVERSATIONS });
@@ -136,7 +137,7 @@ export class LocalRecall implements Recall {
       result.hits = hits;
       result.hitsScope = hitsScope;
     }
-    return result;
+    return Promise.resolve(result);
   }
 
   close(): void {

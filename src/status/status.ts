@@ -42,7 +42,7 @@ export interface StatusReport {
 interface RunSummaryView {
   at: string;
   status?: string;
-  since?: unknown;
+  since?: string;
 }
 
 function runView(run: RunRecord | undefined): RunSummaryView | undefined {
@@ -50,7 +50,7 @@ function runView(run: RunRecord | undefined): RunSummaryView | undefined {
   return {
     at: new Date(run.finishedAtMs ?? run.startedAtMs).toISOString(),
     status: run.status,
-    since: (run.params as { since?: unknown } | undefined)?.since,
+    since: typeof run.params['since'] === 'string' ? run.params['since'] : undefined,
   };
 }
 
@@ -175,7 +175,7 @@ export function renderStatus(s: StatusReport): string {
     `sink:         ${s.sink}${s.gateway.configured ? ` → ${s.gateway.apiBase} ${s.gateway.reachable ? 'answers' : `does not answer (${s.gateway.error?.type})`}` : ''}`,
     ...(s.sinks.length > 1 ? s.sinks.map(renderSinkStatus) : []),
     `credential:   ${credentialLine(s.credential)}`,
-    `last import:  ${run(s.lastImport)}${s.lastImport?.since ? ` since ${String(s.lastImport.since)}` : ''}`,
+    `last import:  ${run(s.lastImport)}${s.lastImport?.since ? ` since ${s.lastImport.since}` : ''}`,
     `last sync:    ${run(s.lastSync)}`,
     ...renderHookRoutes({ ...s.hooks, problems: [] }),
     `hook latency: ${s.hooks.latencyMs.count === 0 ? 'no hook runs yet' : `p50 ${s.hooks.latencyMs.p50} ms, p95 ${s.hooks.latencyMs.p95} ms over ${s.hooks.latencyMs.count} runs`}`,

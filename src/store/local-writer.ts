@@ -38,11 +38,19 @@ export class InlineWriter implements LocalWriter {
     this.committer = new LocalCommitter(db);
   }
 
-  async write(write: EncodedWrite): Promise<void> {
-    this.committer.commit(write);
+  /** Commits before it returns; a failure is a rejection, never a throw, as with the thread. */
+  write(write: EncodedWrite): Promise<void> {
+    try {
+      this.committer.commit(write);
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
-  async backlogBelow(): Promise<void> {}
+  backlogBelow(): Promise<void> {
+    return Promise.resolve();
+  }
 
   cancelQueued(): void {}
 
