@@ -7,7 +7,7 @@ import { chooseHistoryFile, type HistoryFileChoice } from '../transcript/session
 import type { SessionRef } from '../transcript/types.js';
 import { fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
 import type { Planner } from './planner.js';
-import type { PlanResult, PlanTarget } from './session-plan.js';
+import type { PlanJob, PlanResult, PlanTarget } from './session-plan.js';
 import type { PrivacyGate, ScopeDecision } from './privacy-gate.js';
 import {
   blankOutcome,
@@ -115,7 +115,6 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       run.changed = !unchangedByStat(run.stored, chosen.file, chosen.stat);
     }
     if (!active.some((run) => run.changed)) return await settle(session, ctx, outcome, active, chosen, scope);
-    const fingerprint = fingerprintFromStat(chosen.file, chosen.stat);
 
     // Its workspace, learnt from as little as it takes, decides whether the history is read at all.
     const decision = await scope.decide();
@@ -128,7 +127,15 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     // A forget that ran while we waited for the lock wins.
     if (ctx.privacy?.forgotten(outcome.conversationId)) return ended(outcome, 'forgotten');
     // Another process may have finished this very file, for some sink, while we waited for the lock.
-    for (const run of active) if (run.changed && sameFingerprint(ctx.marks.fingerprints.get(run.sink.name, session.sessionId), fingerprint)) run.changed = false;
+    // Only a sink that holds a fingerprint can have: the head is read for it (a cold import reads none
+    // here; the plan works the fingerprint out where it reads the file anyway).
+    let fingerprint: SessionFingerprint | undefined;
+    for (const run of active) {
+      const stored = run.changed ? ctx.marks.fingerprints.get(run.sink.name, session.sessionId) : undefined;
+      if (stored === undefined) continue;
+      fingerprint ??= fingerprintFromStat(chosen.file, chosen.stat);
+      if (sameFingerprint(stored, fingerprint)) run.changed = false;
+    }
     if (!active.some((run) => run.changed)) return await settle(session, ctx, outcome, active, chosen, scope);
     return await planAndDeliver(session, ctx, outcome, active, fingerprint, scope);
   } catch (err) {
@@ -195,7 +202,7 @@ async function planAndDeliver(
   ctx: DeliveryContext,
   outcome: SessionOutcome,
   active: SinkRun[],
-  fingerprint: SessionFingerprint,
+  fingerprint: SessionFingerprint | undefined,
   scope: ScopeCheck,
 ): Promise<SessionOutcome> {
   const changed = active.filter((run) => run.changed);
@@ -203,7 +210,7 @@ async function planAndDeliver(
   const targets = targetsOf(changed, ctx.dryRun);
   if (!ctx.dryRun) for (const run of active) run.session = await run.sink.begin(contextFor(session, outcome.conversationId, ctx, scope));
   const recordedWorkspace = ctx.marks.sessions.workspaceFor(session.sessionId);
-  const job = { session, targets: targets.map((t) => t.target), fingerprint, ...(recordedWorkspace === undefined ? {} : { recordedWorkspace }) };
+  const job: PlanJob = { session, targets: targets.map((t) => t.target), ...(fingerprint ? { fingerprint } : {}), ...(recordedWorkspace === undefined ? {} : { recordedWorkspace }) };
   const emit = (i: number, part: PlanPart): Promise<void> => deliverPart(ctx, targets[i]!.runs, changed, part);
   let result: PlanResult;
   try {
