@@ -194,7 +194,7 @@ function bracketedImport(root: string, floorBefore: Measured): { run: ColdRun; a
   return { run: { cold, floorBefore: floorBefore.ms, floorAfter: after.ms, ratio: cold.ms / ((floorBefore.ms + after.ms) / 2), stateDir }, after };
 }
 
-async function measureScale(scale: number, rows: string[], keepState?: (stateDir: string, root: string, coldMs: number) => Promise<void>): Promise<ScaleRow> {
+async function measureScale(scale: number, rows: string[], keepState?: (stateDir: string, root: string, coldMs: number, coldCpuMs: number) => Promise<void>): Promise<ScaleRow> {
   const corpus = corpusFor(Math.round(SESSIONS * scale));
   const runs: ColdRun[] = [];
   try {
@@ -228,7 +228,7 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
     rows.push(`peak RSS (import):          ${fmt(peakRss)} MB, the largest of ${runs.length} (target ≤ ${RSS_TARGET_MB} MB)`);
     const slowest = [...search.perQuery].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([q, ms]) => `"${q}" ${fmt(ms)} ms`).join(', ');
     rows.push(`search (warm, ${20 * QUERIES.length} queries):  p50 ${fmt(search.p50)} ms  p95 ${fmt(search.p95)} ms (target p95 ≤ 50 ms); slowest: ${slowest}`);
-    await keepState?.(stateDir, corpus.root, cold.ms);
+    await keepState?.(stateDir, corpus.root, cold.ms, cold.cpuMs ?? 0);
     return {
       scale,
       sessions: corpus.sessions,
@@ -387,7 +387,7 @@ function hookTimes(stateDir: string, corpusRoot: string, rows: string[]): void {
 }
 
 /** Everything measured once, on the 1× store the import just built (forget last: it rewrites the index). */
-async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number, rows: string[]): Promise<void> {
+async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number, coldCpuMs: number, rows: string[]): Promise<void> {
   hookTimes(stateDir, corpusRoot, rows);
   // The plugin route on the same store: recall at session start, and a turn delivered after Stop.
   rows.push(...benchSessionStart(repo, corpusRoot, stateDir));
@@ -395,9 +395,14 @@ async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number
 
   // Redaction alone over every text of the corpus: its share of the cold import above.
   const redaction = child('redact-throughput.js', [corpusRoot]);
+  // CPU as well as wall time: on a machine others share, the wall time of either says little, and
+  // redaction runs on one thread while the import's CPU counts every thread.
   rows.push(
-    `redaction:                  ${fmt(redaction.ms)} ms for ${fmt((redaction.bytes as number) / 1024 / 1024)} MiB of text (${fmt((redaction.bytes as number) / 1024 / 1024 / (redaction.ms / 1000))} MiB/s), ${fmt((100 * redaction.ms) / coldMs)}% of the cold import`,
+    `redaction:                  ${fmt(redaction.ms)} ms for ${fmt((redaction.bytes as number) / 1024 / 1024)} MiB of text (${fmt((redaction.bytes as number) / 1024 / 1024 / (redaction.ms / 1000))} MiB/s), ${fmt((100 * redaction.ms) / coldMs)}% of the cold import; CPU ${fmt(Number(redaction.cpuMs))} ms, ${fmt((100 * Number(redaction.cpuMs)) / coldCpuMs)}% of the import's CPU`,
   );
+  // The hand-written rules against secretlint's recommended preset (skipped unless it is installed).
+  const compared = execFileSync(process.execPath, [path.join(here, 'secretlint-compare.js'), corpusRoot, '20000'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  for (const line of compared.trim().split('\n').slice(0, -1)) rows.push(`secret rules:               ${line}`);
 
   // Export streams page by page: its RSS must stay flat however large the store is.
   const exportDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-export-'));
@@ -561,7 +566,7 @@ async function main(): Promise<void> {
     const largest = i === SCALES.length - 1;
     // Recall at session start on the largest store too: it must not grow with the history.
     const keep = first
-      ? (stateDir: string, root: string, coldMs: number) => onFirstStore(stateDir, root, coldMs, rows)
+      ? (stateDir: string, root: string, coldMs: number, coldCpuMs: number) => onFirstStore(stateDir, root, coldMs, coldCpuMs, rows)
       : largest
         ? async (stateDir: string, root: string) => {
             rows.push(...benchSessionStart(repo, root, stateDir).map((row) => `${row}  [${scale}× store]`));

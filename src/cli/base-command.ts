@@ -2,6 +2,7 @@ import { Command, Errors, type Interfaces } from '@oclif/core';
 import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { loadSettings, type Settings } from '../config/settings.js';
 import { EvermeError, exitCodeFor, toEvermeError } from '../core/errors.js';
+import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { dataDirFlag, jsonFlag } from './flags.js';
 import { errorEnvelope, reportErrorText, successEnvelope, writeStderr, writeStdout, type ErrorEnvelope, type SuccessEnvelope } from './output.js';
 
@@ -45,6 +46,14 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
     if (this.abort.signal.aborted) process.exit(130);
     this.abort.abort();
   };
+
+  /**
+   * The MiniMax data dir a command works in (`--data-dir`, else the runtime's own order). A missing
+   * one is the same `io`/`data_dir_missing` error, naming the path, in every command.
+   */
+  protected dataDir(flag: string | undefined): string {
+    return requireDataDir(resolveDataDir(flag));
+  }
 
   /** `--json` was given: stdout gets exactly one envelope and nothing else. */
   protected get jsonMode(): boolean {

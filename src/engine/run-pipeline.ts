@@ -58,6 +58,11 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   const dryRun = options.dryRun ?? false;
   const engine = options.engine ?? openEngine(options.settings, options.sink, { dryRun });
   const tally = new RunTally({ mode: options.mode, sinks: engine.sinks.map((sink) => sink.name), dryRun, ...(options.since === undefined ? {} : { since: options.since }) });
+  // A refused EVERME_EXCLUDE pattern fails the run before anything is read or recorded.
+  await engine.privacy.ready().catch((err: unknown) => {
+    if (!options.engine) engine.close();
+    throw err;
+  });
   const runId = dryRun ? undefined : engine.runs.start(options.mode, { since: options.since, sink: options.sink });
   let pool: PlanPool | undefined;
   try {

@@ -2,7 +2,7 @@ import type { SinkName } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import type { WarningEntry } from '../core/warnings.js';
 import type { SessionRef } from '../transcript/types.js';
-import { conversationIdFor } from './conversation-id.js';
+import { conversationIdFor } from '../core/conversation-id.js';
 
 /** `excluded`: its workspace is excluded; `forgotten`: the user forgot it (a tombstone). Neither is read. */
 export type SessionStatus = 'delivered' | 'unchanged' | 'empty' | 'excluded' | 'forgotten' | 'failed';

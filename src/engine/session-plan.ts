@@ -8,7 +8,7 @@ import { encodeMessageRows } from '../store/message-rows.js';
 import { openLedgerCarryover, type LedgerCarryover } from '../transcript/ledger-carryover.js';
 import { openSessionHistory } from '../transcript/session-history.js';
 import type { HistoryItem, SessionRef } from '../transcript/types.js';
-import { conversationIdFor } from './conversation-id.js';
+import { conversationIdFor } from '../core/conversation-id.js';
 import { fingerprintFile } from './fingerprint.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { AgentMessage } from '../core/agent-message.js';
 import type { WarningEntry } from '../core/warnings.js';
-import { conversationIdFor } from '../engine/conversation-id.js';
+import { conversationIdFor } from '../core/conversation-id.js';
 import { planSession } from '../engine/session-plan.js';
 import { flushPlanFor, UploadFlags } from '../sinks/gateway/flush-policy.js';
 import type { PlannedRequest } from '../sinks/sink.js';
