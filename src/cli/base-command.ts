@@ -1,5 +1,4 @@
 import { Command, Errors, type Interfaces } from '@oclif/core';
-import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { loadSettings, type Settings } from '../config/settings.js';
 import { EvermeError, exitCodeFor, toEvermeError } from '../core/errors.js';
 import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
@@ -47,14 +46,6 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
     this.abort.abort();
   };
 
-  /**
-   * The MiniMax data dir a command works in (`--data-dir`, else the runtime's own order). A missing
-   * one is the same `io`/`data_dir_missing` error, naming the path, in every command.
-   */
-  protected dataDir(flag: string | undefined): string {
-    return requireDataDir(resolveDataDir(flag));
-  }
-
   /** `--json` was given: stdout gets exactly one envelope and nothing else. */
   protected get jsonMode(): boolean {
     return this.jsonEnabled();
@@ -74,7 +65,8 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
 
   /**
    * The MiniMax data directory (`--data-dir`, then the environment), resolved once. It must exist
-   * (an `io` error naming the path otherwise) unless `mayBeMissing` (install writes into it).
+   * unless `mayBeMissing` (install writes into it): a missing one is the same `io`/`data_dir_missing`
+   * error, naming the path, in every command.
    */
   protected dataDir(opts: { mayBeMissing?: boolean } = {}): string {
     this.resolved ??= { dataDir: resolveDataDir(this.flags['data-dir']) };

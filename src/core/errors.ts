@@ -74,9 +74,10 @@ export function databaseUnavailable(sqliteCode: string, file?: string, cause?: u
   // in `detail` when the place that met it knows it.
   return new EvermeError('io', damaged ? 'The everme database is damaged or is not an everme database' : 'The everme database cannot be opened or written', {
     code: 'database_unavailable',
+    // The message stays the same everywhere; the hint names the file when this place knows it.
     hint: damaged
-      ? 'Move the file aside (it is everme.db in the state directory, EVERME_STATE_DIR) and run `everme import --since YYYY-MM-DD` to rebuild the local store.'
-      : 'Check that the state directory exists and is writable (EVERME_STATE_DIR), and that the disk is not full.',
+      ? `Move ${file ?? 'the file (everme.db in the state directory, EVERME_STATE_DIR)'} aside and run \`everme import --since YYYY-MM-DD\` to rebuild the local store.`
+      : `Check that ${file === undefined ? 'the state directory (EVERME_STATE_DIR)' : `${file}'s directory`} exists and is writable, and that the disk is not full.`,
     detail: { ...(file === undefined ? {} : { path: file }), sqliteCode },
     cause,
   });
