@@ -115,7 +115,7 @@ export class LocalRecall implements Recall {
   }
 
   private isEmpty(store: LocalStore): boolean {
-    return store.counts().messages === 0;
+    return !store.hasMessages();
   }
 
   // Synchronous underneath (SQLite): the Promise is the Recall interface's, which the gateway needs.
