@@ -10,9 +10,9 @@ import { renderContextIndex, renderSessionStartContext } from '../src/recall/con
 import { LocalRecall } from '../src/recall/recall.js';
 import { localSessionStartContext } from '../src/recall/session-recall.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
-import { LocalStore } from '../src/store/message-store.js';
+import { LocalStore } from '../src/store/local-store.js';
 import { SessionMetaStore } from '../src/store/session-meta.js';
-import { StateStore } from '../src/store/state-store.js';
+import { SessionStore } from '../src/store/session-store.js';
 import type { SessionIndexRead } from '../src/transcript/session-index.js';
 import type { SessionRef } from '../src/transcript/types.js';
 
@@ -108,7 +108,7 @@ describe('the session meta store', () => {
     ];
     meta.recordDecision('s1', '/new', 'index', conflict);
     expect(db.prepare('SELECT workspace_dir FROM conversations').pluck().get()).toBe('/new');
-    expect(new StateStore(db).workspaceFor('s1')).toBe('/new');
+    expect(new SessionStore(db).workspaceFor('s1')).toBe('/new');
     expect(meta.conflicts()).toMatchObject([{ sessionId: 's1', workspaceFrom: 'index', decided: '/new', conflict }]);
     db.close();
   });
@@ -127,7 +127,7 @@ describe("the gate's workspace sources", () => {
 
   it("the index and a hook's cwd are weighed by time; the index's facts are recorded for the run's sessions, and survive an index that is gone", async () => {
     const db = openMemoryDatabase();
-    const state = new StateStore(db);
+    const state = new SessionStore(db);
     const meta = new SessionMetaStore(db);
     const catalog = new SessionCatalog(meta);
     const gate = new PrivacyGate(db, [], defaultWorkspaceSources(catalog), false, state, undefined, { catalog });

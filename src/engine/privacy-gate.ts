@@ -6,7 +6,7 @@ import { admitWorkspace } from '../memory/admission.js';
 import { hookWorkspaceFile, recordedHookWorkspace } from '../store/hook-workspace.js';
 import { sameIndexFacts, SessionMetaStore, type IndexFacts } from '../store/session-meta.js';
 import { SessionScopeStore } from '../store/session-scope.js';
-import type { StateStore } from '../store/state-store.js';
+import type { SessionStore } from '../store/session-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import type { WriteTurn } from '../store/write-turn.js';
 import type { SessionIndexRead } from '../transcript/session-index.js';
@@ -109,7 +109,7 @@ export class PrivacyGate {
     private readonly sources: readonly WorkspaceSource[],
     private readonly dryRun = false,
     /** Where a known workspace is remembered per session, so `forget --project` finds what only the gateway holds. */
-    private readonly state?: StateStore,
+    private readonly sessions?: SessionStore,
     /**
      * The main thread's write turn while the store's writer thread runs (see `WriteTurn`): a write
      * in the middle of a run waits for it, as the session locks do. Taken straight, SQLite's lock
@@ -187,11 +187,11 @@ export class PrivacyGate {
   static open(
     db: Database.Database,
     settings: Settings,
-    state: StateStore,
+    sessions: SessionStore,
     opts: { dryRun?: boolean; turn?: () => WriteTurn | undefined } = {},
   ): PrivacyGate {
     const catalog = new SessionCatalog(new SessionMetaStore(db));
-    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(catalog, settings.stateDir), opts.dryRun ?? false, state, opts.turn, {
+    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(catalog, settings.stateDir), opts.dryRun ?? false, sessions, opts.turn, {
       catalog,
       includeKinds: settings.includeKinds,
       exclusionSource: exclusionSource(settings),
@@ -247,7 +247,7 @@ export class PrivacyGate {
    * a decision that would change something: a no-op sync decides again what it decided, in memory.
    */
   async redecide(session: SessionRef): Promise<void> {
-    if (!this.state) return;
+    if (!this.sessions) return;
     const id = session.sessionId;
     const ledger = this.catalog.storedLedgerClaim(id);
     const claims: WorkspaceClaim[] = ledger ? [ledger] : [];
@@ -356,7 +356,7 @@ export class PrivacyGate {
     }
     // Checked now (reads), queued only when something must change: a run with nothing new writes nothing.
     if (this.scopes.has(id)) this.later(() => this.scopes.clear(id));
-    if (this.state) this.recordDecision(id, decision);
+    if (this.sessions) this.recordDecision(id, decision);
     return { status: 'included', workspaceDir: decision.dir };
   }
 }

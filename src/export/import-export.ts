@@ -10,7 +10,7 @@ import { exclusionSource, type Settings } from '../config/settings.js';
 import { admitWorkspace, gateAgentMessage } from '../memory/gate.js';
 import { openDatabase } from '../store/database.js';
 import { SessionMetaStore, type IndexFacts } from '../store/session-meta.js';
-import { LocalStore } from '../store/message-store.js';
+import { LocalStore } from '../store/local-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import type { ConversationMeta } from '../store/store-types.js';
 import { readLines } from '../transcript/line-reader.js';

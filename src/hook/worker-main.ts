@@ -76,7 +76,7 @@ async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: stri
     engine = openEngine(settings, defaultSink(settings));
     const session = await locateSession(settings.dataDir, slot.sessionId, { remembered: sessionDir });
     if (!session) return 'gone';
-    engine.state.rememberSessionDir(slot.sessionId, session.dir);
+    engine.marks.sessions.rememberDir(slot.sessionId, session.dir);
     // The payload's cwd is one claim about the workspace; each run decides among the claims.
     if (cwd) new SessionMetaStore(engine.db).recordCwd(slot.sessionId, cwd);
     // Read once per worker: the host writes its row at the session's start, a title after a turn or so.
@@ -87,7 +87,7 @@ async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: stri
       const taken = marks.take();
       slot.takePending();
       slot.markRunStart();
-      const summary = await runPipeline({ mode: 'hook', settings, sink: engine.sink.name, engine, sessions: [session], boundary: taken.boundary, sessionIndex });
+      const summary = await runPipeline({ mode: 'hook', settings, sink: engine.sinks[0]!.name, engine, sessions: [session], boundary: taken.boundary, sessionIndex });
       const diagnostic = diagnosticFor(summary, slot.sessionId);
       if (diagnostic) slot.writeDiagnostic(diagnostic);
       // A failed run (gateway down) is left to the next hook or sync rather than retried in a loop;

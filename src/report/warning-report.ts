@@ -6,10 +6,11 @@ import { resolveConversationId } from '../store/conversation-ids.js';
 import { databasePath, openDatabase } from '../store/database.js';
 import { conversationIdFor } from '../core/conversation-id.js';
 import { SessionMetaStore, type StoredClaim, type WorkspaceFrom } from '../store/session-meta.js';
+import { RunStore } from '../store/run-store.js';
 import { SessionScopeStore, type ScopeRecord } from '../store/session-scope.js';
 import { sessionTitles } from '../store/session-titles.js';
 import type { SessionIndexSummary } from '../engine/run-pipeline.js';
-import { StateStore, type ConversationWarnings } from '../store/state-store.js';
+import { WarningStore, type ConversationWarnings } from '../store/warning-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 
 export type ReportConversation = ConversationWarnings & { title?: string };
@@ -58,8 +59,7 @@ export function buildReport(settings: Settings, filter: ReportFilter): WarningRe
   const db = openDatabase(settings.stateDir);
   try {
     const conversationId = filter.conversation === undefined ? undefined : resolveConversationId(db, filter.conversation);
-    const state = new StateStore(db);
-    const listed = state.listWarnings({ conversationId, code: filter.code, sinceMs: filter.sinceMs });
+    const listed = new WarningStore(db).list({ conversationId, code: filter.code, sinceMs: filter.sinceMs });
     const warned = listed
       .map((c) => ({ ...c, warnings: c.warnings.filter((w) => w.count > 0) }))
       .filter((c) => c.warnings.length > 0);
@@ -89,7 +89,8 @@ export function buildReport(settings: Settings, filter: ReportFilter): WarningRe
       return title === undefined ? r : { ...r, title };
     };
     const conversations = warned.map(titled);
-    const lastIndexRun = [state.lastRun('import'), state.lastRun('sync')]
+    const runs = new RunStore(db);
+    const lastIndexRun = [runs.last('import'), runs.last('sync')]
       .filter((r) => r !== undefined)
       .sort((a, b) => b.startedAtMs - a.startedAtMs)
       .find((r) => typeof r.summary?.sessionIndex === 'object');
