@@ -6,7 +6,7 @@ import { openDatabase } from '../store/database.js';
 import { buildFtsQuery, excerpt, makeSnippet } from '../store/fts-text.js';
 import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
-import { LocalStore, type ConversationSummary, type SearchHit, type StoredMessage } from '../store/message-store.js';
+import { LocalStore, type ConversationSummary, type SearchHit, type StoredMessage } from '../store/local-store.js';
 import { clampLimit } from '../store/limits.js';
 import { gatewayClientFor } from '../engine/engine-context.js';
 
@@ -139,21 +139,22 @@ export class LocalRecall implements Recall {
   }
 
   private isEmpty(store: LocalStore): boolean {
-    return store.counts().messages === 0;
+    return !store.hasMessages();
   }
 
-  async search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
+  // Synchronous underneath (SQLite): the Promise is the Recall interface's, which the gateway needs.
+  search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
     const store = this.open();
-    if (!store) return { hits: [], storeEmpty: true };
+    if (!store) return Promise.resolve({ hits: [], storeEmpty: true });
     // Filters apply inside the ranking: among the messages that pass them, ranked as mem_search ranks.
     const hits = store.search(query, { limit: clampLimit(opts.limit, MAX_RECALL_LIMIT), ...storeFilters(opts) }).map(localHit);
-    return { hits, storeEmpty: hits.length === 0 && this.isEmpty(store) };
+    return Promise.resolve({ hits, storeEmpty: hits.length === 0 && this.isEmpty(store) });
   }
 
-  async context(opts: RecallContextOptions): Promise<LocalContext> {
+  context(opts: RecallContextOptions): Promise<LocalContext> {
     const store = this.open();
     const base = opts.project === undefined ? {} : { project: opts.project };
-    if (!store) return { kind: 'local', ...base, scope: 'all', conversations: [], storeEmpty: true, ...(opts.query === undefined ? {} : { hits: [], hitsScope: 'all' as const }) };
+    if (!store) return Promise.resolve({ kind: 'local', ...base, scope: 'all', conversations: [], storeEmpty: true, ...(opts.query === undefined ? {} : { hits: [], hitsScope: 'all' as const }) });
 
     let scope: LocalContext['scope'] = opts.project === undefined ? 'all' : 'project';
     let conversations = store.recentConversations({ project: opts.project, limit: CONTEXT_CONVERSATIONS });
@@ -172,7 +173,7 @@ export class LocalRecall implements Recall {
       result.hits = hits;
       result.hitsScope = hitsScope;
     }
-    return result;
+    return Promise.resolve(result);
   }
 
   /** True when there is a store to read (it may still be empty). */
