@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { PROJECT_FILTER, type ProjectParams } from './conversation-list.js';
+import { isScoped, SCOPE_FILTER, type SearchScope } from './search-scope.js';
 import { phrase, type FtsQuery } from './fts-text.js';
 
 /**
@@ -156,7 +156,7 @@ export class MessageRanker {
              FROM messages_fts
              JOIN messages m ON m.id = messages_fts.rowid
              JOIN conversations c ON c.conversation_id = m.conversation_id
-             WHERE messages_fts MATCH @match AND ${PROJECT_FILTER}
+             WHERE messages_fts MATCH @match AND ${SCOPE_FILTER}
              ORDER BY bm25 LIMIT @depth`,
           )
         : this.db.prepare<Record<string, unknown>, ScoredRow>(
@@ -186,17 +186,17 @@ export class MessageRanker {
     return terms;
   }
 
-  rank(fts: FtsQuery, limit: number, project: ProjectParams, overrides: Partial<RankingParams> = {}): Ranked[] {
+  rank(fts: FtsQuery, limit: number, scope: SearchScope, overrides: Partial<RankingParams> = {}): Ranked[] {
     const params = { ...DEFAULT_RANKING, ...overrides };
     this.freshStats();
     const terms = this.terms(fts, params).sort((a, b) => a.df - b.df);
     if (terms.length === 0) return [];
     const depth = Math.max(params.depth, limit);
-    const filtered = project.project !== null;
+    const filtered = isScoped(scope);
     const stmt = this.scoreStmt(filtered);
     // SQLite keeps only the best `depth` rows of each query (a bounded sort): every match is scored,
     // none is carried into JavaScript but the top.
-    const run = (match: string): ScoredRow[] => stmt.all({ ...project, match, depth });
+    const run = (match: string): ScoredRow[] => stmt.all({ ...scope, match, depth });
     const maxWeight = Math.max(params.user, params.assistant, params.tool);
 
     // Stage 1: the smallest set of rarest terms whose matches provably hold BM25's top `depth`.
