@@ -7,7 +7,7 @@ import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
 import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
 import { LocalCommitter, encodeWrite } from '../src/store/local-commit.js';
-import { LocalStore } from '../src/store/message-store.js';
+import { LocalStore, type ConversationRecord } from '../src/store/message-store.js';
 import { TermIndexReader, TermIndexWriter } from '../src/store/term-index.js';
 
 /**
@@ -76,7 +76,7 @@ function fill(rand: () => number, conversations: number, messages: number, prefi
     const id = `${prefix}${Math.floor(rand() * conversations)}`;
     const size = rand() < 0.7 ? 1 + Math.floor(rand() * 5) : 20 + Math.floor(rand() * 100);
     const keyed: KeyedMessage[] = Array.from({ length: size }, () => ({ key: `k${seq++}`, message: message(rand) }));
-    const conversation = { conversationId: id, sessionId: `s-${id}`, source: 'messages', workspaceDir: `/home/demo/${id.slice(0, 2)}`, createdAtMs: clock };
+    const conversation: ConversationRecord = { conversationId: id, sessionId: `s-${id}`, source: 'messages', workspaceDir: `/home/demo/${id.slice(0, 2)}`, createdAtMs: clock };
     if (rand() < 0.5) {
       store.upsertConversation(conversation);
       store.appendMessages(id, keyed);
@@ -166,10 +166,8 @@ describe('term index', () => {
     const queries = ['test', 'build test', 'tests testing', 'the test', 'fixed errors in the cache', 'deploy config server', 'café', '数据', 'テスト cache', `${TAIL[3]} test`, `${TAIL[1]} ${TAIL[50]} build`, 'caching build errors deploy client'];
     for (let i = 0; i < 40; i++) queries.push(sentence(rand, 1 + Math.floor(rand() * 5)));
     for (const query of queries) {
-      const fts = buildFtsQuery(query)!;
       const got = store.search(query, { limit: 20, ranking: { ...UNIT, depth: 20 } }).map((h) => ({ id: h.messageId, score: h.score }));
       expectSameTop(query, got, exhaustive(query, 20));
-      void fts;
     }
     // And with FTS5 doing everything (the old path) the same rows come back.
     for (const query of queries.slice(0, 10)) {
