@@ -29,7 +29,7 @@ function mulberry32(seed: number): () => number {
 }
 
 // Inflections of one stem, diacritics, CJK and a long tail of rarer words.
-const COMMON = 'test tests testing tested build builds building fix fixed fixes cache cached caching error errors deploy config configs café cafe server client 数 据 テ ス'.split(' ');
+const COMMON = 'test tests testing tested build builds building fix fixed fixes cache cached caching error errors deploy config configs café cafe server client 数据 数据库 テスト 优先级 数'.split(' ');
 const TAIL = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}x${'abcdefgh'[i % 8]}`);
 
 function sentence(rand: () => number, words: number): string {
@@ -38,7 +38,7 @@ function sentence(rand: () => number, words: number): string {
     const r = rand();
     out.push(r < 0.55 ? COMMON[Math.floor(Math.pow(rand(), 1.5) * COMMON.length)]! : TAIL[Math.floor(Math.pow(rand(), 2.5) * TAIL.length)]!);
   }
-  return out.join(rand() < 0.3 ? ', ' : ' ');
+  return toFtsText(out.join(rand() < 0.3 ? ', ' : ' '));
 }
 
 let dir: string;
@@ -88,15 +88,23 @@ function fill(rand: () => number, conversations: number, messages: number, prefi
   }
 }
 
-/** FTS5's own postings: stem → row id → tf. */
+/** FTS5's own postings: term → row id → tf. A phrase (stems joined by spaces) counts where its stems stand in a row. */
 function ftsPostings(terms: readonly string[]): Map<string, Map<number, number>> {
   db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.check_instances USING fts5vocab (main, messages_fts, instance)');
-  const stmt = db.prepare<[string], number>('SELECT doc FROM check_instances WHERE term = ?').pluck();
-  return new Map(terms.map((t) => {
-    const tf = new Map<number, number>();
-    for (const doc of stmt.all(t)) tf.set(doc, (tf.get(doc) ?? 0) + 1);
-    return [t, tf];
-  }));
+  const counts = db.prepare<[string], [number, number]>('SELECT doc, count(*) FROM check_instances WHERE term = ? GROUP BY doc').raw();
+  const offsets = db.prepare<[string], number>('SELECT doc * 1000000 + offset FROM check_instances WHERE term = ?').pluck();
+  return new Map(
+    terms.map((term) => {
+      const stems = term.split(' ');
+      if (stems.length === 1) return [term, new Map(counts.all(term))];
+      const at = stems.map((stem) => new Set(offsets.all(stem)));
+      const tf = new Map<number, number>();
+      for (const start of at[0]!) {
+        if (stems.every((_, k) => at[k]!.has(start + k))) tf.set(Math.floor(start / 1_000_000), (tf.get(Math.floor(start / 1_000_000)) ?? 0) + 1);
+      }
+      return [term, tf];
+    }),
+  );
 }
 
 function expectIndexMatchesFts(minTerms = 8): void {
@@ -146,7 +154,7 @@ const UNIT = { user: 1, assistant: 1, tool: 1 };
 describe('term index', () => {
   it('holds exactly FTS5s postings and lengths for its common words, through small and large writes, merges and deletions', () => {
     const rand = mulberry32(3);
-    fill(rand, 40, 2500);
+    fill(rand, 40, 1500);
     expectIndexMatchesFts();
     // Rewinds: messages removed from several conversations, then more written (the highest row id
     // freed and given again).
@@ -154,7 +162,7 @@ describe('term index', () => {
     const byConversation = new Map<string, string[]>();
     for (const r of ids) byConversation.set(r.conversation_id, [...(byConversation.get(r.conversation_id) ?? []), r.msg_key]);
     for (const [c, keys] of byConversation) store.removeMessages(c, keys);
-    fill(rand, 40, 300, 'd');
+    fill(rand, 40, 200, 'd');
     expectIndexMatchesFts();
   });
 
@@ -163,7 +171,9 @@ describe('term index', () => {
     fill(rand, 50, 3000);
     const common = new Set(db.prepare<[], string>('SELECT term FROM term_index_terms').pluck().all());
     expect(common.has('test') && common.has('build') && common.has('cach')).toBe(true);
-    const queries = ['test', 'build test', 'tests testing', 'the test', 'fixed errors in the cache', 'deploy config server', 'café', '数据', 'テスト cache', `${TAIL[3]} test`, `${TAIL[1]} ${TAIL[50]} build`, 'caching build errors deploy client'];
+    // Runs of CJK characters become common phrases too.
+    expect(common.has('数 据') && common.has('テ ス ト')).toBe(true);
+    const queries = ['test', 'build test', 'tests testing', 'the test', 'fixed errors in the cache', 'deploy config server', 'café', '数据', '数据库', '优先级很高', '据库', 'テスト cache', `${TAIL[3]} test`, `${TAIL[1]} ${TAIL[50]} build`, 'caching build errors deploy client'];
     for (let i = 0; i < 40; i++) queries.push(sentence(rand, 1 + Math.floor(rand() * 5)));
     for (const query of queries) {
       const got = store.search(query, { limit: 20, ranking: { ...UNIT, depth: 20 } }).map((h) => ({ id: h.messageId, score: h.score }));

@@ -259,15 +259,17 @@ export class MessageRanker {
   private terms(fts: FtsQuery, params: RankingParams): { index: IndexTerm[]; fts: FtsTerm[] } {
     const index: IndexTerm[] = [];
     const byFts: FtsTerm[] = [];
+    // A word, or a phrase (a run of CJK characters, a piece of one), the term index holds.
+    const common = (tokens: readonly string[]): boolean => {
+      if (!params.termIndex) return false;
+      const stems = indexTerms(this.tokenizer, tokens.join(' '));
+      const term = stems.length > 0 ? this.reader.term(stems.join(' ')) : undefined;
+      if (!term || term.df === 0) return false;
+      index.push({ id: term.id, df: term.df, idf: this.idf(term.df) });
+      return true;
+    };
     fts.terms.forEach((t, i) => {
-      if (params.termIndex && t.tokens.length === 1) {
-        const stems = indexTerms(this.tokenizer, t.tokens[0]!);
-        const common = stems.length === 1 ? this.reader.term(stems[0]!) : undefined;
-        if (common && common.df > 0) {
-          index.push({ id: common.id, df: common.df, idf: this.idf(common.df) });
-          return;
-        }
-      }
+      if (common(t.tokens)) return;
       let match = fts.phrases[i]!;
       let df = this.df(match);
       if (df === 0 && t.prefix && params.prefixFallback) {
@@ -276,10 +278,11 @@ export class MessageRanker {
       }
       if (df > 0) byFts.push({ match, df, idf: this.idf(df) });
     });
-    for (const p of fts.pieces) {
+    fts.pieces.forEach((p, i) => {
+      if (common(fts.pieceTokens[i]!)) return;
       const df = this.df(p);
       if (df > 0) byFts.push({ match: p, df, idf: this.idf(df) });
-    }
+    });
     return { index, fts: byFts };
   }
 

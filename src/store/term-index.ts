@@ -42,6 +42,11 @@ const NOMINATE_ONE_IN = 64;
 const SLOTS = 1 << 16;
 const SLOT_BYTES = 24;
 const MAX_NOMINATION_MEMO = 100_000;
+/** Phrases of up to this many CJK characters can become common terms (longer ones stay with FTS5). */
+const MAX_PHRASE = 6;
+/** FTS5's bm25 constants. */
+const K1 = 1.2;
+const B = 0.75;
 
 export const TERM_INDEX_SCHEMA = `
   CREATE TABLE term_index_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, df INTEGER NOT NULL);
@@ -216,18 +221,29 @@ export type IndexedRow = readonly [rowid: number | bigint, text: Uint8Array];
 export class TermIndexWriter {
   private readonly tokenizer = new Unicode61();
   private readonly stmts;
-  /** Stem → index into termIds/tf; reloaded when another writer made a word common. */
+  /** Term (a stem, or stems of a phrase joined by a space) → index into termIds; reloaded when another writer made one common. */
   private common = new Map<string, number>();
   private termIds: number[] = [];
+  /** The stems common terms are made of → their id here, and each one's single-word term (or -1). */
+  private vocab = new Map<string, number>();
+  private singleOf = new Int32Array(0);
+  /** Phrases by the hash of their stems' ids (phraseHash), and each phrase term's stem ids. */
+  private phrases = new Map<number, number[]>();
+  private phraseVids: Array<number[] | undefined> = [];
+  private phraseLengths: number[] = [];
   private commonVersion = -1;
   private threshold = DEFAULT_COMMON_DOCS;
-  // Surface cache: a token's folded bytes → its word's index in `common`, or -1.
+  private totals: IndexTotals = { rows: 0, tokens: 0 };
+  // Surface cache: a token's folded bytes → its stem's id in `vocab`, or -1.
   private readonly slotKeys = new Uint8Array(SLOTS * SLOT_BYTES);
   private readonly slotLens = new Int16Array(SLOTS).fill(-1);
   private readonly slotHash = new Int32Array(SLOTS);
   private readonly slotValue = new Int32Array(SLOTS);
   private readonly stem = new Uint8Array(SLOT_BYTES + 64);
-  /** Nominated stems last found below the threshold: nominations to skip before the next check. */
+  /** The last MAX_PHRASE tokens of the current row: stem ids, and code points of CJK characters (else -1). */
+  private readonly ringVid = new Int32Array(MAX_PHRASE);
+  private readonly ringCp = new Int32Array(MAX_PHRASE);
+  /** Nominated terms last found below the threshold: nominations to skip before the next check. */
   private readonly memo = new Map<string, number>();
 
   constructor(private readonly db: Database.Database) {
@@ -237,6 +253,8 @@ export class TermIndexWriter {
       addDf: db.prepare<[number, number]>('UPDATE term_index_terms SET df = df + ? WHERE id = ?'),
       insertTerm: db.prepare<[string, number], number>('INSERT INTO term_index_terms (term, df) VALUES (?, ?) RETURNING id').pluck(),
       dfOf: db.prepare<[string], number>('SELECT doc FROM term_index_vocab_row WHERE term = ?').pluck(),
+      phraseDf: db.prepare<[string], number>('SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?').pluck(),
+      phraseScores: db.prepare<[string], [number, number]>('SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?').raw(),
       instances: db.prepare<[string], string | null>('SELECT group_concat(doc) FROM term_index_vocab_instance WHERE term = ?').pluck(),
       getLengths: db.prepare<[number], Buffer>('SELECT data FROM term_index_lengths WHERE chunk = ?').pluck(),
       putLengths: db.prepare<[number, Uint8Array]>('INSERT OR REPLACE INTO term_index_lengths (chunk, data) VALUES (?, ?)'),
@@ -257,7 +275,7 @@ export class TermIndexWriter {
     this.tokenizer.close();
   }
 
-  /** The common words as the database has them now (called inside the write transaction). */
+  /** The common terms as the database has them now (called inside the write transaction). */
   private refresh(): void {
     const version = this.stmts.version.get() ?? 0;
     if (version === this.commonVersion) return;
@@ -265,10 +283,35 @@ export class TermIndexWriter {
     this.threshold = commonDocs(this.db);
     this.common = new Map();
     this.termIds = [];
+    this.vocab = new Map();
+    this.phrases = new Map();
+    this.phraseVids = [];
+    const singles: Array<[number, number]> = [];
+    const lengths = new Set<number>();
+    const vidOf = (stem: string): number => {
+      let vid = this.vocab.get(stem);
+      if (vid === undefined) this.vocab.set(stem, (vid = this.vocab.size));
+      return vid;
+    };
     for (const { id, term } of this.stmts.terms.all()) {
-      this.common.set(term, this.termIds.length);
+      const index = this.termIds.length;
+      this.common.set(term, index);
       this.termIds.push(id);
+      const stems = term.split(' ');
+      if (stems.length === 1) {
+        singles.push([vidOf(term), index]);
+        this.phraseVids.push(undefined);
+        continue;
+      }
+      const vids = stems.map(vidOf);
+      this.phraseVids.push(vids);
+      lengths.add(vids.length);
+      const hash = phraseHash(vids, 0, vids.length);
+      this.phrases.set(hash, [...(this.phrases.get(hash) ?? []), index]);
     }
+    this.phraseLengths = [...lengths].sort((a, b) => a - b);
+    this.singleOf = new Int32Array(this.vocab.size).fill(-1);
+    for (const [vid, index] of singles) this.singleOf[vid] = index;
     this.slotLens.fill(-1);
   }
 
@@ -278,50 +321,71 @@ export class TermIndexWriter {
     return Buffer.from(out.buffer, out.byteOffset, n).toString('utf8');
   }
 
+  /** The id in `vocab` of this token's stem, or -1 (through the surface cache). */
+  private vidOf(buf: Uint8Array, len: number, hash: number): number {
+    if (len > SLOT_BYTES) return this.vocab.get(this.stemString(buf, len)) ?? -1;
+    const slot = hash & (SLOTS - 1);
+    if (this.slotLens[slot] === len && this.slotHash[slot] === (hash | 0) && sameBytes(this.slotKeys, slot * SLOT_BYTES, buf, len)) return this.slotValue[slot]!;
+    const vid = this.vocab.get(this.stemString(buf, len)) ?? -1;
+    this.slotKeys.set(buf.subarray(0, len), slot * SLOT_BYTES);
+    this.slotLens[slot] = len;
+    this.slotHash[slot] = hash | 0;
+    this.slotValue[slot] = vid;
+    return vid;
+  }
+
   /**
    * Indexes rows FTS5 was just given, in the caller's transaction: their lengths, their postings
-   * for the common words, and any word they make common.
+   * for the common terms, and any term they make common.
    */
   add(rows: readonly IndexedRow[]): void {
     if (rows.length === 0) return;
     this.refresh();
     const tf = new Int32Array(this.termIds.length);
     const touched: number[] = [];
+    const count = (term: number): void => {
+      const before = tf[term]!;
+      tf[term] = before + 1;
+      if (before === 0) touched.push(term);
+    };
     const postings = new Map<number, Postings>();
     const nominated = new Set<string>();
     const lengths = new Map<number, Uint8Array>();
+    const ringVid = this.ringVid;
+    const ringCp = this.ringCp;
     for (const [rowid, text] of rows) {
       const id = Number(rowid);
+      let pos = 0;
       const dl = this.tokenizer.tokenize(text, (buf, len, hash) => {
-        let word: number;
-        if (len <= SLOT_BYTES) {
-          const slot = hash & (SLOTS - 1);
-          if (this.slotLens[slot] === len && this.slotHash[slot] === (hash | 0) && sameBytes(this.slotKeys, slot * SLOT_BYTES, buf, len)) {
-            word = this.slotValue[slot]!;
-          } else {
-            word = this.common.get(this.stemString(buf, len)) ?? -1;
-            this.slotKeys.set(buf.subarray(0, len), slot * SLOT_BYTES);
-            this.slotLens[slot] = len;
-            this.slotHash[slot] = hash | 0;
-            this.slotValue[slot] = word;
-          }
-        } else {
-          word = this.common.get(this.stemString(buf, len)) ?? -1;
+        const vid = this.vidOf(buf, len, hash);
+        const at = pos % MAX_PHRASE;
+        ringVid[at] = vid;
+        ringCp[at] = singleCjk(buf, len);
+        pos++;
+        const single = vid >= 0 ? this.singleOf[vid]! : -1;
+        if (single >= 0) count(single);
+        else if (((hash ^ id) & (NOMINATE_ONE_IN - 1)) === 0) nominated.add(this.stemString(buf, len));
+        // Phrases ending here: common ones counted, runs of CJK characters nominated.
+        for (const n of this.phraseLengths) {
+          if (n > pos) break;
+          const h = ringHash(ringVid, pos, n);
+          if (h === undefined) continue;
+          for (const term of this.phrases.get(h) ?? []) if (ringMatches(ringVid, pos, this.phraseVids[term]!)) count(term);
         }
-        if (word >= 0) {
-          const before = tf[word]!;
-          tf[word] = before + 1;
-          if (before === 0) touched.push(word);
-        } else if (((hash ^ id) & (NOMINATE_ONE_IN - 1)) === 0) {
-          nominated.add(this.stemString(buf, len));
+        if (ringCp[at] >= 0) {
+          for (let n = 2; n <= MAX_PHRASE && n <= pos; n++) {
+            const h = ringHash(ringCp, pos, n);
+            if (h === undefined) break;
+            if (((h ^ id) & (NOMINATE_ONE_IN - 1)) === 0) nominated.add(ringPhrase(ringCp, pos, n));
+          }
         }
       });
-      for (const word of touched) {
-        let p = postings.get(word);
-        if (!p) postings.set(word, (p = { ids: [], tfs: [] }));
+      for (const term of touched) {
+        let p = postings.get(term);
+        if (!p) postings.set(term, (p = { ids: [], tfs: [] }));
         p.ids.push(id);
-        p.tfs.push(tf[word]!);
-        tf[word] = 0;
+        p.tfs.push(tf[term]!);
+        tf[term] = 0;
       }
       touched.length = 0;
       const chunk = Math.floor(id / LENGTH_CHUNK);
@@ -332,8 +396,8 @@ export class TermIndexWriter {
     for (const [chunk, block] of lengths) this.stmts.putLengths.run(chunk, block);
     if (postings.size > 0) {
       const sections = new Map<number, Postings>();
-      for (const [word, p] of postings) {
-        const termId = this.termIds[word]!;
+      for (const [term, p] of postings) {
+        const termId = this.termIds[term]!;
         sections.set(termId, p);
         this.stmts.addDf.run(p.ids.length, termId);
       }
@@ -341,52 +405,35 @@ export class TermIndexWriter {
       const { n, bytes } = this.stmts.deltaSize.get() ?? { n: 0, bytes: 0 };
       if (n >= DELTA_MERGE_ROWS || bytes >= DELTA_MERGE_BYTES) this.mergeDeltas();
     }
-    for (const stem of nominated) this.nominate(stem);
+    for (const term of nominated) this.nominate(term);
   }
 
   /**
-   * A word seen in new rows: made common if FTS5 now holds it in `threshold` messages. A word
+   * A term seen in new rows: made common if FTS5 now holds it in `threshold` messages. A term
    * found below is checked again only after about as many more nominations as it would take to
-   * cross (each of its tokens nominates it with chance 1/NOMINATE_ONE_IN).
+   * cross (each of its occurrences nominates it with chance 1/NOMINATE_ONE_IN).
    */
-  private nominate(stem: string): void {
-    if (this.common.has(stem)) return;
-    const skip = this.memo.get(stem);
+  private nominate(term: string): void {
+    if (this.common.has(term)) return;
+    const skip = this.memo.get(term);
     if (skip !== undefined && skip > 0) {
-      this.memo.set(stem, skip - 1);
+      this.memo.set(term, skip - 1);
       return;
     }
-    const df = this.stmts.dfOf.get(stem) ?? 0;
-    if (df >= this.threshold) {
-      this.memo.delete(stem);
-      this.promote(stem);
+    const df = term.includes(' ') ? (this.stmts.phraseDf.get(`"${term}"`) ?? 0) : (this.stmts.dfOf.get(term) ?? 0);
+    if (df >= this.threshold && this.promote(term)) {
+      this.memo.delete(term);
       return;
     }
     if (this.memo.size >= MAX_NOMINATION_MEMO) this.memo.clear();
-    this.memo.set(stem, Math.floor((this.threshold - df) / NOMINATE_ONE_IN / 2));
+    this.memo.set(term, Math.floor(Math.max(0, this.threshold - df) / NOMINATE_ONE_IN / 2));
   }
 
-  /** Makes `stem` common: its postings, from FTS5's own index, for every message that holds it. */
-  promote(stem: string): void {
-    const list = this.stmts.instances.get(stem);
-    const docs: Postings = { ids: [], tfs: [] };
-    if (list) {
-      let v = 0;
-      for (let i = 0; i <= list.length; i++) {
-        const c = i < list.length ? list.charCodeAt(i) : 44;
-        if (c !== 44) {
-          v = v * 10 + c - 48;
-          continue;
-        }
-        if (docs.ids.length > 0 && docs.ids[docs.ids.length - 1] === v) docs.tfs[docs.tfs.length - 1]!++;
-        else {
-          docs.ids.push(v);
-          docs.tfs.push(1);
-        }
-        v = 0;
-      }
-    }
-    const termId = this.stmts.insertTerm.get(stem, docs.ids.length)!;
+  /** Makes `term` common: its postings, from FTS5's own index, for every message that holds it. */
+  promote(term: string): boolean {
+    const docs = term.includes(' ') ? this.phrasePostings(term) : this.wordPostings(term);
+    if (!docs) return false;
+    const termId = this.stmts.insertTerm.get(term, docs.ids.length)!;
     const out = new Bytes();
     let from = 0;
     while (from < docs.ids.length) {
@@ -397,8 +444,58 @@ export class TermIndexWriter {
       this.stmts.putPosting.run(chunk * CHUNK_KEY + termId, docs.ids[to - 1]!, out.take());
       from = to;
     }
-    // The new word is counted from the next row on (refresh sees the new version).
+    // The new term is counted from the next row on (refresh sees the new version).
     this.refresh();
+    return true;
+  }
+
+  /** A word's postings: FTS5's instances of it (fts5vocab), one per occurrence, by row. */
+  private wordPostings(stem: string): Postings {
+    const list = this.stmts.instances.get(stem);
+    const docs: Postings = { ids: [], tfs: [] };
+    if (!list) return docs;
+    let v = 0;
+    for (let i = 0; i <= list.length; i++) {
+      const c = i < list.length ? list.charCodeAt(i) : 44;
+      if (c !== 44) {
+        v = v * 10 + c - 48;
+        continue;
+      }
+      if (docs.ids.length > 0 && docs.ids[docs.ids.length - 1] === v) docs.tfs[docs.tfs.length - 1]!++;
+      else {
+        docs.ids.push(v);
+        docs.tfs.push(1);
+      }
+      v = 0;
+    }
+    return docs;
+  }
+
+  /**
+   * A phrase's postings. FTS5 gives a phrase's count in a row only through bm25(), so it is read
+   * back from that: bm25 = -idf·tf·(k1+1) / (tf + k1·(1-b+b·dl/avgdl)), solved for tf with the
+   * row's length, and checked (undefined, and the phrase stays with FTS5, should one not fit).
+   */
+  private phrasePostings(phrase: string): Postings | undefined {
+    this.totals = readIndexTotals(this.db);
+    const rows = this.stmts.phraseScores.all(`"${phrase}"`).sort((a, b) => a[0] - b[0]);
+    const c1 = bm25Idf(this.totals.rows, rows.length) * (K1 + 1);
+    const avgdl = this.totals.tokens / Math.max(1, this.totals.rows);
+    const docs: Postings = { ids: [], tfs: [] };
+    const lengths = new Map<number, DataView>();
+    for (const [id, bm25] of rows) {
+      const chunk = Math.floor(id / LENGTH_CHUNK);
+      let view = lengths.get(chunk);
+      if (!view) lengths.set(chunk, (view = new DataView(lengthsChunk(this.stmts.getLengths.get(chunk)).buffer)));
+      const dl = view.getUint32((id % LENGTH_CHUNK) * 4, true);
+      const k = K1 * (1 - B + (B * dl) / avgdl);
+      const s = -bm25 / c1;
+      const tf = Math.round((s * k) / (1 - s));
+      if (!(tf >= 1) || Math.abs((c1 * tf) / (tf + k) + bm25) > 1e-9 * -bm25) return undefined;
+      docs.ids.push(id);
+      docs.tfs.push(tf);
+    }
+    return docs;
   }
 
   /** Moves the deltas' postings into their chunks. */
@@ -500,6 +597,51 @@ export class TermIndexWriter {
 function sameBytes(keys: Uint8Array, at: number, buf: Uint8Array, len: number): boolean {
   for (let i = 0; i < len; i++) if (keys[at + i] !== buf[i]) return false;
   return true;
+}
+
+function phraseHash(values: ArrayLike<number>, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ values[i]!, 0x01000193);
+  return h;
+}
+
+/** The hash of the last `n` ring entries before `pos` (undefined when one is -1: no term, no CJK). */
+function ringHash(ring: Int32Array, pos: number, n: number): number | undefined {
+  let h = 0x811c9dc5;
+  for (let k = pos - n; k < pos; k++) {
+    const v = ring[k % MAX_PHRASE]!;
+    if (v < 0) return undefined;
+    h = Math.imul(h ^ v, 0x01000193);
+  }
+  return h;
+}
+
+function ringMatches(ring: Int32Array, pos: number, vids: readonly number[]): boolean {
+  const n = vids.length;
+  for (let k = 0; k < n; k++) if (ring[(pos - n + k) % MAX_PHRASE] !== vids[k]) return false;
+  return true;
+}
+
+function ringPhrase(ring: Int32Array, pos: number, n: number): string {
+  const chars: string[] = [];
+  for (let k = pos - n; k < pos; k++) chars.push(String.fromCodePoint(ring[k % MAX_PHRASE]!));
+  return chars.join(' ');
+}
+
+/**
+ * The code point of a token that is one character at or above U+1100 (a CJK character, which
+ * toFtsText spaces into a token of its own), else -1.
+ */
+function singleCjk(buf: Uint8Array, len: number): number {
+  if (len === 3 && buf[0]! >= 0xe1) return ((buf[0]! & 0x0f) << 12) | ((buf[1]! & 0x3f) << 6) | (buf[2]! & 0x3f);
+  if (len === 4 && buf[0]! >= 0xf0) return ((buf[0]! & 0x07) << 18) | ((buf[1]! & 0x3f) << 12) | ((buf[2]! & 0x3f) << 6) | (buf[3]! & 0x3f);
+  return -1;
+}
+
+/** FTS5's idf. */
+export function bm25Idf(rows: number, df: number): number {
+  const idf = Math.log((rows - df + 0.5) / (df + 0.5));
+  return idf <= 0 ? 1e-6 : idf;
 }
 
 // ---------------------------------------------------------------------------------------------
