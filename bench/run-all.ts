@@ -179,7 +179,7 @@ function bracketedImport(root: string, floorBefore: Measured): { run: ColdRun; a
   return { run: { cold, floorBefore: floorBefore.ms, floorAfter: after.ms, ratio: cold.ms / ((floorBefore.ms + after.ms) / 2), stateDir }, after };
 }
 
-async function measureScale(scale: number, rows: string[], keepState?: (stateDir: string, root: string, coldMs: number) => Promise<void>): Promise<ScaleRow> {
+async function measureScale(scale: number, rows: string[], keepState?: (stateDir: string, root: string, coldMs: number, coldCpuMs: number) => Promise<void>): Promise<ScaleRow> {
   const corpus = corpusFor(Math.round(SESSIONS * scale));
   const runs: ColdRun[] = [];
   try {
@@ -213,7 +213,7 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
     rows.push(`peak RSS (import):          ${fmt(peakRss)} MB, the largest of ${runs.length} (target ≤ 256 MB)`);
     const slowest = [...search.perQuery].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([q, ms]) => `"${q}" ${fmt(ms)} ms`).join(', ');
     rows.push(`search (warm, ${20 * QUERIES.length} queries):  p50 ${fmt(search.p50)} ms  p95 ${fmt(search.p95)} ms (target p95 ≤ 50 ms); slowest: ${slowest}`);
-    await keepState?.(stateDir, corpus.root, cold.ms);
+    await keepState?.(stateDir, corpus.root, cold.ms, cold.cpuMs ?? 0);
     return {
       scale,
       sessions: corpus.sessions,
@@ -372,7 +372,7 @@ function hookTimes(stateDir: string, corpusRoot: string, rows: string[]): void {
 }
 
 /** Everything measured once, on the 1× store the import just built (forget last: it rewrites the index). */
-async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number, rows: string[]): Promise<void> {
+async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number, coldCpuMs: number, rows: string[]): Promise<void> {
   hookTimes(stateDir, corpusRoot, rows);
   // The plugin route on the same store: recall at session start, and a turn delivered after Stop.
   rows.push(...benchSessionStart(repo, corpusRoot, stateDir));
@@ -380,9 +380,14 @@ async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number
 
   // Redaction alone over every text of the corpus: its share of the cold import above.
   const redaction = child('redact-throughput.js', [corpusRoot]);
+  // CPU as well as wall time: on a machine others share, the wall time of either says little, and
+  // redaction runs on one thread while the import's CPU counts every thread.
   rows.push(
-    `redaction:                  ${fmt(redaction.ms)} ms for ${fmt((redaction.bytes as number) / 1024 / 1024)} MiB of text (${fmt((redaction.bytes as number) / 1024 / 1024 / (redaction.ms / 1000))} MiB/s), ${fmt((100 * redaction.ms) / coldMs)}% of the cold import`,
+    `redaction:                  ${fmt(redaction.ms)} ms for ${fmt((redaction.bytes as number) / 1024 / 1024)} MiB of text (${fmt((redaction.bytes as number) / 1024 / 1024 / (redaction.ms / 1000))} MiB/s), ${fmt((100 * redaction.ms) / coldMs)}% of the cold import; CPU ${fmt(Number(redaction.cpuMs))} ms, ${fmt((100 * Number(redaction.cpuMs)) / coldCpuMs)}% of the import's CPU`,
   );
+  // The hand-written rules against secretlint's recommended preset (skipped unless it is installed).
+  const compared = execFileSync(process.execPath, [path.join(here, 'secretlint-compare.js'), corpusRoot, '20000'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  for (const line of compared.trim().split('\n').slice(0, -1)) rows.push(`secret rules:               ${line}`);
 
   // Export streams page by page: its RSS must stay flat however large the store is.
   const exportDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-export-'));
@@ -406,6 +411,29 @@ async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number
   // After search, since it rewrites the index: one conversation forgotten, down to the file's bytes.
   const forgot = child('measure-export.js', ['forget', corpusRoot, stateDir, '-']);
   rows.push(`forget one conversation:    ${fmt(forgot.ms)} ms  rss ${fmt(forgot.maxRssMb)} MB  ${forgot.messages} messages removed (FTS optimize + WAL truncate)`);
+}
+
+/** What measure-ui.ts prints. */
+interface ViewerMeasured {
+  homeFirstMs: number;
+  homeWarmP50: number;
+  homeWarmMax: number;
+  searchP50: number;
+  searchP95: number;
+  searches: number;
+  slowest: Array<[string, number]>;
+  serverRssMb: number;
+}
+
+/** `everme ui` in headless Chromium on the largest store (measure-ui.ts). */
+function viewerRows(root: string, stateDir: string, scale: number): string[] {
+  const ui = child('measure-ui.js', [root, stateDir]) as Measured & ViewerMeasured;
+  const slowest = ui.slowest.map(([q, ms]) => `"${q}" ${fmt(ms)} ms`).join(', ');
+  return [
+    `viewer home (${scale}× store):     first load ${fmt(ui.homeFirstMs)} ms, warm p50 ${fmt(ui.homeWarmP50)} ms, max ${fmt(ui.homeWarmMax)} ms (target ≤ 1000 ms)`,
+    `viewer search (${scale}× store):   ${ui.searches} searches typed, results on screen after the debounce p50 ${fmt(ui.searchP50)} ms, p95 ${fmt(ui.searchP95)} ms (target p95 ≤ 150 ms); slowest: ${slowest}`,
+    `viewer server RSS (${scale}× store): ${fmt(ui.serverRssMb)} MB at the end, peak ${fmt(ui.maxRssMb)} MB (target ≤ 150 MB)`,
+  ];
 }
 
 async function bigTranscript(rows: string[]): Promise<void> {
@@ -452,13 +480,14 @@ async function main(): Promise<void> {
     const largest = i === SCALES.length - 1;
     // Recall at session start on the largest store too: it must not grow with the history.
     const keep = first
-      ? (stateDir: string, root: string, coldMs: number) => onFirstStore(stateDir, root, coldMs, rows)
+      ? (stateDir: string, root: string, coldMs: number, coldCpuMs: number) => onFirstStore(stateDir, root, coldMs, coldCpuMs, rows)
       : largest
         ? async (stateDir: string, root: string) => {
             rows.push(...benchSessionStart(repo, root, stateDir).map((row) => `${row}  [${scale}× store]`));
             // Recall and warm mem_search latency with the questions' conversations beside this history.
             const scaled = await runRecallBench({ beside: stateDir, label: `beside the ${scale}× history`, timeQueries: QUERIES });
             rows.push(...scaled.rows, recallDrop(recallAlone, scaled, scale));
+            rows.push(...viewerRows(root, stateDir, scale));
             // Last: it adds to the store.
             marginalImport(stateDir, rows, scale);
           }

@@ -207,7 +207,9 @@ describe('openDatabase', () => {
     fs.writeFileSync(databasePath(garbageDir), 'this is not sqlite, just long enough to have a header page '.repeat(100));
     const garbage = catchError(() => openDatabase(garbageDir));
     expect(garbage.type).toBe('io');
-    expect(garbage.message).toContain(databasePath(garbageDir));
+    // One message in every command (#29); the file is named in the hint and the detail.
+    expect(garbage.hint).toContain(databasePath(garbageDir));
+    expect(garbage.detail).toMatchObject({ path: databasePath(garbageDir) });
   });
 
   it('opens read-only without creating anything, and refuses writes', () => {

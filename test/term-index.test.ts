@@ -211,7 +211,7 @@ describe('term index', () => {
     const keyed = Array.from({ length: 40 }, (_, i): KeyedMessage => ({ key: `u${i}`, message: { role: 'user', timestamp: ++clock, content: texts[i % texts.length]! } }));
     db.prepare("UPDATE term_index_settings SET value = 5 WHERE key = 'common_docs'").run();
     store.appendMessages('u', keyed);
-    // As migration 10 builds it for a store that has rows: every word in 5 rows or more made common.
+    // As migration 11 builds it for a store that has rows: every word in 5 rows or more made common.
     const writer = new TermIndexWriter(db);
     writer.build();
     writer.close();

@@ -1,5 +1,6 @@
 import { Command, Errors } from '@oclif/core';
 import { EvermeError, exitCodeFor, toEvermeError } from '../core/errors.js';
+import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { dataDirFlag, jsonFlag } from './flags.js';
 import { errorEnvelope, reportErrorText, successEnvelope, writeStderr, writeStdout, type ErrorEnvelope, type SuccessEnvelope } from './output.js';
 
@@ -35,6 +36,14 @@ export abstract class EvermeCommand extends Command {
     if (this.abort.signal.aborted) process.exit(130);
     this.abort.abort();
   };
+
+  /**
+   * The MiniMax data dir a command works in (`--data-dir`, else the runtime's own order). A missing
+   * one is the same `io`/`data_dir_missing` error, naming the path, in every command.
+   */
+  protected dataDir(flag: string | undefined): string {
+    return requireDataDir(resolveDataDir(flag));
+  }
 
   /** `--json` was given: stdout gets exactly one envelope and nothing else. */
   protected get jsonMode(): boolean {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { readEnvFile } from './env-file.js';
-import { parseExcludeList } from './exclude.js';
+import { parseExcludeList, type ExclusionSource } from './exclude.js';
 
 export const DEFAULT_API_BASE = 'https://api.everme.evermind.ai';
 export const DEFAULT_SYNC_INTERVAL_MS = 60_000;
@@ -46,6 +46,8 @@ export interface Settings {
   requestTimeoutMs?: number;
   /** `EVERME_EXCLUDE`: workspace paths or globs whose sessions are never read or delivered. */
   exclude: string[];
+  /** The file `EVERME_EXCLUDE` came from (`<data>/everme.env`); unset when the environment set it. Relative patterns resolve against it. */
+  excludeDeclaredIn?: string;
 }
 
 export interface SettingsFlags {
@@ -104,8 +106,18 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
     syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
     recallChars: Number.isSafeInteger(recallChars) && recallChars >= 0 ? Math.min(recallChars, MAX_RECALL_CHARS) : DEFAULT_RECALL_CHARS,
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
-    exclude: parseExcludeList(pick('EVERME_EXCLUDE')),
+    ...excludeSettings(pickWithSource('EVERME_EXCLUDE'), envFilePath(dataDir)),
   };
+}
+
+function excludeSettings(picked: { value: string; source: CredentialSource } | undefined, file: string): Pick<Settings, 'exclude' | 'excludeDeclaredIn'> {
+  const exclude = parseExcludeList(picked?.value);
+  return picked?.source === 'everme.env' ? { exclude, excludeDeclaredIn: file } : { exclude };
+}
+
+/** The exclusion policy's source for these settings (see `ExclusionPolicy.load`). */
+export function exclusionSource(settings: Settings): ExclusionSource {
+  return settings.excludeDeclaredIn === undefined ? {} : { declaredIn: settings.excludeDeclaredIn };
 }
 
 function chooseCredential(

@@ -88,6 +88,11 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     invalidResponses: [],
     cancelled: false,
   };
+  // A refused EVERME_EXCLUDE pattern fails the run before anything is read or recorded.
+  await engine.privacy.ready().catch((err: unknown) => {
+    if (!options.engine) engine.close();
+    throw err;
+  });
   const runId = dryRun ? undefined : engine.state.startRun(options.mode, { since: options.since, sink: options.sink });
   try {
     const allWarnings: WarningEntry[] = [];

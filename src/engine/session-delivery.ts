@@ -9,7 +9,7 @@ import type { ConversationMeta, DeliveryReceipt, Sink } from '../sinks/sink.js';
 import { chooseHistoryFile, openSessionHistory } from '../transcript/session-history.js';
 import { openLedgerCarryover } from '../transcript/ledger-carryover.js';
 import type { SessionRef } from '../transcript/types.js';
-import { conversationIdFor } from './conversation-id.js';
+import { conversationIdFor } from '../core/conversation-id.js';
 import { fingerprintFile, fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
 import type { PrivacyGate, ScopeDecision } from './privacy-gate.js';
 import type { SessionLocks } from './session-lock.js';

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { sessionIdOf } from '../core/conversation-id.js';
 import { EvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
 import { openDatabase } from '../store/database.js';
@@ -13,7 +14,6 @@ export const MAX_RECALL_LIMIT = 50;
 /** Conversations an index may list; the renderer trims them to its character budget. */
 export const CONTEXT_CONVERSATIONS = 100;
 export const CONTEXT_HITS = 5;
-const GATEWAY_CONVERSATION_PREFIX = 'minimaxcode-';
 const PROFILE_ITEM_CHARS = 500;
 
 /** Where a hit comes from: the embedded store's messages, or the gateway's extracted memories. */
@@ -115,7 +115,7 @@ export class LocalRecall implements Recall {
   }
 
   private isEmpty(store: LocalStore): boolean {
-    return store.counts().messages === 0;
+    return !store.hasMessages();
   }
 
   async search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
@@ -189,7 +189,8 @@ export function messageIdOf(rowId: number): string {
   return `m${rowId}`;
 }
 
-function parseMessageId(id: string): number {
+/** The row id a message id (`m123`) names; invalid_args for anything else. */
+export function parseMessageId(id: string): number {
   const m = MESSAGE_ID.exec(id.trim());
   if (!m) {
     throw new EvermeError('invalid_args', `Not a message id: ${JSON.stringify(id.slice(0, 40))}`, {
@@ -211,20 +212,13 @@ function localHit(hit: SearchHit): RecallHit {
   return { id: messageIdOf(hit.messageId), source: 'local', ...hit };
 }
 
-/** `minimaxcode-mvs_…` names the MiniMax session it came from; other ids say nothing about one. */
-function sessionIdOf(conversationId: string | undefined): string | null {
-  if (!conversationId?.startsWith(GATEWAY_CONVERSATION_PREFIX)) return null;
-  const rest = conversationId.slice(GATEWAY_CONVERSATION_PREFIX.length);
-  return rest.length > 0 ? rest : null;
-}
-
 export function gatewayHit(item: GatewaySearchItem, query: string): RecallHit {
   const terms = buildFtsQuery(query)?.terms ?? [];
   return {
     id: null,
     source: 'gateway',
     conversationId: item.conversationId ?? null,
-    sessionId: sessionIdOf(item.conversationId),
+    sessionId: sessionIdOf(item.conversationId) ?? null,
     role: item.role ?? null,
     timestamp: item.timestamp ?? null,
     snippet: makeSnippet(item.content, terms),

@@ -2,7 +2,7 @@ import type { AgentMessage } from '../core/agent-message.js';
 import { openMemoryDatabase } from '../store/database.js';
 import type { DeliveryReceipt, DeliveryRequest, RetractOutcome, Sink } from '../sinks/sink.js';
 import type { SessionRef } from '../transcript/types.js';
-import { conversationIdFor } from '../engine/conversation-id.js';
+import { conversationIdFor } from '../core/conversation-id.js';
 import { deliverSession } from '../engine/session-delivery.js';
 import { StateStore } from '../store/state-store.js';
 import type { WarningEntry } from '../core/warnings.js';

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EvermeError } from '../core/errors.js';
+import { databaseUnavailable, EvermeError, unusableSqliteCode } from '../core/errors.js';
 import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
 import { reindexMessages } from './fts-rebuild.js';
 import { TERM_INDEX_SCHEMA, TermIndexWriter } from './term-index.js';
@@ -224,7 +224,17 @@ export const MIGRATIONS: readonly Migration[] = [
     `);
     reindexMessages(db);
   },
-  // 10 (issue #26): the term index (term-index.ts): postings of the store's most common words and
+  // 10 (issue #27): messages per UTC day for the viewer's activity chart (message-days.ts). Counting
+  // by day scanned every message (~2 s on the 10x bench store); this table holds a row per day.
+  // Filled once here from what is stored; from now on every write keeps it.
+  `
+  CREATE TABLE message_days (
+    day INTEGER PRIMARY KEY,
+    messages INTEGER NOT NULL
+  );
+  INSERT INTO message_days (day, messages) SELECT timestamp / 86400000, count(*) FROM messages GROUP BY 1;
+  `,
+  // 11 (issue #26): the term index (term-index.ts): postings of the store's most common words and
   // every message's length, so a query of common words is scored in milliseconds, exactly as FTS5's
   // bm25() over every match would score it. Built here from FTS5's own index, once.
   (db: Db) => {
@@ -352,7 +362,11 @@ function migrate(db: Db): void {
 }
 
 function ioError(message: string, file: string, cause: unknown): EvermeError {
-  const reason = cause instanceof Error ? `: ${cause.message}` : '';
+  const sqliteCode = unusableSqliteCode(cause);
+  if (sqliteCode !== undefined) return databaseUnavailable(sqliteCode, file, cause);
+  // A file-system failure (creating the directory or the file) names its errno, never SQLite's text.
+  const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+  const reason = typeof errno === 'string' && !errno.startsWith('SQLITE_') ? ` (${errno})` : '';
   return new EvermeError('io', `${message}${reason}`, {
     code: 'database_unavailable',
     hint: 'Check that the state directory exists and is writable (EVERME_STATE_DIR), and that the file is an everme database.',

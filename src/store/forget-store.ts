@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
+import { CONVERSATION_ID_PREFIX, sessionIdOf } from '../core/conversation-id.js';
 import { inProject } from './conversation-list.js';
+import { MessageDays } from './message-days.js';
 import { TermIndexWriter } from './term-index.js';
 
 /** Which conversations a forget (or an export) is about. */
@@ -31,8 +33,6 @@ interface CandidateRow {
   sent: number;
 }
 
-const CONVERSATION_PREFIX = 'minimaxcode-';
-
 /**
  * Every conversation either sink holds: the embedded store's, and those only the gateway received
  * (known by their marks; their workspace only when a hook recorded it, their dates not at all).
@@ -43,14 +43,14 @@ const CANDIDATES = `
     UNION SELECT DISTINCT conversation_id FROM delivered WHERE sink = 'everme'
   )
   SELECT k.conversation_id,
-         coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_PREFIX.length + 1})) AS session_id,
+         coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_ID_PREFIX.length + 1})) AS session_id,
          coalesce(c.workspace_dir, s.workspace_dir) AS workspace_dir,
          c.created_at_ms, c.updated_at_ms,
          coalesce(c.message_count, 0) AS stored_messages,
          EXISTS (SELECT 1 FROM delivered d WHERE d.sink = 'everme' AND d.conversation_id = k.conversation_id) AS sent
   FROM known k
   LEFT JOIN conversations c ON c.conversation_id = k.conversation_id
-  LEFT JOIN sessions s ON s.session_id = coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_PREFIX.length + 1}))`;
+  LEFT JOIN sessions s ON s.session_id = coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_ID_PREFIX.length + 1}))`;
 
 function toCandidate(row: CandidateRow): ForgetCandidate {
   return {
@@ -98,12 +98,14 @@ export class ForgetStore {
       deleteFlush: db.prepare<[string]>('DELETE FROM flush_state WHERE conversation_id = ?'),
       deleteFingerprints: db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?'),
     };
+    const days = new MessageDays(db);
     // IMMEDIATE (it reads before it writes): it waits for another writer instead of failing.
     const removeOne = db.transaction((conversationId: string, sessionId: string): number => {
       const ids = this.stmts.messageIds.all(conversationId);
       for (const id of ids) this.stmts.deleteFts.run(id);
       // Its words' postings and lengths too: nothing of the conversation stays in the term index.
       this.terms.remove(ids);
+      days.removeConversation(conversationId);
       this.stmts.deleteMessages.run(conversationId);
       this.stmts.deleteConversation.run(conversationId);
       this.stmts.deleteWarningEntries.run(conversationId);
@@ -121,9 +123,7 @@ export class ForgetStore {
       case 'conversation': {
         const row = this.stmts.one.get(selector.conversationId);
         if (row) return [toCandidate(row)];
-        const sessionId = selector.conversationId.startsWith(CONVERSATION_PREFIX)
-          ? selector.conversationId.slice(CONVERSATION_PREFIX.length)
-          : selector.conversationId;
+        const sessionId = sessionIdOf(selector.conversationId) ?? selector.conversationId;
         return [{ conversationId: selector.conversationId, sessionId, storedMessages: 0, sentToGateway: false }];
       }
       case 'project':

@@ -21,6 +21,7 @@ import {
   type MessageRows,
 } from './message-rows.js';
 import { assistantText, searchableText } from './searchable-text.js';
+import { dayOf, MessageDays } from './message-days.js';
 import {
   projectParams,
   listRecentConversations,
@@ -116,6 +117,7 @@ interface AppendSummary {
  */
 export class LocalStore {
   private readonly stmts;
+  private readonly days: MessageDays;
   private readonly ranker: MessageRanker;
   /** Made on the first write: readers never need it. */
   private termWriter: TermIndexWriter | undefined;
@@ -155,9 +157,9 @@ export class LocalStore {
            last_assistant_text = coalesce(@lastAssistant, last_assistant_text)
          WHERE conversation_id = @conversationId`,
       ),
-      deleteMessage: db
-        .prepare<[string, string], number>('DELETE FROM messages WHERE conversation_id = ? AND msg_key = ? RETURNING id')
-        .pluck(),
+      deleteMessage: db.prepare<[string, string], { id: number; timestamp: number }>(
+        'DELETE FROM messages WHERE conversation_id = ? AND msg_key = ? RETURNING id, timestamp',
+      ),
       deleteFts: db.prepare<[number]>('DELETE FROM messages_fts WHERE rowid = ?'),
       recount: db.prepare<[string], { count: number; maxTs: number | null }>(
         'SELECT count(*) AS count, max(timestamp) AS maxTs FROM messages WHERE conversation_id = ?',
@@ -203,10 +205,13 @@ export class LocalStore {
          WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id > @id
          ORDER BY m.id LIMIT @n`,
       ),
+      // EXISTS stops at the first row; count(*) walks every message (seconds on a large store).
+      anyMessage: db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM messages)').pluck(),
       counts: db.prepare<[], { conversations: number; messages: number }>(
         `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
       ),
     };
+    this.days = new MessageDays(db);
     this.appendInTransaction = db.transaction((id: string, rows: MessageRows) => this.appendAll(id, rows));
     this.removeInTransaction = db.transaction((id: string, keys: string[]) => this.removeAll(id, keys));
   }
@@ -260,6 +265,7 @@ export class LocalStore {
     }
     const summary: AppendSummary = { conversationId, count: 0, minTs: null, maxTs: null, firstUser: null, lastAssistant: null };
     const index: FtsRow[] = deferIndex ?? [];
+    const days = new Map<number, number>();
     let lastAssistant = -1;
     for (let i = 0; i < rows.count; i++) {
       const role = rowRole(rows, i);
@@ -278,6 +284,8 @@ export class LocalStore {
       const indexed = rowIndexedText(rows, i);
       if (indexed !== null) index.push([result.lastInsertRowid, indexed]);
       summary.count++;
+      const day = dayOf(timestamp);
+      days.set(day, (days.get(day) ?? 0) + 1);
       summary.minTs = summary.minTs === null ? timestamp : Math.min(summary.minTs, timestamp);
       summary.maxTs = summary.maxTs === null ? timestamp : Math.max(summary.maxTs, timestamp);
       if (role === 'user' && summary.firstUser === null && rowHasText(rows, i)) {
@@ -288,6 +296,7 @@ export class LocalStore {
     }
     if (!deferIndex) this.indexRows(index);
     if (summary.count === 0) return 0;
+    this.days.add(days);
     // Decoded once, for the one message the preview quotes.
     if (lastAssistant >= 0) summary.lastAssistant = excerpt(rowContentText(rows, lastAssistant) ?? '', PREVIEW_CHARS);
     this.stmts.afterAppend.run(summary);
@@ -302,13 +311,17 @@ export class LocalStore {
 
   private removeAll(conversationId: string, keys: string[]): number {
     const removed: number[] = [];
+    const days = new Map<number, number>();
     for (const key of keys) {
-      const id = this.stmts.deleteMessage.get(conversationId, key);
-      if (id === undefined) continue;
-      this.stmts.deleteFts.run(id);
-      removed.push(id);
+      const row = this.stmts.deleteMessage.get(conversationId, key);
+      if (row === undefined) continue;
+      this.stmts.deleteFts.run(row.id);
+      const day = dayOf(row.timestamp);
+      days.set(day, (days.get(day) ?? 0) - 1);
+      removed.push(row.id);
     }
     this.terms().remove(removed);
+    this.days.add(days);
     if (removed.length > 0) {
       const { count, maxTs } = this.stmts.recount.get(conversationId) ?? { count: 0, maxTs: null };
       const firstUser = this.stmts.firstUser.get(conversationId);
@@ -379,6 +392,11 @@ export class LocalStore {
   /** The keys stored for a conversation: for the embedded store, its high-water marks. */
   keysOf(conversationId: string): Set<string> {
     return new Set(this.stmts.keysOf.all(conversationId));
+  }
+
+  /** Whether the store holds any message at all (a zero-hit search asks, to say "empty" rather than "no match"). */
+  hasMessages(): boolean {
+    return this.stmts.anyMessage.get() === 1;
   }
 
   counts(): { conversations: number; messages: number } {

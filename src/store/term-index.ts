@@ -15,7 +15,7 @@ import { stemInto, Unicode61 } from './fts-tokenizer.js';
  * below that, FTS5 scores it in a few milliseconds. Words become common as the store grows: the
  * writer notices (see `nominate`) and fills the new word's postings from FTS5's own index, once.
  *
- * Layout (migration 10):
+ * Layout (migration 11):
  * - term_index_terms (id, term, df): the common words (stems, as FTS5 stores them) and how many
  *   live messages hold each.
  * - term_index_postings (id = chunk·2³² + term id, last, data): a word's postings among the row ids
@@ -574,7 +574,7 @@ export class TermIndexWriter {
   }
 
   /**
-   * Builds the index for rows FTS5 already holds (migration 10): every row's length from FTS5's
+   * Builds the index for rows FTS5 already holds (migration 11): every row's length from FTS5's
    * docsize table, and every word in `threshold` messages or more made common.
    */
   build(): void {
