@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
 import { WORKSPACE_FOR_SESSION_SQL } from '../src/store/session-workspace.js';
-import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/state-store.js';
+import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/session-store.js';
 
 const dirs: string[] = [];
 function tempDir(): string {

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
 import { encodeMessageRows, rowContentText, rowIndexedText, rowsTransferList, type MessageRows } from '../src/store/message-rows.js';
-import { LocalStore } from '../src/store/message-store.js';
+import { LocalStore } from '../src/store/local-store.js';
 
 let dir: string;
 let db: Database.Database;

@@ -7,7 +7,7 @@ import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
 import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
 import { LocalCommitter, encodeWrite } from '../src/store/local-commit.js';
-import { LocalStore, type ConversationRecord } from '../src/store/message-store.js';
+import { LocalStore, type ConversationRecord } from '../src/store/local-store.js';
 import { TermIndexReader, TermIndexWriter } from '../src/store/term-index.js';
 
 /**

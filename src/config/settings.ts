@@ -46,6 +46,11 @@ export interface Settings {
   requestTimeoutMs?: number;
   /** `EVERME_EXCLUDE`: workspace paths or globs whose sessions are never read or delivered. */
   exclude: string[];
+  /**
+   * `EVERME_LOCAL_STORE`: keep the embedded store alongside the gateway (the default: it is the
+   * user's own index, which the viewer, `mem_get` and project recall read); `0` turns it off.
+   */
+  localStore: boolean;
   /** The file `EVERME_EXCLUDE` came from (`<data>/everme.env`); unset when the environment set it. Relative patterns resolve against it. */
   excludeDeclaredIn?: string;
 }
@@ -107,6 +112,7 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
     recallChars: Number.isSafeInteger(recallChars) && recallChars >= 0 ? Math.min(recallChars, MAX_RECALL_CHARS) : DEFAULT_RECALL_CHARS,
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
     ...excludeSettings(pickWithSource('EVERME_EXCLUDE'), envFilePath(dataDir)),
+    localStore: pick('EVERME_LOCAL_STORE') !== '0',
   };
 }
 
@@ -139,4 +145,12 @@ export function maskToken(token: string): string {
 
 export function defaultSink(settings: Settings): SinkName {
   return settings.apiKey ? 'everme' : 'local';
+}
+
+/**
+ * Every sink a delivery to `primary` goes to, the primary first: the gateway together with the
+ * embedded store (unless `EVERME_LOCAL_STORE=0`), or the store alone.
+ */
+export function deliverySinks(primary: SinkName, settings: Settings): SinkName[] {
+  return primary === 'everme' && settings.localStore ? ['everme', 'local'] : [primary];
 }

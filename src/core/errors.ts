@@ -101,3 +101,19 @@ export function toEvermeError(err: unknown): EvermeError {
   }
   return new EvermeError('internal', message, { cause: err });
 }
+
+/** An EvermeError as it crosses a thread boundary (a structured clone drops its class). */
+export interface EvermeErrorData {
+  type: ErrorType;
+  code: string;
+  message: string;
+  hint?: string;
+}
+
+export function errorData(error: EvermeError): EvermeErrorData {
+  return { type: error.type, code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) };
+}
+
+export function errorFromData(data: EvermeErrorData): EvermeError {
+  return new EvermeError(data.type, data.message, { code: data.code, ...(data.hint === undefined ? {} : { hint: data.hint }) });
+}

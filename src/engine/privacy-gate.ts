@@ -4,7 +4,7 @@ import { exclusionSource, type Settings } from '../config/settings.js';
 import { admitWorkspace } from '../memory/admission.js';
 import { recordedHookWorkspace } from '../store/hook-workspace.js';
 import { SessionScopeStore } from '../store/session-scope.js';
-import type { StateStore } from '../store/state-store.js';
+import type { SessionStore } from '../store/session-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import type { WriteTurn } from '../store/write-turn.js';
 import { workspaceFromFiles } from '../transcript/session-workspace.js';
@@ -29,13 +29,13 @@ export const fromSessionFiles: WorkspaceSource = async (session) => (await works
  * else as the hook itself wrote it down before deciding (a session the hook kept out has no
  * worker, and is known only there).
  */
-export function fromRecordedCwd(state: StateStore, stateDir?: string): WorkspaceSource {
-  return (session) => state.workspaceFor(session.sessionId) ?? (stateDir === undefined ? undefined : recordedHookWorkspace(stateDir, session.sessionId));
+export function fromRecordedCwd(sessions: SessionStore, stateDir?: string): WorkspaceSource {
+  return (session) => sessions.workspaceFor(session.sessionId) ?? (stateDir === undefined ? undefined : recordedHookWorkspace(stateDir, session.sessionId));
 }
 
 /** Files first (they are the session's own record), then what the hook saw. */
-export function defaultWorkspaceSources(state: StateStore, stateDir?: string): WorkspaceSource[] {
-  return [fromSessionFiles, fromRecordedCwd(state, stateDir)];
+export function defaultWorkspaceSources(sessions: SessionStore, stateDir?: string): WorkspaceSource[] {
+  return [fromSessionFiles, fromRecordedCwd(sessions, stateDir)];
 }
 
 /**
@@ -60,7 +60,7 @@ export class PrivacyGate {
     private readonly sources: readonly WorkspaceSource[],
     private readonly dryRun = false,
     /** Where a known workspace is remembered per session, so `forget --project` finds what only the gateway holds. */
-    private readonly state?: StateStore,
+    private readonly sessions?: SessionStore,
     /**
      * The main thread's write turn while the store's writer thread runs (see `WriteTurn`): a write
      * in the middle of a run waits for it, as the session locks do. Taken straight, SQLite's lock
@@ -135,15 +135,15 @@ export class PrivacyGate {
   static open(
     db: Database.Database,
     settings: Settings,
-    state: StateStore,
+    sessions: SessionStore,
     opts: { dryRun?: boolean; turn?: () => WriteTurn | undefined } = {},
   ): PrivacyGate {
     return new PrivacyGate(
       db,
       settings.exclude,
-      defaultWorkspaceSources(state, settings.stateDir),
+      defaultWorkspaceSources(sessions, settings.stateDir),
       opts.dryRun ?? false,
-      state,
+      sessions,
       opts.turn,
       exclusionSource(settings),
     );
@@ -191,8 +191,8 @@ export class PrivacyGate {
     if (admission.admitted) {
       // Checked now (reads), queued only when something must change: a run with nothing new writes nothing.
       if (this.scopes.has(session.sessionId)) this.later(() => this.scopes.clear(session.sessionId));
-      const state = this.state;
-      if (state && state.workspaceFor(session.sessionId) !== workspaceDir) this.later(() => state.rememberWorkspace(session.sessionId, workspaceDir));
+      const sessions = this.sessions;
+      if (sessions && sessions.workspaceFor(session.sessionId) !== workspaceDir) this.later(() => sessions.rememberWorkspace(session.sessionId, workspaceDir));
       return { status: 'included', workspaceDir };
     }
     const described = describeRule(admission.rule);

@@ -9,7 +9,7 @@ import type { KeyedMessage } from '../core/agent-message.js';
 import { exclusionSource, type Settings } from '../config/settings.js';
 import { admitWorkspace, gateAgentMessage } from '../memory/gate.js';
 import { openDatabase } from '../store/database.js';
-import { LocalStore } from '../store/message-store.js';
+import { LocalStore } from '../store/local-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import type { ConversationMeta } from '../store/store-types.js';
 import { readLines } from '../transcript/line-reader.js';

@@ -1,6 +1,6 @@
 import { RECALL_FRAME_RESERVE } from './model-output.js';
 import type { GatewayContext, LocalContext, RecallContext } from './recall.js';
-import type { ConversationSummary } from '../store/message-store.js';
+import type { ConversationSummary } from '../store/local-store.js';
 import { DATA_PREFACE, EMPTY_STORE_TEXT, formatHit, formatWhen, quoteQuery } from './recall-markdown.js';
 
 /** What `mem_context` may return: an index a host can put in front of the model without crowding it. */

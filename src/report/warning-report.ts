@@ -6,7 +6,7 @@ import { resolveConversationId } from '../store/conversation-ids.js';
 import { databasePath, openDatabase } from '../store/database.js';
 import { conversationIdFor } from '../core/conversation-id.js';
 import { SessionScopeStore, type ScopeRecord } from '../store/session-scope.js';
-import { StateStore, type ConversationWarnings } from '../store/state-store.js';
+import { WarningStore, type ConversationWarnings } from '../store/warning-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 
 export type ReportConversation = ConversationWarnings;
@@ -37,7 +37,7 @@ export function buildReport(settings: Settings, filter: ReportFilter): WarningRe
   const db = openDatabase(settings.stateDir);
   try {
     const conversationId = filter.conversation === undefined ? undefined : resolveConversationId(db, filter.conversation);
-    const listed = new StateStore(db).listWarnings({ conversationId, code: filter.code, sinceMs: filter.sinceMs });
+    const listed = new WarningStore(db).list({ conversationId, code: filter.code, sinceMs: filter.sinceMs });
     const conversations = listed
       .map((c) => ({ ...c, warnings: c.warnings.filter((w) => w.count > 0) }))
       .filter((c) => c.warnings.length > 0);

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { PROJECT_FILTER, type ProjectParams } from './conversation-list.js';
+import { isScoped, SCOPE_FILTER, type SearchScope } from './search-scope.js';
 import { phrase, type FtsQuery } from './fts-text.js';
 import { indexTerms, Unicode61 } from './fts-tokenizer.js';
 import { POSTING_CHUNK_BITS, readIndexTotals, TermIndexReader, type IndexTotals } from './term-index.js';
@@ -175,7 +175,7 @@ class TopK {
 export class MessageRanker {
   private readonly count;
   private readonly metaStmt;
-  private readonly projectIds;
+  private readonly scopeIds;
   private readonly version: () => string;
   private readonly reader: TermIndexReader;
   private readonly tokenizer = new Unicode61();
@@ -190,9 +190,9 @@ export class MessageRanker {
   constructor(private readonly db: Database.Database) {
     this.count = db.prepare<[string], number>('SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?').pluck();
     this.metaStmt = db.prepare<[string], MetaRow>('SELECT id, role, conversation_id FROM messages WHERE id IN (SELECT value FROM json_each(?))');
-    this.projectIds = db
-      .prepare<ProjectParams, string | null>(
-        `SELECT group_concat(m.id) FROM conversations c JOIN messages m ON m.conversation_id = c.conversation_id WHERE ${PROJECT_FILTER}`,
+    this.scopeIds = db
+      .prepare<SearchScope, string | null>(
+        `SELECT group_concat(m.id) FROM conversations c JOIN messages m ON m.conversation_id = c.conversation_id WHERE ${SCOPE_FILTER}`,
       )
       .pluck();
     this.reader = new TermIndexReader(db);
@@ -230,18 +230,18 @@ export class MessageRanker {
     return idf <= 0 ? 1e-6 : idf;
   }
 
-  private scoreStmt(projectFiltered: boolean, limited: boolean): Database.Statement<Record<string, unknown>, ScoredRow> {
-    const key = `${projectFiltered}:${limited}`;
+  private scoreStmt(scoped: boolean, limited: boolean): Database.Statement<Record<string, unknown>, ScoredRow> {
+    const key = `${scoped}:${limited}`;
     let stmt = this.scoreStmts.get(key);
     if (!stmt) {
       const limit = limited ? 'ORDER BY bm25 LIMIT @depth' : '';
-      stmt = projectFiltered
+      stmt = scoped
         ? this.db.prepare<Record<string, unknown>, ScoredRow>(
             `SELECT messages_fts.rowid AS id, bm25(messages_fts) AS bm25
              FROM messages_fts
              JOIN messages m ON m.id = messages_fts.rowid
              JOIN conversations c ON c.conversation_id = m.conversation_id
-             WHERE messages_fts MATCH @match AND ${PROJECT_FILTER} ${limit}`,
+             WHERE messages_fts MATCH @match AND ${SCOPE_FILTER} ${limit}`,
           )
         : this.db.prepare<Record<string, unknown>, ScoredRow>(
             `SELECT rowid AS id, bm25(messages_fts) AS bm25 FROM messages_fts WHERE messages_fts MATCH @match ${limit}`,
@@ -286,16 +286,16 @@ export class MessageRanker {
     return { index, fts: byFts };
   }
 
-  rank(fts: FtsQuery, limit: number, project: ProjectParams, overrides: Partial<RankingParams> = {}): Ranked[] {
-    return this.snapshot(() => this.rankInSnapshot(fts, limit, project, { ...DEFAULT_RANKING, ...overrides }));
+  rank(fts: FtsQuery, limit: number, scope: SearchScope, overrides: Partial<RankingParams> = {}): Ranked[] {
+    return this.snapshot(() => this.rankInSnapshot(fts, limit, scope, { ...DEFAULT_RANKING, ...overrides }));
   }
 
-  private rankInSnapshot(fts: FtsQuery, limit: number, project: ProjectParams, params: RankingParams): Ranked[] {
+  private rankInSnapshot(fts: FtsQuery, limit: number, scope: SearchScope, params: RankingParams): Ranked[] {
     this.freshStats();
     const terms = this.terms(fts, params);
     if (terms.index.length === 0 && terms.fts.length === 0) return [];
     const depth = Math.max(params.depth, limit);
-    const top = terms.index.length > 0 ? this.rankWithIndex(terms.index, terms.fts, depth, project) : this.rankByFts(terms.fts, depth, project);
+    const top = terms.index.length > 0 ? this.rankWithIndex(terms.index, terms.fts, depth, scope) : this.rankByFts(terms.fts, depth, scope);
     return this.signals(top, limit, params);
   }
 
@@ -303,16 +303,16 @@ export class MessageRanker {
    * Stage 1 with common words: their scores from the term index, every posting, plus FTS5's for
    * the other terms, exact (see the class comment).
    */
-  private rankWithIndex(index: IndexTerm[], byFts: FtsTerm[], depth: number, project: ProjectParams): Array<[number, number]> {
+  private rankWithIndex(index: IndexTerm[], byFts: FtsTerm[], depth: number, scope: SearchScope): Array<[number, number]> {
     let allowed: Set<number> | undefined;
-    if (project.project !== null) {
-      const list = this.projectIds.get(project);
+    if (isScoped(scope)) {
+      const list = this.scopeIds.get(scope);
       allowed = new Set(list ? list.split(',').map(Number) : []);
     }
     const ftsScores = (all: boolean): { rows: ScoredRow[]; last: number } => {
       if (byFts.length === 0) return { rows: [], last: 0 };
-      const stmt = this.scoreStmt(project.project !== null, !all);
-      const rows = stmt.all({ ...project, match: orOf(byFts.map((t) => t.match)), depth: FTS_PART_ROWS });
+      const stmt = this.scoreStmt(isScoped(scope), !all);
+      const rows = stmt.all({ ...scope, match: orOf(byFts.map((t) => t.match)), depth: FTS_PART_ROWS });
       // Fetched whole when fewer came back than asked; else a row left out scores at most the last.
       const last = !all && rows.length === FTS_PART_ROWS ? -Math.max(...rows.map((r) => r.bm25)) : 0;
       return { rows, last };
@@ -375,12 +375,12 @@ export class MessageRanker {
    * common terms can score at most the sum of their ceilings (idf × (k1 + 1)), so once the `depth`th
    * best score is above that sum, none of them needs scoring.
    */
-  private rankByFts(unsorted: FtsTerm[], depth: number, project: ProjectParams): Array<[number, number]> {
+  private rankByFts(unsorted: FtsTerm[], depth: number, scope: SearchScope): Array<[number, number]> {
     const terms = [...unsorted].sort((a, b) => a.df - b.df);
-    const stmt = this.scoreStmt(project.project !== null, true);
+    const stmt = this.scoreStmt(isScoped(scope), true);
     // SQLite keeps only the best `depth` rows of each query (a bounded sort): every match is scored,
     // none is carried into JavaScript but the top.
-    const run = (match: string): ScoredRow[] => stmt.all({ ...project, match, depth });
+    const run = (match: string): ScoredRow[] => stmt.all({ ...scope, match, depth });
     // Each try scores every match of its rare terms, so only two are made: the terms that are not
     // common (each in at most COMMON_SHARE of the messages), then, if the bound does not hold,
     // every term. A query of common terms only is scored whole at once.

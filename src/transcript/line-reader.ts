@@ -125,7 +125,7 @@ export async function* readLines(
     pending.push(part);
     pendingBytes += part.length;
   };
-  for await (const chunk of chunks) {
+  for (const chunk of chunks) {
     let from = 0;
     for (let nl = chunk.indexOf(NEWLINE, from); nl !== -1; nl = chunk.indexOf(NEWLINE, from)) {
       if (nl > from) keep(chunk.subarray(from, nl));

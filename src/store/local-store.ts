@@ -22,11 +22,8 @@ import {
 } from './message-rows.js';
 import { assistantText, searchableText } from './searchable-text.js';
 import { dayOf, MessageDays } from './message-days.js';
-import {
-  projectParams,
-  listRecentConversations,
-  type ConversationSummary,
-} from './conversation-list.js';
+import { listRecentConversations, type ConversationSummary } from './conversation-list.js';
+import { searchScope } from './search-scope.js';
 
 export type { ConversationSummary };
 
@@ -51,6 +48,12 @@ export interface SearchOptions {
   limit?: number;
   /** Only conversations whose workspace is this directory or lies under it. */
   project?: string;
+  /** Only messages of this role. */
+  role?: AgentMessage['role'];
+  /** Only messages at or after this time (epoch ms). */
+  since?: number;
+  /** Only messages before this time (epoch ms). */
+  until?: number;
   /** Ranking experiments (the recall bench): left out, the measured defaults apply. */
   ranking?: Partial<RankingParams>;
 }
@@ -345,7 +348,7 @@ export class LocalStore {
     const fts = buildFtsQuery(query);
     if (!fts) return [];
     const limit = clampLimit(opts.limit, MAX_SEARCH_LIMIT);
-    const scored = this.ranker.rank(fts, limit, projectParams(opts.project), opts.ranking);
+    const scored = this.ranker.rank(fts, limit, searchScope(opts), opts.ranking);
 
     const hits: SearchHit[] = [];
     for (const { id, score } of scored) {
