@@ -241,7 +241,7 @@ describe('everme ui: the process', { timeout: 90_000 }, () => {
     const result = await v.stop(signal);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/Error|at .*\.js/);
-    await withHeldPort(v.port, async () => undefined);
+    await withHeldPort(v.port, () => Promise.resolve(undefined));
   });
 
   it('without --port it takes the stable per-user port, and a free one when that is taken', async () => {
