@@ -3,7 +3,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The fresh build, the run's own temp dir and the end-of-run checks (temp litter, blocked
+    // sockets); then, in every test file's process, the hermetic env and the socket guard.
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/support/suite-setup.ts'],
     // The JSON report lets .ci/run close with a plain 'N passed, N failed' line.
     reporters: ['default', ['json', { outputFile: '.vitest-results.json' }]],
     testTimeout: 30_000,
