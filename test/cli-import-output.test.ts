@@ -73,7 +73,8 @@ describe('everme import output', () => {
     expect(gateway.requests).toHaveLength(0);
 
     fs.writeFileSync(path.join(dataDir, 'everme.env'), `EVERME_API_KEY=${gateway.token}\nEVERME_API_BASE=${gateway.url}\n`);
-    const remote = await runCli(importArgs('--json'), localEnv());
+    // The base too comes from the file alone.
+    const remote = await runCli(importArgs('--json'), cliEnv(root, { EVERME_STATE_DIR: stateDir, EVERME_API_BASE: null }));
     expect(envelopeOf(remote).data).toMatchObject({ sink: 'everme', messages: 4 });
     expect(gatewaySignatures(gateway, conversationFor(1))).toEqual(expectedTurns('d', [0]));
 

@@ -1,23 +1,13 @@
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from './support/temp.js';
 import { EvermeError } from '../src/core/errors.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
 import { WORKSPACE_FOR_SESSION_SQL } from '../src/store/session-workspace.js';
 import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/state-store.js';
-
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-'));
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
 
 /** A store as a release that knew only the first `version` migrations left it, opened raw. */
 function storeAtVersion(stateDir: string, version: number): Database.Database {

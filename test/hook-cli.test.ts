@@ -268,7 +268,7 @@ describe('everme hook (the real CLI, fail-open)', () => {
     );
     // Only what the host passes a hook: no everme variable in the environment, and the data dir
     // under its older name.
-    const env = hookEnv({ HOME: dataDir, MAVIS_DATA_DIR: dataDir });
+    const env = hookEnv({ HOME: dataDir, MAVIS_DATA_DIR: dataDir, EVERME_API_BASE: null });
     const run = await runHookCli(hookStdin(sessionId), env);
     expectFailOpen(run);
     await waitForWorkers(stateDir);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HookDocument } from '../src/install/local-plugin.js';
 import { readHookCommand } from '../src/install/markdown-hooks.js';
 import { filesContaining, hashTree, tempDir } from './install-helpers.js';
+import { hermeticEnv } from './support/hermetic-env.js';
 
 /**
  * End to end through the real CLI, from a throwaway "npx cache" copy of the built package that is
@@ -28,9 +29,12 @@ let beforeInstall: Map<string, string>;
 let entry: string;
 const outputs: string[] = [];
 
-/** The reduced environment MiniMax gives hooks: no MINIMAX_DATA_DIR, no key in the environment. */
+/**
+ * The reduced environment MiniMax gives hooks: no MINIMAX_DATA_DIR, no key in the environment; the
+ * hermetic env's loopback API base keeps the key install wrote from reaching the real service.
+ */
 function hostEnv(): NodeJS.ProcessEnv {
-  return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' };
+  return hermeticEnv(home, { PATH: '/usr/local/bin:/usr/bin:/bin' });
 }
 
 function cli(args: string[], dataDir = data): SpawnSyncReturns<string> {
@@ -59,9 +63,6 @@ function makeSourceInstall(): string {
 }
 
 beforeAll(() => {
-  if (!existsSync(path.join(builtRoot, 'dist', 'commands', 'install.js')) && builtRoot === repoRoot) {
-    spawnSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore', timeout: 240_000 });
-  }
   if (!existsSync(path.join(builtRoot, 'dist', 'commands', 'install.js'))) {
     throw new Error(`the package is not built (${path.join(builtRoot, 'dist')} has no commands/install.js): run npm run build`);
   }
@@ -171,7 +172,7 @@ describe('everme install / uninstall, end to end', () => {
       const command = group!.hooks[0]!.command;
       expect(command).toContain(path.join(data, 'everme', 'runtime', 'bin', 'run.js'));
       const input = readFileSync(path.join(repoRoot, 'fixtures', 'minimax', 'hooks', payloads[event]!));
-      const run = spawnSync('sh', ['-c', command], { input, env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home }, encoding: 'utf8', timeout: 15_000 });
+      const run = spawnSync('sh', ['-c', command], { input, env: hostEnv(), encoding: 'utf8', timeout: 15_000 });
       expect(run.stderr, event).toBe('');
       expect(run.status, event).toBe(0);
       expect(run.stdout, event).toBe('');

@@ -1,9 +1,8 @@
 import type Database from 'better-sqlite3';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { workspaceForSession } from '../src/store/session-workspace.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from './support/temp.js';
 import type { WarningEntry } from '../src/core/warnings.js';
 import { StateStore, type SessionFingerprint } from '../src/store/state-store.js';
 import { openDatabase } from '../src/store/database.js';
@@ -14,7 +13,7 @@ let db: Database.Database;
 let state: StateStore;
 
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-'));
+  dir = tempDir('everme-');
   db = openDatabase(dir);
   state = new StateStore(db);
 });
