@@ -6,7 +6,8 @@
  *
  * What it holds: PATH, a C.UTF-8 locale, the HOME the test names, the suite's TMPDIR, the
  * outbound-socket guard (net-guard.mjs, preloaded through NODE_OPTIONS, reporting to the suite's
- * log with the current test's name), and an EverMe API base on loopback. A test that wants the
+ * log with the current test's name), the hook watchdog as a hang budget (TEST_HOOK_WATCHDOG_MS),
+ * and an EverMe API base on loopback. A test that wants the
  * gateway starts one (support/fake-gateway.ts) and passes its URL; any other API base is refused
  * here, before the CLI could try it.
  */
@@ -26,6 +27,13 @@ export const GUARD_NODE_OPTION = `--import=${pathToFileURL(netGuardPath).href}`;
  */
 export const DEAD_API_BASE = 'http://127.0.0.1:9';
 
+/**
+ * The hook's watchdog in tests, where it is a hang budget: at its 2.5 s default a hook process on a
+ * loaded 2-core machine (load 28 was seen) gave up before doing what the test was about. The tests
+ * of the watchdog itself pass `EVERME_HOOK_WATCHDOG_MS: null` and run at the default.
+ */
+export const TEST_HOOK_WATCHDOG_MS = '15000';
+
 /** Variables a value of `null` leaves unset, rather than given the default above. */
 export type EnvExtra = Record<string, string | undefined | null>;
 
@@ -43,6 +51,7 @@ export function hermeticEnv(home: string, extra: EnvExtra = {}): NodeJS.ProcessE
     TMPDIR: os.tmpdir(),
     NODE_OPTIONS: GUARD_NODE_OPTION,
     EVERME_API_BASE: DEAD_API_BASE,
+    EVERME_HOOK_WATCHDOG_MS: TEST_HOOK_WATCHDOG_MS,
   };
   // Where the guard reports, and which test the report names (suite-setup.ts keeps both current).
   if (process.env.NET_GUARD_LOG) env.NET_GUARD_LOG = process.env.NET_GUARD_LOG;

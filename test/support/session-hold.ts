@@ -5,6 +5,8 @@
  * the run is complete however fast or slow the machine is, and the test can still assert that the
  * first run was incomplete.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { openDatabase } from '../../src/store/database.js';
 
 /** The first session id (in id order) a finished state dir holds. */
@@ -17,6 +19,18 @@ export function someSessionOf(stateDir: string): string {
   } finally {
     db.close();
   }
+}
+
+/** The session id of the newest session directory under `<data>/v2/sessions` (a run reaches it last). */
+export function newestSessionIn(dataDir: string): string {
+  const manifests = fs
+    .readdirSync(path.join(dataDir, 'v2', 'sessions'), { recursive: true })
+    .map(String)
+    .filter((rel) => rel.endsWith('manifest.json'))
+    .sort();
+  const newest = manifests.at(-1);
+  if (newest === undefined) throw new Error(`no session under ${dataDir}`);
+  return (JSON.parse(fs.readFileSync(path.join(dataDir, 'v2', 'sessions', newest), 'utf8')) as { sessionId: string }).sessionId;
 }
 
 /** Takes the session's lock (creating the store when needed) for this live process; returns the release. */
