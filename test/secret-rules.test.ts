@@ -8,16 +8,22 @@ import { redactText } from '../src/memory/redact.js';
 import { SECRET_RULES } from '../src/memory/secret-rules.js';
 import { expectLinearTime } from './support/linear-time.js';
 
-/** Deterministic "random" strings, so the cases are stable and look like real keys. */
-let seed = 42;
-function rnd(charset: string, n: number): string {
-  let out = '';
-  for (let i = 0; i < n; i++) {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    out += charset[seed % charset.length];
-  }
-  return out;
+/**
+ * Deterministic "random" strings, so the cases are stable and look like real keys. Each user has
+ * its own sequence: the module's tables one (built at collection, whatever runs), each test body
+ * another, so filtering with -t or shuffling never changes a test's input.
+ */
+function randomStrings(seed: number): (charset: string, n: number) => string {
+  return (charset, n) => {
+    let out = '';
+    for (let i = 0; i < n; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      out += charset[seed % charset.length];
+    }
+    return out;
+  };
 }
+const rnd = randomStrings(42);
 const AN = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const LOWER_AN = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const HEX = '0123456789abcdef';
@@ -189,6 +195,7 @@ describe('providers covered by the generic rules', () => {
 
 describe('a key split by an escaped newline', () => {
   it('is masked whole, both halves', () => {
+    const rnd = randomStrings(7);
     const first = `sk-proj-${rnd(AN, 24)}`;
     const second = rnd(AN, 20);
     const masked = redactText(`export OPENAI_API_KEY=${first}\\\n${second}\nnext`);
@@ -202,6 +209,7 @@ describe('a key split by an escaped newline', () => {
 
 describe('benign values survive', () => {
   it('git SHAs, UUIDs, hashes, base64 images and ordinary hex come back unchanged', () => {
+    const rnd = randomStrings(11);
     const png = `data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk${rnd(B64, 2000)}==`;
     const text = [
       'commit 3f9c2a7d41e84b0c9d5a6e1f7b2c8d40aa11bb22 (HEAD -> main)',
