@@ -310,7 +310,7 @@ describe('everme hook (the real CLI, fail-open)', () => {
     const { dataDir, stateDir } = dirs();
     mkdirSync(path.join(dataDir, 'v2', 'sessions'), { recursive: true });
     // The watchdog at its default (2.5 s). Without it the hook would wait for stdin until the
-    // harness kills it at 20 s (no exit code): 15 s tells the two apart on a loaded machine too.
+    // harness kills it at 60 s (no exit code): 15 s tells the two apart on a loaded machine too.
     const run = await runHookCli('{"session_id":', { ...gatewayEnv(dataDir, stateDir), EVERME_HOOK_WATCHDOG_MS: undefined }, { keepOpen: true });
     expectFailOpen(run);
     expect(run.ms).toBeLessThan(15_000);

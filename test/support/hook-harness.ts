@@ -41,7 +41,8 @@ export function runCli(args: string[], input: string | Buffer, env: NodeJS.Proce
     child.stderr.on('data', (b: Buffer) => err.push(b));
     // The hook may stop reading early (oversized input): a broken pipe here is expected.
     child.stdin.on('error', () => undefined);
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+    // A hang detector: 20 s killed hooks that a machine at load 28 was merely slow to run.
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
