@@ -111,7 +111,7 @@ export interface CorpusStats {
   files: string[];
 }
 
-function sessionDir(root: string, createdAtMs: number, sessionId: string): string {
+export function sessionDir(root: string, createdAtMs: number, sessionId: string): string {
   const d = new Date(createdAtMs);
   const name = `${pad(d.getUTCHours())}-${pad(d.getUTCMinutes())}-${pad(d.getUTCSeconds())}-${pad(d.getUTCMilliseconds(), 3)}-session_${Buffer.from(sessionId).toString('base64url')}`;
   return path.join(root, 'v2', 'sessions', String(d.getUTCFullYear()), pad(d.getUTCMonth() + 1), pad(d.getUTCDate()), name);

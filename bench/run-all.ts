@@ -8,6 +8,7 @@ import { LocalStore } from '../src/store/message-store.js';
 import { generateBigTranscript, generateCorpus, generateHugeLine } from './corpus.js';
 import { HEAP_CAP_FLAGS } from '../src/cli/heap-capped.js';
 import { benchSessionStart, benchStopToDelivered } from './session-hooks.js';
+import { runRecallBench, type RecallBenchResult } from './recall/recall-bench.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -433,8 +434,18 @@ async function bigTranscript(rows: string[]): Promise<void> {
   }
 }
 
+/** The 10× line of the recall table against the 1× one: how much the history around the questions costs. */
+function recallDrop(base: RecallBenchResult, scaled: RecallBenchResult, scale: number): string {
+  const pts = (a: number, b: number) => `${(100 * (a - b)).toFixed(1)} points`;
+  return `recall beside the ${scale}× history vs alone: hit@10 everme ${pts(scaled.everme.hit10, base.everme.hit10)} (target ≥ -2), bm25 alone ${(100 * base.bm25.hit10).toFixed(1)}%; hit@10 ratio to bm25 ${(scaled.everme.hit10 / base.bm25.hit10).toFixed(2)}x`;
+}
+
 async function main(): Promise<void> {
   const rows: string[] = [`load average at start: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')} (${os.cpus().length} cores)`];
+  // Recall quality first: the questions' conversations alone, then (below) beside the largest history.
+  const recallAlone = await runRecallBench({ label: 'alone' });
+  rows.push(...recallAlone.rows);
+  process.stderr.write(`${recallAlone.rows.join('\n')}\n`);
   const table: ScaleRow[] = [];
   for (const [i, scale] of SCALES.entries()) {
     const first = i === 0;
@@ -445,6 +456,9 @@ async function main(): Promise<void> {
       : largest
         ? async (stateDir: string, root: string) => {
             rows.push(...benchSessionStart(repo, root, stateDir).map((row) => `${row}  [${scale}× store]`));
+            // Recall and warm mem_search latency with the questions' conversations beside this history.
+            const scaled = await runRecallBench({ beside: stateDir, label: `beside the ${scale}× history`, timeQueries: QUERIES });
+            rows.push(...scaled.rows, recallDrop(recallAlone, scaled, scale));
             // Last: it adds to the store.
             marginalImport(stateDir, rows, scale);
           }

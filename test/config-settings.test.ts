@@ -81,6 +81,12 @@ describe('loadSettings precedence: flags, then the environment, then <data>/ever
     expect(loadSettings(dataDirWithEnvFile(undefined), {}, {}).recallChars).toBe(4000);
   });
 
+  it('caps EVERME_RECALL_CHARS at 10,000: MiniMax Code cuts hook output above that', () => {
+    expect(loadSettings(dataDirWithEnvFile(undefined), {}, { EVERME_RECALL_CHARS: '10000' }).recallChars).toBe(10_000);
+    expect(loadSettings(dataDirWithEnvFile(undefined), {}, { EVERME_RECALL_CHARS: '250000' }).recallChars).toBe(10_000);
+    expect(loadSettings(dataDirWithEnvFile(['EVERME_RECALL_CHARS=99999']), {}, {}).recallChars).toBe(10_000);
+  });
+
   it('resolves a relative state dir from the environment to an absolute path', () => {
     const settings = loadSettings(dataDirWithEnvFile(undefined), {}, { EVERME_STATE_DIR: 'relative/state' });
     expect(settings.stateDir).toBe(path.resolve('relative/state'));

@@ -12,7 +12,7 @@ import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/state-store.js';
 /** A store as a release that knew only the first `version` migrations left it, opened raw. */
 function storeAtVersion(stateDir: string, version: number): Database.Database {
   const raw = new Database(databasePath(stateDir));
-  for (const step of MIGRATIONS.slice(0, version)) raw.exec(step);
+  for (const step of MIGRATIONS.slice(0, version)) if (typeof step === 'string') raw.exec(step); else step(raw);
   raw.pragma(`user_version = ${version}`);
   return raw;
 }
@@ -58,6 +58,9 @@ describe('migration 7: an existing index is merged 64 segments at a time', () =>
   it('raises automerge to 64 and crisismerge to 128 on a store indexed under 16, and what it found it still finds', () => {
     const stateDir = tempDir();
     const raw = storeAtVersion(stateDir, 6);
+    // A stored message and its index row: migration 9 rebuilds the index from the messages.
+    raw.prepare("INSERT INTO conversations (conversation_id, session_id, source) VALUES ('c', 's', 'messages')").run();
+    raw.prepare("INSERT INTO messages (id, conversation_id, msg_key, role, timestamp, content) VALUES (1, 'c', 'k', 'user', 1, 'the widget parser failed')").run();
     raw.prepare("INSERT INTO messages_fts (rowid, text) VALUES (1, 'the widget parser failed')").run();
     raw.close();
 
@@ -66,6 +69,35 @@ describe('migration 7: an existing index is merged 64 segments at a time', () =>
       const config = db.prepare<[], { k: string; v: number }>('SELECT k, v FROM messages_fts_config').all();
       expect(Object.fromEntries(config.map((row) => [row.k, row.v]))).toMatchObject({ automerge: 64, crisismerge: 128 });
       expect(db.prepare("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'widget'").pluck().all()).toEqual([1]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('migration 9: the index finds English words by their stem', () => {
+  it('re-indexes every stored message with the porter tokenizer: stems match, CJK substrings and tool calls still do', () => {
+    const stateDir = tempDir();
+    const raw = storeAtVersion(stateDir, 8);
+    raw.prepare("INSERT INTO conversations (conversation_id, session_id, source) VALUES ('c', 's', 'messages')").run();
+    const insert = raw.prepare('INSERT INTO messages (id, conversation_id, msg_key, role, timestamp, content, tool_calls_json) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const index = raw.prepare('INSERT INTO messages_fts (rowid, text) VALUES (?, ?)');
+    insert.run(1, 'c', 'k1', 'user', 1, 'We painted the fence', null);
+    insert.run(2, 'c', 'k2', 'user', 2, '调整缓存的优先级', null);
+    insert.run(3, 'c', 'k3', 'assistant', 3, '', JSON.stringify([{ id: 'x', type: 'function', name: 'ripgrep', arguments: '{"pattern":"needles"}' }]));
+    for (const [id, text] of [[1, 'We painted the fence'], [2, '调 整 缓 存 的 优 先 级'], [3, 'ripgrep {"pattern":"needles"}']] as const) index.run(id, text);
+    // Before: the old tokenizer finds no inflection.
+    expect(raw.prepare("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'painting'").pluck().all()).toEqual([]);
+    raw.close();
+
+    const db = openDatabase(stateDir);
+    try {
+      const match = (q: string) => db.prepare<[string], number>('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?').pluck().all(q);
+      expect(match('painting')).toEqual([1]);
+      expect(match('"优 先"')).toEqual([2]);
+      expect(match('needle')).toEqual([3]);
+      const config = db.prepare<[], { k: string; v: number }>('SELECT k, v FROM messages_fts_config').all();
+      expect(Object.fromEntries(config.map((row) => [row.k, row.v]))).toMatchObject({ automerge: 64, crisismerge: 128 });
     } finally {
       db.close();
     }

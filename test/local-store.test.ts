@@ -149,18 +149,66 @@ describe('full-text search', () => {
     expect(ids('payload优先')).toEqual(['mixed']);
   });
 
-  it('ranks a message holding every term above one holding some, and the stronger match first', () => {
+  /** Unrelated messages, so that every query word is rare and its BM25 weight positive. */
+  const background = (n: number) =>
+    seed('background', Array.from({ length: n }, (_, i) => user(`unrelated chatter number ${i} about lunch and weather`)));
+
+  it('ranks by BM25 over every term: a strong partial match may beat a weak full one, and scores descend', () => {
+    background(40);
     seed('one', [user('rollback rollback')]);
     seed('weak', [user('deploy the service tomorrow, then go home and rest, and maybe plan a rollback')]);
     seed('strong', [user('deploy rollback')]);
     const hits = store.search('deploy rollback');
-    // `one` is the best BM25 match for `rollback` alone, yet lacks `deploy`: it only fills the list.
-    expect(hits.map((h) => h.conversationId)).toEqual(['strong', 'weak', 'one']);
+    // Expectation changed with issue #26: there is no "full matches first" tier any more. `one`,
+    // dense in one of the words, outranks `weak`, which holds both in a long sentence.
+    expect(hits.map((h) => h.conversationId)).toEqual(['strong', 'one', 'weak']);
     for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
 
     seed('dense', [user('cache cache cache')]);
     seed('sparse', [user('cache is one of many words in this rather long and rambling sentence here')]);
     expect(ids('cache').slice(0, 1)).toEqual(['dense']);
+  });
+
+  it('ranks an old exact match first though 20,000 newer messages match its words', () => {
+    seed('old', [user('rollback plan for the payments deploy')]);
+    const filler = 'lorem ipsum dolor sit amet '.repeat(8);
+    store.upsertConversation(conversation('newer'));
+    store.appendMessages(
+      'newer',
+      Array.from({ length: 20_000 }, (_, i) => ({
+        key: `n${i}`,
+        // Half hold every word, thinly, in long text; half only some of them.
+        message: user(i % 2 === 0 ? `${filler} rollback ${filler} plan ${filler} payments ${filler} deploy ${i}` : `${filler} deploy ${filler} payments ${i}`),
+      })),
+    );
+    const [first] = store.search('rollback plan for the payments deploy');
+    expect(first).toMatchObject({ conversationId: 'old', snippet: '**rollback** **plan** for the **payments** **deploy**' });
+  });
+
+  it('finds inflections of English words by their stem, and marks them', () => {
+    background(40);
+    seed('books', [user('I loved reading those two books last month')]);
+    seed('paint', [user('We spent the weekend painting the fence blue')]);
+    seed('recommend', [assistant('I recommend the oak table for your dining room')]);
+    seed('bump', [user('Bump WIDGET_VERSION to 3.')]);
+    expect(ids('What books has she read?')[0]).toBe('books');
+    expect(store.search('What books has she read?')[0]!.snippet).toContain('**reading** those two **books**');
+    expect(ids('painted')).toEqual(['paint']);
+    expect(store.search('painted')[0]!.snippet).toContain('**painting**');
+    expect(ids('recommended')).toEqual(['recommend']);
+    expect(ids('bumped')).toEqual(['bump']);
+  });
+
+  it('leaves stopwords out of the query and its marks, yet finds a query of nothing but stopwords', () => {
+    background(10);
+    seed('widget', [user('the widget version is 3')]);
+    seed('filler', [user('it is what it is, and the rest is the same')]);
+    seed('also', [user('what is the plan')]);
+    const hits = store.search('what is the widget version');
+    expect(hits.map((h) => h.conversationId)).toEqual(['widget']);
+    expect(hits[0]!.snippet).toBe('the **widget** **version** is 3');
+    expect(ids('what is the').length).toBeGreaterThan(0);
+    expect(buildFtsQuery('what is the widget version')!.terms.map((t) => t.tokens.join(' '))).toEqual(['widget', 'version']);
   });
 
   it('treats hostile input as text: never throws, never FTS syntax', () => {
@@ -187,8 +235,9 @@ describe('full-text search', () => {
   });
 
   it('quotes every term as a phrase so operators stay words', () => {
-    expect(buildFtsQuery('x OR "y" NEAR(z)')!.strict).toBe('"x" "OR" "y" "NEAR z"');
-    expect(buildFtsQuery('payload优先')!.strict).toBe('"payload 优 先"');
+    // `or` and `y` are English stopwords now, left out of the query (issue #26).
+    expect(buildFtsQuery('x OR "y" NEAR(z)')!.phrases).toEqual(['"x"', '"NEAR z"']);
+    expect(buildFtsQuery('payload优先')!.phrases).toEqual(['"payload 优 先"']);
     expect(toFtsText('payload优先级 ok')).toBe('payload 优  先  级  ok');
     expect(toFtsText('plain ascii')).toBe('plain ascii');
   });

@@ -72,9 +72,10 @@ describe('everme mcp over stdio, local store', () => {
     widget = await connect([], { cwd: path.join(projects, 'widget') });
   });
 
-  it('offers exactly mem_search and mem_context, both read-only', async () => {
+  it('offers exactly mem_search, mem_get, mem_timeline and mem_context, all read-only', async () => {
     const { tools } = await widget.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['mem_context', 'mem_search']);
+    // mem_get and mem_timeline joined with issue #26 (recall in steps).
+    expect(tools.map((t) => t.name).sort()).toEqual(['mem_context', 'mem_get', 'mem_search', 'mem_timeline']);
     for (const tool of tools) expect(tool.annotations?.readOnlyHint).toBe(true);
     const search = tools.find((t) => t.name === 'mem_search')!;
     expect(search.inputSchema.required).toEqual(['query']);

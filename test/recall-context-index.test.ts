@@ -80,12 +80,13 @@ describe('renderContextIndex', () => {
       explicitInfo: ['Prefers TypeScript'],
       implicitTraits: ['Works late'],
       context: lines.join('\n'),
-      hits: [{ conversationId: 'c1', sessionId: null, role: 'user', timestamp: null, snippet: 'the **pelican** plan', score: null }],
+      hits: [{ id: null, source: 'gateway', conversationId: 'c1', sessionId: null, role: 'user', timestamp: null, snippet: 'the **pelican** plan', score: null }],
     };
     const text = renderContextIndex(ctx, 'pelican');
     expect(text.startsWith(DATA_PREFACE)).toBe(true);
     expect(text.length).toBeLessThanOrEqual(MAX_CONTEXT_CHARS);
-    expect(text).toContain('## Top matches for "pelican"\n1. user · unknown time · c1\n   the **pelican** plan');
+    // Issue #26: a hit names where it comes from (and, for a local one, the id that opens it).
+    expect(text).toContain('## Top matches for "pelican"\n1. gateway memory · user · unknown time · c1\n   the **pelican** plan');
     expect(text).toContain('## Profile\n- Prefers TypeScript');
     expect(text).toContain('## Traits\n- Works late');
     const shown = lines.filter((l) => text.includes(`${l}\n`) || text.endsWith(l));
@@ -137,5 +138,23 @@ describe('renderSessionStartContext', () => {
     expect(renderSessionStartContext({ kind: 'local', project: '/home/u/proj', conversations }, 150)).toBeUndefined();
     expect(renderSessionStartContext({ kind: 'gateway', explicitInfo: [], implicitTraits: [] }, 4000)).toBeUndefined();
     expect(renderSessionStartContext({ kind: 'gateway', explicitInfo: ['likes tabs'], implicitTraits: [] }, 4000)).toContain('- likes tabs');
+  });
+
+  it('names the ids of each conversation it lists, so the agent can open them', () => {
+    const withIds = conversations.slice(0, 2).map((c, i) => ({ ...c, firstMessageId: 10 * i + 1, lastMessageId: 10 * i + 4 }));
+    const text = renderSessionStartContext({ kind: 'local', project: '/home/u/proj', conversations: withIds }, 4000)!;
+    expect(text).toContain('ids m1–m4');
+    expect(text).toContain('ids m11–m14');
+  });
+
+  it("in gateway mode lists the local store's project conversations first, then the gateway context, within the budget", () => {
+    const local = { kind: 'local' as const, project: '/home/u/proj', conversations: conversations.slice(0, 2).map((c) => ({ ...c, firstMessageId: 5, lastMessageId: 9 })) };
+    const gateway: GatewayContext = { kind: 'gateway', explicitInfo: ['likes tabs'], implicitTraits: [] };
+    const text = renderSessionStartContext(gateway, 4000, local)!;
+    expect(text.indexOf('## Recent conversations in /home/u/proj')).toBeLessThan(text.indexOf('## Profile'));
+    expect(text).toContain('ids m5–m9');
+    expect(text).toContain('- likes tabs');
+    expect(renderSessionStartContext(gateway, 4000, { ...local, conversations: [] })).not.toContain('Recent conversations');
+    for (let budget = 200; budget <= 3000; budget += 111) expect((renderSessionStartContext(gateway, budget, local) ?? '').length).toBeLessThanOrEqual(budget);
   });
 });

@@ -55,8 +55,11 @@ describe('everme search, embedded store', () => {
     expect(env.ok).toBe(true);
     expect(env.data!.results).toHaveLength(1);
     const [hit] = env.data!.results;
-    expect(Object.keys(hit!).sort()).toEqual(['conversationId', 'role', 'score', 'sessionId', 'snippet', 'timestamp']);
+    // `id` and `source` joined the documented fields with issue #26.
+    expect(Object.keys(hit!).sort()).toEqual(['conversationId', 'id', 'role', 'score', 'sessionId', 'snippet', 'source', 'timestamp']);
+    expect(hit!.id).toMatch(/^m\d+$/);
     expect(hit).toMatchObject({
+      source: 'local',
       conversationId: conversationIdFor(2),
       sessionId: sessionIdFor(2),
       role: 'assistant',
@@ -70,7 +73,7 @@ describe('everme search, embedded store', () => {
     const run = await search('payload');
     expect(run.code).toBe(0);
     const lines = run.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^1\. (user|assistant) · 2026-09-10 0\d:00 UTC · minimaxcode-mvs_0+[12] · .* · score \d+\.\d\d$/);
+    expect(lines[0]).toMatch(/^1\. m\d+ · (user|assistant) · 2026-09-10 0\d:00 UTC · minimaxcode-mvs_0+[12] · .* · score \d+\.\d\d$/);
     expect(run.stdout).toContain('**payload**');
     expect(run.stdout).toContain(conversationIdFor(1));
     expect(run.stdout).toContain(conversationIdFor(2));
@@ -174,6 +177,8 @@ describe('everme search with the EverMe gateway configured', () => {
     expect(env.meta).toMatchObject({ sink: 'everme' });
     expect(env.data!.results).toEqual([
       {
+        id: null,
+        source: 'gateway',
         conversationId: 'minimaxcode-mvs_0000000000000000000000000000abcd',
         sessionId: 'mvs_0000000000000000000000000000abcd',
         role: 'user',
@@ -182,6 +187,8 @@ describe('everme search with the EverMe gateway configured', () => {
         score: 1,
       },
       {
+        id: null,
+        source: 'gateway',
         conversationId: 'minimaxcode-mvs_0000000000000000000000000000abcd',
         sessionId: 'mvs_0000000000000000000000000000abcd',
         role: 'assistant',

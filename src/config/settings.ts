@@ -6,6 +6,11 @@ export const DEFAULT_API_BASE = 'https://api.everme.evermind.ai';
 export const DEFAULT_SYNC_INTERVAL_MS = 60_000;
 /** Characters of recalled memory the SessionStart hook may hand the model; 0 turns recall off. */
 export const DEFAULT_RECALL_CHARS = 4000;
+/**
+ * The most `EVERME_RECALL_CHARS` may give: MiniMax Code's plugin runner cuts hook output above
+ * 10,000 characters and writes the rest to a file the model never sees.
+ */
+export const MAX_RECALL_CHARS = 10_000;
 
 export type SinkName = 'local' | 'everme';
 
@@ -97,7 +102,7 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
     stateDir: stateDir ? path.resolve(stateDir) : path.join(dataDir, 'everme'),
     allowInsecureHttp: pick('EVERME_ALLOW_INSECURE_HTTP') === '1',
     syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
-    recallChars: Number.isSafeInteger(recallChars) && recallChars >= 0 ? recallChars : DEFAULT_RECALL_CHARS,
+    recallChars: Number.isSafeInteger(recallChars) && recallChars >= 0 ? Math.min(recallChars, MAX_RECALL_CHARS) : DEFAULT_RECALL_CHARS,
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
     exclude: parseExcludeList(pick('EVERME_EXCLUDE')),
   };

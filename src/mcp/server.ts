@@ -3,9 +3,19 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { toEvermeError } from '../core/errors.js';
+import { EvermeError, toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
-import { MAX_RECALL_LIMIT, type Recall } from '../recall/recall.js';
+import { MAX_RECALL_LIMIT, messageIdOf, type LocalRecall, type Recall, type RecallHit } from '../recall/recall.js';
+import {
+  DEFAULT_TIMELINE_SPAN,
+  GET_PAGE_CHARS,
+  MAX_GET_IDS,
+  MAX_TIMELINE_SPAN,
+  openedMessage,
+  renderOpened,
+  renderTimeline,
+  timelineEntry,
+} from '../recall/open-messages.js';
 import { PACKAGE_VERSION } from '../core/package-root.js';
 import { renderContextIndex } from '../recall/context-index.js';
 import { renderSearchMarkdown } from '../recall/recall-markdown.js';
@@ -21,10 +31,32 @@ export interface RecallServerOptions {
   log?: (line: string) => void;
 }
 
-function text(body: string): CallToolResult {
-  // Stored text was masked on the way in; this catches anything a gateway or an older store holds.
-  // Neutralised again here (idempotent): nothing a tool returns may pose as a tool or system block.
-  return { content: [{ type: 'text', text: neutraliseRetrieved(redactOutput(body)) }] };
+/**
+ * Every way out to the model passes here: credentials masked (stored text was masked on the way in;
+ * this catches anything a gateway or an older store holds), then neutralised (idempotent), so
+ * nothing a tool returns may pose as a tool or system block. Structured content gets the same
+ * treatment, string by string.
+ */
+function safe(body: string): string {
+  return neutraliseRetrieved(redactOutput(body));
+}
+
+function safeDeep<T>(value: T): T {
+  if (typeof value === 'string') return safe(value) as T;
+  if (Array.isArray(value)) return value.map(safeDeep) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, safeDeep(v)])) as T;
+  }
+  return value;
+}
+
+interface ToolAnswer {
+  text: string;
+  structured?: Record<string, unknown>;
+}
+
+function answer({ text, structured }: ToolAnswer): CallToolResult {
+  return { content: [{ type: 'text', text: safe(text) }], ...(structured ? { structuredContent: safeDeep(structured) } : {}) };
 }
 
 function toolError(message: string): CallToolResult {
@@ -37,7 +69,7 @@ function blankQueryError(tool: string): CallToolResult {
 }
 
 const searchInput = {
-  query: z.string().describe('What to look for: words or phrases, in any language. Plain text; no search syntax.'),
+  query: z.string().describe('What to look for: words or a question, in any language. Plain text; no search syntax.'),
   topK: z
     .number()
     .int()
@@ -46,24 +78,90 @@ const searchInput = {
     .describe(`How many results (default ${DEFAULT_TOP_K}; more than ${MAX_RECALL_LIMIT} is capped at ${MAX_RECALL_LIMIT}).`),
 };
 
+const compactHit = z.object({
+  id: z.string().nullable().describe('Opens the message with mem_get / mem_timeline (m<n>); null for a gateway memory, which has nothing to open.'),
+  source: z.enum(['local', 'gateway']).describe('local: a message of the embedded store; gateway: a memory the EverMe gateway extracted.'),
+  role: z.string().nullable(),
+  time: z.string().nullable().describe('ISO 8601, when known.'),
+  project: z.string().nullable().describe('The workspace of the conversation, when known.'),
+  conversationId: z.string().nullable(),
+  title: z.string().optional().describe('The conversation title, when known.'),
+  snippet: z.string().describe('The text around the match, matches marked **like this**.'),
+});
+
+const searchOutput = {
+  query: z.string(),
+  hits: z.array(compactHit),
+  storeEmpty: z.boolean().describe('True when nothing is stored at all yet.'),
+};
+
+const openedShape = z.object({
+  id: z.string(),
+  conversationId: z.string(),
+  sessionId: z.string(),
+  role: z.string(),
+  time: z.string(),
+  project: z.string().optional(),
+  content: z.string().describe(`At most ${GET_PAGE_CHARS.toLocaleString('en-US')} characters from offset.`),
+  offset: z.number().int(),
+  totalChars: z.number().int(),
+  nextOffset: z.number().int().optional().describe('Where the next page starts: call again with this offset.'),
+  toolCalls: z.array(z.object({ name: z.string(), arguments: z.string() })).optional(),
+  toolCallId: z.string().optional(),
+});
+
+const getInput = {
+  ids: z.array(z.string()).min(1).max(MAX_GET_IDS).describe(`Message ids from mem_search, mem_context or mem_timeline (m<n>); at most ${MAX_GET_IDS}.`),
+  offset: z.number().int().min(0).optional().describe('For a long message: the character to start from (a previous answer names it as nextOffset).'),
+};
+
+const timelineInput = {
+  id: z.string().describe('A message id (m<n>).'),
+  before: z.number().int().min(0).max(MAX_TIMELINE_SPAN).optional().describe(`Messages before it (default ${DEFAULT_TIMELINE_SPAN}).`),
+  after: z.number().int().min(0).max(MAX_TIMELINE_SPAN).optional().describe(`Messages after it (default ${DEFAULT_TIMELINE_SPAN}).`),
+};
+
+const timelineOutput = {
+  conversationId: z.string(),
+  entries: z.array(z.object({ id: z.string(), role: z.string(), time: z.string(), preview: z.string(), anchor: z.boolean() })),
+};
+
 const contextInput = {
   query: z.string().optional().describe('Optional: also include the best search matches for this text.'),
 };
+
+function compact(hit: RecallHit): z.infer<typeof compactHit> {
+  return {
+    id: hit.id,
+    source: hit.source,
+    role: hit.role,
+    time: hit.timestamp === null || !Number.isFinite(hit.timestamp) ? null : new Date(hit.timestamp).toISOString(),
+    project: hit.workspaceDir ?? null,
+    conversationId: hit.conversationId,
+    ...(hit.title === undefined ? {} : { title: hit.title }),
+    snippet: hit.snippet,
+  };
+}
 
 /** The MCP tools over one recall source. Tool failures are tool errors (`isError`), never a dead server. */
 export function createRecallServer(recall: Recall, opts: RecallServerOptions = {}): McpServer {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${redactOutput(line)}\n`));
   const server = new McpServer({ name: SERVER_NAME, version: PACKAGE_VERSION });
   const annotations = { readOnlyHint: true, openWorldHint: recall.sink === 'everme' };
+  const localAnnotations = { readOnlyHint: true, openWorldHint: false };
 
-  const guarded = async (tool: string, body: () => Promise<string>): Promise<CallToolResult> => {
+  const guarded = async (tool: string, body: () => Promise<ToolAnswer>): Promise<CallToolResult> => {
     try {
-      return text(await body());
+      return answer(await body());
     } catch (err) {
       const e = toEvermeError(err);
-      log(`everme mcp: ${tool} failed: ${e.type}: ${e.message}`);
+      if (e.type !== 'not_found' && e.type !== 'invalid_args') log(`everme mcp: ${tool} failed: ${e.type}: ${e.message}`);
       return toolError(`${tool} failed (${e.type}): ${e.message}${e.hint ? `\nHint: ${e.hint}` : ''}`);
     }
+  };
+  const local = (tool: string): LocalRecall => {
+    if (!recall.localStore) throw new EvermeError('not_found', `${tool}: there is no local store to open messages from`);
+    return recall.localStore;
   };
 
   server.registerTool(
@@ -71,8 +169,9 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
     {
       title: 'Search long-term memory',
       description:
-        'Full-text search of memories from past MiniMax Code sessions (user requests, assistant answers, tool calls), best matches first. Finds Chinese, Japanese and Korean text by any substring.',
+        'Searches memories from past MiniMax Code sessions (user requests, assistant answers, tool calls), best matches first: a compact list of hits with ids. Open a hit whole with mem_get, or see what surrounds it with mem_timeline. English words match in any inflection; Chinese, Japanese and Korean text by any substring.',
       inputSchema: searchInput,
+      outputSchema: searchOutput,
       annotations,
     },
     async ({ query, topK }, extra) => {
@@ -80,9 +179,46 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
       const limit = Math.min(MAX_RECALL_LIMIT, topK ?? DEFAULT_TOP_K);
       return guarded('mem_search', async () => {
         const result = await recall.search(query, { limit, project: undefined, signal: extra.signal });
-        return renderSearchMarkdown(query, result.hits, result.storeEmpty);
+        return {
+          text: renderSearchMarkdown(query, result.hits, result.storeEmpty),
+          structured: { query, hits: result.hits.map(compact), storeEmpty: result.storeEmpty },
+        };
       });
     },
+  );
+
+  server.registerTool(
+    'mem_get',
+    {
+      title: 'Open memories by id',
+      description: `Whole messages by the ids mem_search, mem_context or mem_timeline named (at most ${MAX_GET_IDS}), each with its conversation and time. A long message comes a page of ${GET_PAGE_CHARS.toLocaleString('en-US')} characters at a time: pass the nextOffset it names as offset for the rest.`,
+      inputSchema: getInput,
+      outputSchema: { messages: z.array(openedShape) },
+      annotations: localAnnotations,
+    },
+    async ({ ids, offset }) =>
+      guarded('mem_get', async () => {
+        const messages = local('mem_get').get(ids).map((m) => openedMessage(m, offset ?? 0));
+        return { text: renderOpened(messages), structured: { messages } };
+      }),
+  );
+
+  server.registerTool(
+    'mem_timeline',
+    {
+      title: 'Messages around a memory',
+      description: `The messages just before and after one message in its conversation, in order, each with its id and opening line (default ${DEFAULT_TIMELINE_SPAN} either side, at most ${MAX_TIMELINE_SPAN}).`,
+      inputSchema: timelineInput,
+      outputSchema: timelineOutput,
+      annotations: localAnnotations,
+    },
+    async ({ id, before, after }) =>
+      guarded('mem_timeline', async () => {
+        const messages = local('mem_timeline').timeline(id, before ?? DEFAULT_TIMELINE_SPAN, after ?? DEFAULT_TIMELINE_SPAN);
+        const anchor = messages.find((m) => messageIdOf(m.messageId) === id.trim()) ?? messages[0]!;
+        const entries = messages.map((m) => timelineEntry(m, anchor.messageId));
+        return { text: renderTimeline(anchor.conversationId, entries), structured: { conversationId: anchor.conversationId, entries } };
+      }),
   );
 
   server.registerTool(
@@ -90,7 +226,7 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
     {
       title: 'Recent memory for this project',
       description:
-        'A compact index of recent conversations in the current project (or, when it has none, in all projects), with the best matches for an optional query. At most 10,000 characters.',
+        'A compact index of recent conversations in the current project (or, when it has none, in all projects), each naming the ids of the messages it shows, with the best matches for an optional query. At most 10,000 characters.',
       inputSchema: contextInput,
       annotations,
     },
@@ -98,7 +234,7 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
       if (query !== undefined && query.trim() === '') return blankQueryError('mem_context');
       return guarded('mem_context', async () => {
         const ctx = await recall.context({ project: opts.project, query, signal: extra.signal });
-        return renderContextIndex(ctx, query);
+        return { text: renderContextIndex(ctx, query) };
       });
     },
   );

@@ -82,6 +82,7 @@ function conversationEntry(c: ConversationSummary): string {
     `**${formatWhen(c.updatedAtMs ?? c.createdAtMs)}**`,
     `\`${c.conversationId}\``,
     c.messageCount === 1 ? '1 message' : `${c.messageCount} messages`,
+    ...(c.firstMessageId !== undefined && c.lastMessageId !== undefined ? [`ids m${c.firstMessageId}–m${c.lastMessageId}`] : []),
     ...(c.workspaceDir ? [c.workspaceDir] : []),
   ].join(' · ');
   const lines = [`- ${head}`];
@@ -153,17 +154,32 @@ export function renderContextIndex(ctx: RecallContext, query?: string): string {
   return neutraliseRetrieved(ctx.kind === 'local' ? localIndex(ctx, query) : gatewayIndex(ctx, query));
 }
 
+/** A project's recent conversations from the local store, for the SessionStart block. */
+export interface LocalStart {
+  kind: 'local';
+  project: string;
+  conversations: ConversationSummary[];
+}
+
 /**
  * The SessionStart block: what a new session in `project` should know, within `maxChars`. Unlike
  * `mem_context` it never falls back to other projects and never explains an absence: with nothing
  * to say (no conversations, or not one entry fits the budget) it is undefined and the hook prints
  * nothing.
  */
-export function renderSessionStartContext(ctx: { kind: 'local'; project: string; conversations: ConversationSummary[] } | GatewayContext, maxChars: number): string | undefined {
+export function renderSessionStartContext(
+  ctx: LocalStart | GatewayContext,
+  maxChars: number,
+  /** Gateway mode: the local store's conversations of the project, listed first. */
+  local?: LocalStart,
+): string | undefined {
+  const projectSection = (start: LocalStart): IndexSection => ({
+    title: `Recent conversations in ${shownPath(start.project)}`,
+    entries: start.conversations.map(conversationEntry),
+    noun: 'conversations',
+  });
   const sections =
-    ctx.kind === 'local'
-      ? [{ title: `Recent conversations in ${shownPath(ctx.project)}`, entries: ctx.conversations.map(conversationEntry), noun: 'conversations' }]
-      : gatewaySections(ctx, undefined);
+    ctx.kind === 'local' ? [projectSection(ctx)] : [...(local && local.conversations.length > 0 ? [projectSection(local)] : []), ...gatewaySections(ctx, undefined)];
   if (!sections.some((section) => section.entries.length > 0)) return undefined;
   const fitted = fitIndex(DATA_PREFACE, sections, maxChars);
   if (!fitted || fitted.shown.every((n) => n === 0)) return undefined;

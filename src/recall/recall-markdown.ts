@@ -25,16 +25,25 @@ export function quoteQuery(query: string): string {
   return JSON.stringify(shown);
 }
 
-/** Two lines: where the hit comes from, then its snippet. */
+/** A hit's first line is cut here, so a hit stays within HIT_TEXT_CHARS whatever its path or title. */
+const HIT_HEAD_CHARS = 360;
+/** The most text one hit takes in a search answer (the issue's compact index: ≤ 600 a hit). */
+export const HIT_TEXT_CHARS = 600;
+
+/** Two lines: the id to open it by and where it comes from, then its snippet. */
 export function formatHit(hit: RecallHit, position: number): string {
   const head = [
+    ...(hit.id ? [hit.id] : hit.source === 'gateway' ? ['gateway memory'] : []),
+    ...(hit.title ? [JSON.stringify(hit.title)] : []),
     hit.role ?? 'message',
     formatWhen(hit.timestamp),
     hit.conversationId ?? 'unknown conversation',
     ...(hit.workspaceDir ? [hit.workspaceDir] : []),
     ...(hit.score === null ? [] : [`score ${hit.score.toFixed(2)}`]),
   ].join(' · ');
-  return `${position}. ${head}\n   ${hit.snippet}`;
+  const line = `${position}. ${head}`;
+  const text = `${Array.from(line).length > HIT_HEAD_CHARS ? `${Array.from(line).slice(0, HIT_HEAD_CHARS - 1).join('')}…` : line}\n   ${hit.snippet}`;
+  return Array.from(text).length > HIT_TEXT_CHARS ? `${Array.from(text).slice(0, HIT_TEXT_CHARS - 1).join('')}…` : text;
 }
 
 export function formatHits(hits: RecallHit[]): string {
@@ -49,5 +58,6 @@ export function renderSearchMarkdown(query: string, hits: RecallHit[], storeEmpt
   if (storeEmpty) return `${DATA_PREFACE}\n\n${EMPTY_STORE_TEXT}`;
   if (hits.length === 0) return neutraliseRetrieved(`${DATA_PREFACE}\n\nNo memories match ${quoteQuery(query)}.`);
   const count = hits.length === 1 ? '1 result' : `${hits.length} results`;
-  return neutraliseRetrieved(`${DATA_PREFACE}\n\n## Memory search for ${quoteQuery(query)}: ${count}\n\n${formatHits(hits)}`);
+  const open = hits.some((h) => h.id !== null) ? '\n\nOpen a hit whole with mem_get {ids: [...]}, or its conversation around it with mem_timeline {id}.' : '';
+  return neutraliseRetrieved(`${DATA_PREFACE}\n\n## Memory search for ${quoteQuery(query)}: ${count}\n\n${formatHits(hits)}${open}`);
 }

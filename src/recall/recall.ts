@@ -5,7 +5,7 @@ import { openDatabase } from '../store/database.js';
 import { buildFtsQuery, excerpt, makeSnippet } from '../store/fts-text.js';
 import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
-import { LocalStore, type ConversationSummary } from '../store/message-store.js';
+import { LocalStore, type ConversationSummary, type SearchHit, type StoredMessage } from '../store/message-store.js';
 import { clampLimit } from '../store/limits.js';
 import { gatewayClientFor } from '../engine/engine-context.js';
 
@@ -16,8 +16,14 @@ export const CONTEXT_HITS = 5;
 const GATEWAY_CONVERSATION_PREFIX = 'minimaxcode-';
 const PROFILE_ITEM_CHARS = 500;
 
+/** Where a hit comes from: the embedded store's messages, or the gateway's extracted memories. */
+export type HitSource = 'local' | 'gateway';
+
 /** One search result, whichever store answered; the gateway may leave any field but the snippet unknown. */
 export interface RecallHit {
+  /** Opens the message (`mem_get`, `mem_timeline`, `everme get`): `m<n>`; null for a gateway memory. */
+  id: string | null;
+  source: HitSource;
   conversationId: string | null;
   sessionId: string | null;
   role: string | null;
@@ -25,6 +31,8 @@ export interface RecallHit {
   snippet: string;
   score: number | null;
   workspaceDir?: string;
+  /** The conversation's title, where one is known. */
+  title?: string;
 }
 
 export interface RecallSearch {
@@ -72,6 +80,8 @@ export interface RecallContextOptions {
 /** The read side of a sink: what `everme search` and the MCP tools ask. */
 export interface Recall {
   readonly sink: SinkName;
+  /** The local store that opens hits by id (`mem_get`, `mem_timeline`), in either mode. */
+  readonly localStore?: LocalRecall;
   search(query: string, opts: RecallSearchOptions): Promise<RecallSearch>;
   context(opts: RecallContextOptions): Promise<RecallContext>;
   close(): void;
@@ -84,6 +94,7 @@ export interface Recall {
  */
 export class LocalRecall implements Recall {
   readonly sink = 'local' as const;
+  readonly localStore = this;
   private db?: Database.Database;
   private store?: LocalStore;
 
@@ -110,7 +121,7 @@ export class LocalRecall implements Recall {
   async search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
     const store = this.open();
     if (!store) return { hits: [], storeEmpty: true };
-    const hits: RecallHit[] = store.search(query, { limit: clampLimit(opts.limit, MAX_RECALL_LIMIT), project: opts.project });
+    const hits = store.search(query, { limit: clampLimit(opts.limit, MAX_RECALL_LIMIT), project: opts.project }).map(localHit);
     return { hits, storeEmpty: hits.length === 0 && this.isEmpty(store) };
   }
 
@@ -128,10 +139,10 @@ export class LocalRecall implements Recall {
     const result: LocalContext = { kind: 'local', ...base, scope, conversations, storeEmpty: conversations.length === 0 && this.isEmpty(store) };
     if (opts.query !== undefined) {
       let hitsScope: LocalContext['scope'] = opts.project === undefined ? 'all' : 'project';
-      let hits = store.search(opts.query, { limit: CONTEXT_HITS, project: opts.project });
+      let hits = store.search(opts.query, { limit: CONTEXT_HITS, project: opts.project }).map(localHit);
       if (hits.length === 0 && hitsScope === 'project') {
         hitsScope = 'all';
-        hits = store.search(opts.query, { limit: CONTEXT_HITS });
+        hits = store.search(opts.query, { limit: CONTEXT_HITS }).map(localHit);
       }
       result.hits = hits;
       result.hitsScope = hitsScope;
@@ -139,11 +150,65 @@ export class LocalRecall implements Recall {
     return result;
   }
 
+  /** True when there is a store to read (it may still be empty). */
+  exists(): boolean {
+    return this.open() !== undefined;
+  }
+
+  /**
+   * Whole messages by id (`m<n>`), in the order asked. An id that names no stored message is a
+   * `not_found` error naming it, so the agent learns which one was wrong.
+   */
+  get(ids: readonly string[]): StoredMessage[] {
+    const rows = ids.map(parseMessageId);
+    const store = this.open();
+    const found = store ? store.messagesByIds(rows) : [];
+    const missing = ids.filter((_, i) => !found.some((m) => m.messageId === rows[i]));
+    if (missing.length > 0) throw unknownIds(missing);
+    return found;
+  }
+
+  /** The message `id` and its neighbours in its conversation, in order. */
+  timeline(id: string, before: number, after: number): StoredMessage[] {
+    const messages = this.open()?.around(parseMessageId(id), before, after) ?? [];
+    if (messages.length === 0) throw unknownIds([id]);
+    return messages;
+  }
+
   close(): void {
     this.db?.close();
     this.db = undefined;
     this.store = undefined;
   }
+}
+
+const MESSAGE_ID = /^m([1-9]\d{0,15})$/;
+
+/** The id a hit or an index names for a stored message. */
+export function messageIdOf(rowId: number): string {
+  return `m${rowId}`;
+}
+
+function parseMessageId(id: string): number {
+  const m = MESSAGE_ID.exec(id.trim());
+  if (!m) {
+    throw new EvermeError('invalid_args', `Not a message id: ${JSON.stringify(id.slice(0, 40))}`, {
+      code: 'invalid_message_id',
+      hint: 'Message ids look like m123: take them from a search hit or a recall index.',
+    });
+  }
+  return Number(m[1]);
+}
+
+function unknownIds(ids: readonly string[]): EvermeError {
+  return new EvermeError('not_found', `No stored message ${ids.map((id) => JSON.stringify(id.slice(0, 40))).join(', ')} in the local store`, {
+    code: 'message_not_found',
+    hint: 'Ids come from `everme search` or mem_search on this machine; the ids of a forgotten conversation are gone.',
+  });
+}
+
+function localHit(hit: SearchHit): RecallHit {
+  return { id: messageIdOf(hit.messageId), source: 'local', ...hit };
 }
 
 /** `minimaxcode-mvs_…` names the MiniMax session it came from; other ids say nothing about one. */
@@ -156,6 +221,8 @@ function sessionIdOf(conversationId: string | undefined): string | null {
 export function gatewayHit(item: GatewaySearchItem, query: string): RecallHit {
   const terms = buildFtsQuery(query)?.terms ?? [];
   return {
+    id: null,
+    source: 'gateway',
     conversationId: item.conversationId ?? null,
     sessionId: sessionIdOf(item.conversationId),
     role: item.role ?? null,
@@ -180,16 +247,31 @@ function profileItem(value: unknown): string | undefined {
   return flat.length > 0 ? flat : undefined;
 }
 
-/** Asks the hosted EverMe gateway: `/mem/search` and `/mem/context`. */
+/**
+ * Asks the hosted EverMe gateway: `/mem/search` and `/mem/context`. With a local store beside it
+ * (the engine keeps one in gateway mode too), a search also answers from the store's messages:
+ * the two lists are interleaved, gateway first, each hit labelled by its source, and only the local
+ * ones carry an id to open.
+ */
 export class GatewayRecall implements Recall {
   readonly sink = 'everme' as const;
 
-  constructor(private readonly client: GatewayClient) {}
+  constructor(
+    private readonly client: GatewayClient,
+    private readonly local?: LocalRecall,
+  ) {}
+
+  get localStore(): LocalRecall | undefined {
+    return this.local;
+  }
 
   async search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
-    const result = await this.client.search(query, clampLimit(opts.limit, MAX_RECALL_LIMIT), opts.signal);
+    const limit = clampLimit(opts.limit, MAX_RECALL_LIMIT);
+    const result = await this.client.search(query, limit, opts.signal);
+    const remote = result.items.map((item) => gatewayHit(item, query));
+    const local = this.local ? (await this.local.search(query, { limit, project: opts.project })).hits : [];
     // The gateway cannot tell "nothing stored" from "nothing matched".
-    return { hits: result.items.map((item) => gatewayHit(item, query)), storeEmpty: false };
+    return { hits: interleave(remote, local).slice(0, limit), storeEmpty: false };
   }
 
   async context(opts: RecallContextOptions): Promise<GatewayContext> {
@@ -209,10 +291,21 @@ export class GatewayRecall implements Recall {
     return result;
   }
 
-  close(): void {}
+  close(): void {
+    this.local?.close();
+  }
 }
 
-/** The recall side of the chosen sink. */
+function interleave<T>(a: readonly T[], b: readonly T[]): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (i < a.length) out.push(a[i]!);
+    if (i < b.length) out.push(b[i]!);
+  }
+  return out;
+}
+
+/** The recall side of the chosen sink (the gateway's with the local store beside it, see GatewayRecall). */
 export function openRecall(settings: Settings, sink: SinkName): Recall {
-  return sink === 'everme' ? new GatewayRecall(gatewayClientFor(settings)) : new LocalRecall(settings.stateDir);
+  return sink === 'everme' ? new GatewayRecall(gatewayClientFor(settings), new LocalRecall(settings.stateDir)) : new LocalRecall(settings.stateDir);
 }

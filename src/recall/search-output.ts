@@ -1,11 +1,13 @@
 import type { RecallHit, RecallSearch } from './recall.js';
 import { quoteQuery } from './recall-markdown.js';
 
-export type SearchResultJson = Pick<RecallHit, 'conversationId' | 'sessionId' | 'role' | 'timestamp' | 'snippet' | 'score'>;
+export type SearchResultJson = Pick<RecallHit, 'id' | 'source' | 'conversationId' | 'sessionId' | 'role' | 'timestamp' | 'snippet' | 'score'>;
 
 /** One `everme search --json` result: exactly the documented shape, nothing store-specific leaks. */
 export function searchResultJson(hit: RecallHit): SearchResultJson {
   return {
+    id: hit.id,
+    source: hit.source,
     conversationId: hit.conversationId,
     sessionId: hit.sessionId,
     role: hit.role,

@@ -17,6 +17,9 @@ export interface ConversationSummary {
   messageCount: number;
   firstUserText?: string;
   lastAssistantText?: string;
+  /** The ids (row ids) of its first and last stored messages: where `mem_timeline` can open it. */
+  firstMessageId?: number;
+  lastMessageId?: number;
 }
 
 export interface ProjectParams {
@@ -116,5 +119,24 @@ export function listRecentConversations(db: Database.Database, opts: { project?:
   const params = projectParams(opts.project);
   const sql = params.project === null ? RECENT_CONVERSATIONS_SQL : RECENT_IN_PROJECT_SQL;
   const rows = db.prepare<ProjectParams & { limit: number }, ConversationRow>(sql).all({ ...params, limit: opts.limit });
-  return rows.map(toConversationSummary);
+  const summaries = rows.map(toConversationSummary);
+  if (summaries.length > 0) {
+    // From each conversation's (conversation_id, msg_key) index entries, which carry the row id:
+    // no message row is read. One query for the whole list.
+    const ends = db
+      .prepare<[string], { conversation_id: string; first: number; last: number }>(
+        `SELECT conversation_id, min(id) AS first, max(id) AS last FROM messages
+         WHERE conversation_id IN (SELECT value FROM json_each(?)) GROUP BY conversation_id`,
+      )
+      .all(JSON.stringify(summaries.map((s) => s.conversationId)));
+    const byId = new Map(ends.map((e) => [e.conversation_id, e]));
+    for (const summary of summaries) {
+      const e = byId.get(summary.conversationId);
+      if (e) {
+        summary.firstMessageId = e.first;
+        summary.lastMessageId = e.last;
+      }
+    }
+  }
+  return summaries;
 }

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
+import { reindexMessages } from './fts-rebuild.js';
 
 type Db = Database.Database;
 
@@ -15,7 +16,10 @@ export const BUSY_TIMEOUT_MS = 5000;
  * Schema history. Each step runs once, in its own transaction, and bumps `PRAGMA user_version` to its
  * 1-based index. Never edit a released step: append a new one.
  */
-export const MIGRATIONS: readonly string[] = [
+/** A step is SQL, or a function for what SQL alone cannot do (re-indexing text cut in code). */
+export type Migration = string | ((db: Db) => void);
+
+export const MIGRATIONS: readonly Migration[] = [
   `
   CREATE TABLE conversations (
     conversation_id TEXT PRIMARY KEY,
@@ -201,6 +205,24 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX conversations_by_session ON conversations (session_id);
   `,
+  // 9 (issue #26): English words are found by their stem ("painted" finds "painting", "bumped"
+  // finds "Bump"): the index is rebuilt with FTS5's porter tokenizer over the same unicode61 rules.
+  // Porter leaves tokens that are not plain ASCII words alone, so CJK characters (indexed one a
+  // token, see fts-text) are matched exactly as before. The merge settings of step 7 are kept.
+  (db: Db) => {
+    db.exec(`
+      DROP TABLE messages_fts;
+      CREATE VIRTUAL TABLE messages_fts USING fts5 (
+        text,
+        content = '',
+        contentless_delete = 1,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+      );
+      INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 64);
+      INSERT INTO messages_fts (messages_fts, rank) VALUES ('crisismerge', 128);
+    `);
+    reindexMessages(db);
+  },
 ];
 
 export function databasePath(stateDir: string): string {
@@ -308,7 +330,9 @@ function migrate(db: Db): void {
     // IMMEDIATE and a re-read inside: two processes opening a fresh file never run a step twice.
     db.transaction(() => {
       if (userVersion(db) > step) return;
-      db.exec(MIGRATIONS[step]!);
+      const migration = MIGRATIONS[step]!;
+      if (typeof migration === 'string') db.exec(migration);
+      else migration(db);
       db.pragma(`user_version = ${step + 1}`);
     }).immediate();
   }

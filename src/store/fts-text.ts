@@ -1,3 +1,5 @@
+import { stemmer } from 'stemmer';
+
 /**
  * Text ⇄ FTS5 (unicode61) for a store that must find CJK substrings of any length.
  *
@@ -118,56 +120,84 @@ export function headAndTail(text: string, head: number, tail: number): string {
 
 export interface QueryTerm {
   tokens: string[];
-  /** The last token also matches longer words that start with it. */
+  /** The last token also matches longer words that start with it (used only when it is no word of its own: see search-ranking). */
   prefix: boolean;
 }
 
 export interface FtsQuery {
-  /** All terms must match (phrases joined by FTS5's implicit AND). */
-  strict: string;
-  /** Any term, or any two-character piece of a longer CJK run, may match; absent when it would add nothing. */
-  loose?: string;
+  /** What to look for, stopwords left out (unless nothing else was asked). */
   terms: QueryTerm[];
+  /** One FTS5 phrase per term, in order: letters and digits only, never syntax. */
+  phrases: string[];
+  /** Two-character pieces of CJK runs of three or more: a partial CJK match, ranked below whole ones. */
+  pieces: string[];
 }
+
+/**
+ * English stopwords (NLTK's list, the usual one): left out of a query's terms, so "what is the
+ * widget version" looks for `widget version` and no snippet marks "the". A query of nothing but
+ * stopwords keeps them (`the who` still finds something).
+ */
+export const STOPWORDS: ReadonlySet<string> = new Set(
+  (
+    "i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he him his himself " +
+    "she she's her hers herself it it's its itself they them their theirs themselves what which who whom this that that'll " +
+    'these those am is are was were be been being have has had having do does did doing a an the and but if or because as ' +
+    'until while of at by for with about against between into through during before after above below to from up down in ' +
+    'out on off over under again further then once here there when where why how all any both each few more most other some ' +
+    "such no nor not only own same so than too very s t can will just don don't should should've now d ll m o re ve y ain " +
+    "aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't " +
+    "mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn wouldn't"
+  ).split(' '),
+);
 
 function isCjk(token: string): boolean {
   return HAS_CJK.test(token);
 }
 
-function phrase(tokens: string[], prefix: boolean): string {
+function isStopTerm(term: QueryTerm): boolean {
+  return term.tokens.length === 1 && STOPWORDS.has(term.tokens[0]!.toLowerCase());
+}
+
+export function phrase(tokens: string[], prefix: boolean): string {
   // Tokens hold no quote today; doubling keeps the phrase closed whatever the token rule becomes.
   return `"${tokens.join(' ').replaceAll('"', '""')}"${prefix ? ' *' : ''}`;
 }
 
 /**
- * Turns arbitrary user input into FTS5 MATCH expressions. Every term is a quoted phrase built from
- * letters and digits only, so operators, quotes, `*`, `:`, `^`, `-`, parentheses and NEAR/AND/OR/NOT
- * are plain words or dropped separators, never syntax. Undefined when nothing searchable is left.
+ * Turns arbitrary user input into FTS5 phrases. Every term is a quoted phrase built from letters
+ * and digits only, so operators, quotes, `*`, `:`, `^`, `-`, parentheses and NEAR/AND/OR/NOT are
+ * plain words or dropped separators, never syntax. Undefined when nothing searchable is left.
  */
 export function buildFtsQuery(query: string): FtsQuery | undefined {
-  const terms: QueryTerm[] = [];
+  const all: QueryTerm[] = [];
+  const seen = new Set<string>();
   for (const word of capText(query, MAX_QUERY_CHARS).split(/\s+/u)) {
-    const tokens = word.match(QUERY_TOKENS);
-    if (!tokens) continue;
-    const last = tokens[tokens.length - 1]!;
-    terms.push({ tokens, prefix: !isCjk(last) && [...last].length >= MIN_PREFIX_CHARS });
-    if (terms.length === MAX_QUERY_TERMS) break;
+    for (const part of word.split(/(?<=\p{L}|\p{N})'(?=\p{L})/u)) {
+      const tokens = part.match(QUERY_TOKENS);
+      if (!tokens) continue;
+      const key = tokens.join(' ').toLowerCase();
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const last = tokens[tokens.length - 1]!;
+      all.push({ tokens, prefix: !isCjk(last) && [...last].length >= MIN_PREFIX_CHARS });
+      if (all.length === MAX_QUERY_TERMS) break;
+    }
+    if (all.length === MAX_QUERY_TERMS) break;
   }
-  if (terms.length === 0) return undefined;
+  if (all.length === 0) return undefined;
+  const kept = all.filter((t) => !isStopTerm(t));
+  const terms = kept.length > 0 ? kept : all;
 
-  const phrases = terms.map((t) => phrase(t.tokens, t.prefix));
-  const loose = new Set(phrases);
+  const phrases = terms.map((t) => phrase(t.tokens, false));
+  const pieces = new Set<string>();
   for (const term of terms) {
     for (const run of cjkRuns(term.tokens)) {
       if (run.length < 3) continue;
-      for (let i = 0; i + 1 < run.length && loose.size < MAX_LOOSE_PHRASES; i++) loose.add(phrase([run[i]!, run[i + 1]!], false));
+      for (let i = 0; i + 1 < run.length && pieces.size < MAX_LOOSE_PHRASES; i++) pieces.add(phrase([run[i]!, run[i + 1]!], false));
     }
   }
-  return {
-    strict: phrases.join(' '),
-    loose: loose.size > 1 ? [...loose].join(' OR ') : undefined,
-    terms,
-  };
+  return { terms, phrases, pieces: [...pieces].filter((p) => !phrases.includes(p)) };
 }
 
 function cjkRuns(tokens: string[]): string[][] {
@@ -189,9 +219,34 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The regex twin of a phrase match, to find and mark terms in the original (unspaced) text. */
+/** A single word (not CJK): matched by its stem, like the index matches it. */
+function isWordTerm(term: QueryTerm): boolean {
+  return term.tokens.length === 1 && !isCjk(term.tokens[0]!);
+}
+
+/** What the porter tokenizer makes of a word: lower case, diacritics off, stemmed. */
+export function stemOf(word: string): string {
+  return stemmer(word.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase());
+}
+
+function commonPrefix(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return a.slice(0, i);
+}
+
+/**
+ * The regex twin of a phrase match, to find and mark terms in the original (unspaced) text. A word
+ * term matches any word sharing its stem's opening; `WordStems.accepts` then keeps the ones whose
+ * stem is the term's (so `painted` marks `painting`, not `paintbrush`).
+ */
 function termPattern(term: QueryTerm): string {
   const { tokens } = term;
+  if (isWordTerm(term)) {
+    const token = tokens[0]!.toLowerCase();
+    const opening = commonPrefix(token, stemOf(token)) || token.slice(0, 1);
+    return `(?<!${WORD_CHAR})${escapeRegExp(opening)}(?:${WORD_CHAR}|\\p{M})*`;
+  }
   let pattern = isCjk(tokens[0]!) ? '' : `(?<!${WORD_CHAR})`;
   tokens.forEach((token, i) => {
     if (i > 0) {
@@ -206,6 +261,27 @@ function termPattern(term: QueryTerm): string {
   return pattern;
 }
 
+/** Decides which regex candidates really match a word term (see `termPattern`). */
+class WordStems {
+  private readonly exact = new Set<string>();
+  private readonly prefixes: string[] = [];
+
+  constructor(terms: QueryTerm[]) {
+    for (const term of terms.filter(isWordTerm)) {
+      const stem = stemOf(term.tokens[0]!);
+      this.exact.add(stem);
+      if (term.prefix) this.prefixes.push(term.tokens[0]!.toLowerCase());
+    }
+  }
+
+  accepts(match: string): boolean {
+    if (isCjk(match) || /[^\p{L}\p{N}\p{M}]/u.test(match)) return true;
+    if (this.exact.has(stemOf(match))) return true;
+    const lower = match.toLowerCase();
+    return this.prefixes.some((p) => lower.startsWith(p));
+  }
+}
+
 function snapToCharBoundary(text: string, index: number): number {
   const code = text.charCodeAt(index);
   return index > 0 && code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
@@ -218,7 +294,12 @@ function snapToCharBoundary(text: string, index: number): number {
 export function makeSnippet(text: string, terms: QueryTerm[], width = SNIPPET_CHARS): string {
   const patterns = terms.map(termPattern).sort((a, b) => b.length - a.length);
   const matcher = patterns.length > 0 ? new RegExp(patterns.join('|'), 'giu') : undefined;
-  const first = matcher?.exec(text);
+  const stems = new WordStems(terms);
+  const next = (): RegExpExecArray | null => {
+    for (let m = matcher!.exec(text); m; m = matcher!.exec(text)) if (stems.accepts(m[0])) return m;
+    return null;
+  };
+  const first = matcher ? next() : undefined;
 
   let start = 0;
   if (first) {
@@ -232,7 +313,7 @@ export function makeSnippet(text: string, terms: QueryTerm[], width = SNIPPET_CH
   let at = start;
   if (matcher && first) {
     matcher.lastIndex = start;
-    for (let m = matcher.exec(text); m && m.index < end; m = matcher.exec(text)) {
+    for (let m = next(); m && m.index < end; m = next()) {
       const from = Math.max(m.index, at);
       const to = Math.min(m.index + m[0].length, end);
       if (to <= from) continue;

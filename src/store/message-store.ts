@@ -6,6 +6,7 @@ import type { ConversationMeta } from './store-types.js';
 import { parseJsonColumn } from './json-column.js';
 import { clampLimit } from './limits.js';
 import { buildFtsQuery, excerpt, makeSnippet } from './fts-text.js';
+import { MessageRanker, type RankingParams } from './search-ranking.js';
 import {
   encodeMessageRows,
   rowContent,
@@ -20,11 +21,9 @@ import {
 } from './message-rows.js';
 import { assistantText, searchableText } from './searchable-text.js';
 import {
-  PROJECT_FILTER,
   projectParams,
   listRecentConversations,
   type ConversationSummary,
-  type ProjectParams,
 } from './conversation-list.js';
 
 export type { ConversationSummary };
@@ -33,6 +32,8 @@ export type { ConversationSummary };
 export type ConversationRecord = ConversationMeta;
 
 export interface SearchHit {
+  /** The message's row id in the store: what `mem_get` and `mem_timeline` open. */
+  messageId: number;
   conversationId: string;
   sessionId: string;
   role: AgentMessage['role'];
@@ -48,6 +49,21 @@ export interface SearchOptions {
   limit?: number;
   /** Only conversations whose workspace is this directory or lies under it. */
   project?: string;
+  /** Ranking experiments (the recall bench): left out, the measured defaults apply. */
+  ranking?: Partial<RankingParams>;
+}
+
+/** A stored message as `mem_get` and `everme get` show it: whole (up to the store's cap). */
+export interface StoredMessage {
+  messageId: number;
+  conversationId: string;
+  sessionId: string;
+  role: AgentMessage['role'];
+  timestamp: number;
+  content: string;
+  toolCalls?: AgentToolCall[];
+  toolCallId?: string;
+  workspaceDir?: string;
 }
 
 export interface RecentOptions {
@@ -59,13 +75,6 @@ export interface RecentOptions {
 const MAX_SEARCH_LIMIT = 50;
 const MAX_RECENT_LIMIT = 100;
 const PREVIEW_CHARS = 300;
-/**
- * The most matches a search scores (the newest ones): bounds a query of common words whatever the
- * size of the history. Measured on the bench tree: the queries there match at most ~10k messages
- * at 1× (so their results are unchanged), and scoring 10k costs ~10–20 ms.
- */
-export const MAX_RANKED_CANDIDATES = 10_000;
-
 const toolCallsSchema = z.array(
   z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() }),
 );
@@ -79,11 +88,6 @@ interface HitRow {
   tool_calls_json: string | null;
   session_id: string;
   workspace_dir: string | null;
-}
-
-interface RankedRow {
-  id: number;
-  rank_bm25: number;
 }
 
 /** Positional (the hot insert): conversation, key, role, timestamp, content, tool calls, tool call id, turn complete. */
@@ -111,11 +115,13 @@ interface AppendSummary {
  */
 export class LocalStore {
   private readonly stmts;
+  private readonly ranker: MessageRanker;
   // Built once: better-sqlite3 nests them as savepoints inside a caller's transaction.
   private readonly appendInTransaction: (conversationId: string, rows: MessageRows) => number;
   private readonly removeInTransaction: (conversationId: string, keys: string[]) => number;
 
   constructor(private readonly db: Database.Database) {
+    this.ranker = new MessageRanker(db);
     this.stmts = {
       upsertConversation: db.prepare<ConversationRecordParams>(
         `INSERT INTO conversations (conversation_id, session_id, source, workspace_dir, history_file, created_at_ms, updated_at_ms)
@@ -170,36 +176,29 @@ export class LocalStore {
            first_user_text = @firstUser, last_assistant_text = @lastAssistant
          WHERE conversation_id = @conversationId`,
       ),
-      // Ranking selects ids and scores only: carrying content through the sort would read every
-      // matching message's text, not just the few returned. BM25 is scored for the newest
-      // MAX_RANKED_CANDIDATES matches at most (FTS5 walks the matches newest first and stops there):
-      // scoring every match made a query of common words cost ~0.5 s over 800k messages, and
-      // grew with the history. Below the cap the result is exactly the full ranking.
-      rank: db.prepare<{ match: string; limit: number; candidates: number }, RankedRow>(
-        `SELECT id, rank_bm25 FROM (
-           SELECT rowid AS id, bm25(messages_fts) AS rank_bm25 FROM messages_fts
-           WHERE messages_fts MATCH @match
-           ORDER BY rowid DESC
-           LIMIT @candidates)
-         ORDER BY rank_bm25, id
-         LIMIT @limit`,
-      ),
-      rankInProject: db.prepare<ProjectParams & { match: string; limit: number; candidates: number }, RankedRow>(
-        `SELECT id, rank_bm25 FROM (
-           SELECT messages_fts.rowid AS id, bm25(messages_fts) AS rank_bm25
-           FROM messages_fts
-           JOIN messages m ON m.id = messages_fts.rowid
-           JOIN conversations c ON c.conversation_id = m.conversation_id
-           WHERE messages_fts MATCH @match AND ${PROJECT_FILTER}
-           ORDER BY messages_fts.rowid DESC
-           LIMIT @candidates)
-         ORDER BY rank_bm25, id
-         LIMIT @limit`,
-      ),
       hit: db.prepare<[number], HitRow>(
         `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, c.session_id, c.workspace_dir
          FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
          WHERE m.id = ?`,
+      ),
+      byId: db.prepare<[string], StoredRow>(
+        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir
+         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+         WHERE m.id IN (SELECT value FROM json_each(?))`,
+      ),
+      // A conversation's messages are read through its (conversation_id, msg_key) index, whose
+      // entries carry the row id: no scan of other conversations, no extra index to write at import.
+      before: db.prepare<{ id: number; n: number }, StoredRow>(
+        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir
+         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+         WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id < @id
+         ORDER BY m.id DESC LIMIT @n`,
+      ),
+      after: db.prepare<{ id: number; n: number }, StoredRow>(
+        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir
+         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+         WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id > @id
+         ORDER BY m.id LIMIT @n`,
       ),
       counts: db.prepare<[], { conversations: number; messages: number }>(
         `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
@@ -316,40 +315,21 @@ export class LocalStore {
   }
 
   /**
-   * Full-text search, best first. Messages holding every term come first; if they are fewer than
-   * the limit, messages holding some of the terms fill the rest.
+   * Full-text search, best first: BM25 over every matching message, then the signals of
+   * `search-ranking.ts`. English words match by their stem, stopwords are left out of the query.
    */
   search(query: string, opts: SearchOptions = {}): SearchHit[] {
     const fts = buildFtsQuery(query);
     if (!fts) return [];
     const limit = clampLimit(opts.limit, MAX_SEARCH_LIMIT);
-    const project = projectParams(opts.project);
-
-    const candidates = MAX_RANKED_CANDIDATES;
-    const rank = (match: string): RankedRow[] =>
-      project.project === null
-        ? this.stmts.rank.all({ match, limit, candidates })
-        : this.stmts.rankInProject.all({ ...project, match, limit, candidates });
-
-    const scored = rank(fts.strict).map((r) => ({ id: r.id, score: -r.rank_bm25 }));
-    if (fts.loose && scored.length < limit) {
-      const seen = new Set(scored.map((s) => s.id));
-      const fill = rank(fts.loose)
-        .filter((r) => !seen.has(r.id))
-        .slice(0, limit - scored.length);
-      // BM25 of a partial match can beat a full one; scale the fill below the last full match so
-      // the list stays sorted by score, keeping the fill's own order.
-      const floor = scored.at(-1)?.score;
-      const top = fill.length > 0 ? -fill[0]!.rank_bm25 : undefined;
-      const scale = floor !== undefined && top !== undefined && top >= floor ? (floor / top) * 0.5 : 1;
-      for (const r of fill) scored.push({ id: r.id, score: -r.rank_bm25 * scale });
-    }
+    const scored = this.ranker.rank(fts, limit, projectParams(opts.project), opts.ranking);
 
     const hits: SearchHit[] = [];
     for (const { id, score } of scored) {
       const row = this.stmts.hit.get(id);
       if (!row) continue;
       hits.push({
+        messageId: row.id,
         conversationId: row.conversation_id,
         sessionId: row.session_id,
         role: row.role,
@@ -360,6 +340,25 @@ export class LocalStore {
       });
     }
     return hits;
+  }
+
+  /** The messages with these ids, in the order asked; ids the store does not hold are left out. */
+  messagesByIds(ids: readonly number[]): StoredMessage[] {
+    if (ids.length === 0) return [];
+    const found = new Map(this.stmts.byId.all(JSON.stringify(ids)).map((row) => [row.id, toStoredMessage(row)]));
+    return ids.flatMap((id) => found.get(id) ?? []);
+  }
+
+  /**
+   * The message `id` with up to `before` messages before it and `after` after it in its
+   * conversation, in order; empty when the store does not hold it.
+   */
+  around(id: number, before: number, after: number): StoredMessage[] {
+    const [self] = this.messagesByIds([id]);
+    if (!self) return [];
+    const earlier = before > 0 ? this.stmts.before.all({ id, n: before }).reverse() : [];
+    const later = after > 0 ? this.stmts.after.all({ id, n: after }) : [];
+    return [...earlier.map(toStoredMessage), self, ...later.map(toStoredMessage)];
   }
 
   /** Conversations with messages, most recently active first. */
@@ -384,6 +383,34 @@ interface ConversationRecordParams {
   workspaceDir: string | null;
   historyFile: string | null;
   createdAtMs: number | null;
+}
+
+interface StoredRow {
+  id: number;
+  conversation_id: string;
+  role: AgentMessage['role'];
+  timestamp: number;
+  content: string | null;
+  tool_calls_json: string | null;
+  tool_call_id: string | null;
+  session_id: string;
+  workspace_dir: string | null;
+}
+
+function toStoredMessage(row: StoredRow): StoredMessage {
+  const message: StoredMessage = {
+    messageId: row.id,
+    conversationId: row.conversation_id,
+    sessionId: row.session_id,
+    role: row.role,
+    timestamp: row.timestamp,
+    content: row.content ?? '',
+  };
+  const toolCalls = parseToolCalls(row.tool_calls_json);
+  if (toolCalls && toolCalls.length > 0) message.toolCalls = toolCalls;
+  if (row.tool_call_id !== null) message.toolCallId = row.tool_call_id;
+  if (row.workspace_dir !== null) message.workspaceDir = row.workspace_dir;
+  return message;
 }
 
 /** Rebuilds the text a stored message was indexed from, so the snippet quotes the original. */

@@ -1,0 +1,138 @@
+import type { StoredMessage } from '../store/message-store.js';
+import { excerpt } from '../store/fts-text.js';
+import { EvermeError } from '../core/errors.js';
+import { LocalRecall, messageIdOf } from './recall.js';
+import { DATA_PREFACE, formatWhen } from './recall-markdown.js';
+
+/**
+ * Opening what a search found, in steps: `mem_get` / `everme get` show whole messages, a page of a
+ * long one at a time; `mem_timeline` shows the messages around one, compactly, with their ids.
+ */
+
+/** Ids one `mem_get` may open. */
+export const MAX_GET_IDS = 10;
+/** Characters of one message's content per call; a longer one says where the next page starts. */
+export const GET_PAGE_CHARS = 12_000;
+/** Neighbours `mem_timeline` shows on either side by default, and at most. */
+export const DEFAULT_TIMELINE_SPAN = 3;
+export const MAX_TIMELINE_SPAN = 20;
+const TIMELINE_ENTRY_CHARS = 300;
+
+export interface OpenedMessage {
+  id: string;
+  conversationId: string;
+  sessionId: string;
+  role: string;
+  /** ISO 8601. */
+  time: string;
+  project?: string;
+  /** The page of the content from `offset`. */
+  content: string;
+  offset: number;
+  totalChars: number;
+  /** Where the next page starts; absent on the last page. */
+  nextOffset?: number;
+  toolCalls?: Array<{ name: string; arguments: string }>;
+  toolCallId?: string;
+}
+
+export interface TimelineEntry {
+  id: string;
+  role: string;
+  time: string;
+  /** The message's opening, one line. */
+  preview: string;
+  /** True for the message the timeline was asked around. */
+  anchor: boolean;
+}
+
+function isoTime(timestamp: number): string {
+  const date = new Date(timestamp);
+  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
+}
+
+/** Cuts at a code point boundary so a page never splits a surrogate pair. */
+function page(text: string, offset: number): { content: string; next?: number } {
+  let from = Math.min(Math.max(0, offset), text.length);
+  if (from > 0 && from < text.length && isLowSurrogate(text.charCodeAt(from))) from--;
+  let to = Math.min(text.length, from + GET_PAGE_CHARS);
+  if (to < text.length && isLowSurrogate(text.charCodeAt(to))) to--;
+  return { content: text.slice(from, to), ...(to < text.length ? { next: to } : {}) };
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+export function openedMessage(m: StoredMessage, offset = 0): OpenedMessage {
+  const { content, next } = page(m.content, offset);
+  const out: OpenedMessage = {
+    id: messageIdOf(m.messageId),
+    conversationId: m.conversationId,
+    sessionId: m.sessionId,
+    role: m.role,
+    time: isoTime(m.timestamp),
+    content,
+    offset: Math.min(Math.max(0, offset), m.content.length),
+    totalChars: m.content.length,
+  };
+  if (m.workspaceDir !== undefined) out.project = m.workspaceDir;
+  if (next !== undefined) out.nextOffset = next;
+  if (m.toolCalls) out.toolCalls = m.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments }));
+  if (m.toolCallId !== undefined) out.toolCallId = m.toolCallId;
+  return out;
+}
+
+export function timelineEntry(m: StoredMessage, anchorId: number): TimelineEntry {
+  const calls = m.toolCalls?.map((c) => `${c.name}(${c.arguments})`).join(' ') ?? '';
+  return {
+    id: messageIdOf(m.messageId),
+    role: m.role,
+    time: isoTime(m.timestamp),
+    preview: excerpt(m.content.trim() === '' ? calls : m.content, TIMELINE_ENTRY_CHARS),
+    anchor: m.messageId === anchorId,
+  };
+}
+
+function head(parts: Array<string | undefined>): string {
+  return parts.filter((p): p is string => p !== undefined && p !== '').join(' · ');
+}
+
+/** One opened message as text: a heading, its content page, its tool calls, and how to page on. */
+export function formatOpened(m: OpenedMessage): string {
+  const lines = [`## ${head([m.id, m.role, formatWhen(Date.parse(m.time)), m.conversationId, m.project])}`, '', m.content];
+  for (const call of m.toolCalls ?? []) lines.push('', `tool call ${call.name}: ${call.arguments}`);
+  if (m.nextOffset !== undefined) {
+    lines.push('', `_Characters ${m.offset.toLocaleString('en-US')}–${m.nextOffset.toLocaleString('en-US')} of ${m.totalChars.toLocaleString('en-US')}; the rest: offset ${m.nextOffset}._`);
+  }
+  return lines.join('\n');
+}
+
+export function renderOpened(messages: OpenedMessage[]): string {
+  return [DATA_PREFACE, ...messages.map(formatOpened)].join('\n\n');
+}
+
+export function renderTimeline(conversationId: string, entries: TimelineEntry[]): string {
+  const lines = entries.map((e) => `${e.anchor ? '→' : ' '} ${head([e.id, e.role, formatWhen(Date.parse(e.time))])}\n    ${e.preview}`);
+  return `${DATA_PREFACE}\n\n## Timeline of ${conversationId}\n\n${lines.join('\n')}\n\nOpen any of them whole with mem_get {ids: [...]}.`;
+}
+
+/**
+ * `everme get`: the messages with these ids from the local store at `stateDir`, each from `offset`.
+ * The ids are checked before anything is opened, and every unknown one is named.
+ */
+export function getMessages(stateDir: string, ids: readonly string[], offset = 0): OpenedMessage[] {
+  if (ids.length === 0) throw new EvermeError('invalid_args', 'Name at least one message id', { code: 'missing_ids', hint: 'Ids look like m123: `everme search` shows them.' });
+  const recall = new LocalRecall(stateDir);
+  try {
+    if (!recall.exists()) {
+      throw new EvermeError('not_found', `No local store at ${stateDir} to open messages from`, {
+        code: 'message_not_found',
+        hint: 'Run `everme import --since YYYY-MM-DD` (or `everme sync`) first.',
+      });
+    }
+    return recall.get(ids).map((m) => openedMessage(m, offset));
+  } finally {
+    recall.close();
+  }
+}
