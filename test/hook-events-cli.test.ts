@@ -7,7 +7,6 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readHookEvents } from '../src/hook/hook-events.js';
-import { workspaceForSession } from '../src/store/session-workspace.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { ensureBuilt, hookEnv, newSessionId, runCli, turnContents, waitFor, waitForWorkers, writeSession, type CliRun } from './support/hook-harness.js';
 import { appendLines, chatContents, chatTurnLines, finalAnswerLine, hostPayload, toolCallLines, type HostEvent } from './support/host-payloads.js';
@@ -299,14 +298,15 @@ describe('what the plugin route adds around capture', () => {
     const sync = await runCli(['sync', '--json'], '', env);
     expect(sync.code, sync.stderr).toBe(0);
     const before = new Database(path.join(stateDir, 'everme.db'), { readonly: true });
-    expect(workspaceForSession(before, sessionId)).toBeUndefined();
+    expect(before.prepare('SELECT workspace_dir FROM conversations WHERE session_id = ?').pluck().get(sessionId)).toBeNull();
+    expect(before.prepare('SELECT workspace_dir FROM sessions WHERE session_id = ?').pluck().get(sessionId)).toBeUndefined();
     before.close();
 
     // Nothing new in the file: the hook still records where the session works.
     expectSilentExit(await fire('PreToolUse', sessionId, env, { cwd: '/home/demo/projects/widget' }));
     await waitForWorkers(stateDir, 90_000);
     const db = new Database(path.join(stateDir, 'everme.db'), { readonly: true });
-    expect(workspaceForSession(db, sessionId)).toBe('/home/demo/projects/widget');
+    expect(db.prepare('SELECT workspace_dir FROM sessions WHERE session_id = ?').pluck().get(sessionId)).toBe('/home/demo/projects/widget');
     expect(db.prepare('SELECT workspace_dir FROM conversations WHERE session_id = ?').pluck().get(sessionId)).toBe('/home/demo/projects/widget');
     db.close();
     const search = await runCli(['search', 'chat', '--project', '/home/demo/projects/widget', '--json'], '', env);

@@ -53,7 +53,7 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
 }
 
 beforeAll(async () => {
-  ensureBuilt();
+  ensureBuilt('mcp');
   root = tempDir();
   projects = path.join(root, 'projects');
   for (const dir of ['widget/packages/core', 'gadget', 'other', 'widget-legacy', 'many']) fs.mkdirSync(path.join(projects, dir), { recursive: true });

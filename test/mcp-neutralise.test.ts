@@ -25,7 +25,7 @@ let client: Client;
 let root: string;
 
 beforeAll(async () => {
-  ensureBuilt();
+  ensureBuilt('mcp');
   root = tempDir();
   const dataDir = path.join(root, 'data');
   const stateDir = path.join(root, 'state');

@@ -37,7 +37,7 @@ function envelope(run: Run): { ok: boolean; data?: { results: Array<Record<strin
 }
 
 beforeAll(async () => {
-  ensureBuilt();
+  ensureBuilt('search');
   root = tempDir();
   projects = path.join(root, 'projects');
   store = await buildStore(corpus(projects), root);

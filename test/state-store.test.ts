@@ -1,6 +1,5 @@
 import type Database from 'better-sqlite3';
 import fs from 'node:fs';
-import { workspaceForSession } from '../src/store/session-workspace.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './support/temp.js';
 import type { WarningEntry } from '../src/core/warnings.js';
@@ -180,19 +179,21 @@ describe('session memory', () => {
 });
 
 describe('the workspace a hook reported', () => {
-  it('reaches a conversation stored without one, never overrides one its files named, and answers workspaceForSession', () => {
+  it('reaches a conversation stored without one, never overrides one its files named, and is what workspaceFor answers', () => {
     const conv = db.prepare('INSERT INTO conversations (conversation_id, session_id, source, workspace_dir) VALUES (?, ?, ?, ?)');
     conv.run('minimaxcode-s1', 's1', 'messages', null);
     conv.run('minimaxcode-s2', 's2', 'ledger', '/from/ledger');
-    expect(workspaceForSession(db, 's1')).toBeUndefined();
+    const conversationWorkspace = (sessionId: string): unknown => db.prepare('SELECT workspace_dir FROM conversations WHERE session_id = ?').pluck().get(sessionId);
+    expect(state.workspaceFor('s1')).toBeUndefined();
     state.rememberWorkspace('s1', '/from/hook');
     state.rememberWorkspace('s2', '/from/hook/two');
     state.rememberWorkspace('s9', '/only/hook');
-    expect(workspaceForSession(db, 's1')).toBe('/from/hook');
-    expect(workspaceForSession(db, 's2')).toBe('/from/ledger');
-    expect(workspaceForSession(db, 's9')).toBe('/only/hook');
-    expect(workspaceForSession(db, 'unknown')).toBeUndefined();
-    expect(db.prepare('SELECT workspace_dir FROM conversations WHERE session_id = ?').pluck().get('s1')).toBe('/from/hook');
+    expect(conversationWorkspace('s1')).toBe('/from/hook');
+    expect(conversationWorkspace('s2')).toBe('/from/ledger');
+    expect(state.workspaceFor('s1')).toBe('/from/hook');
+    expect(state.workspaceFor('s2')).toBe('/from/hook/two');
+    expect(state.workspaceFor('s9')).toBe('/only/hook');
+    expect(state.workspaceFor('unknown')).toBeUndefined();
   });
 });
 
