@@ -18,7 +18,9 @@ export const LAYERS = [
   ['src/recall'],
   ['src/install', 'src/hook', 'src/report', 'src/mcp', 'src/forget', 'src/export'],
   ['src/status'],
-  ['src/cli'],
+  // The viewer shows what the features compute (recall, report, forget, status); it and the CLI's
+  // shared parts are peers under the commands, so neither reaches into the other.
+  ['src/cli', 'src/ui'],
   ['commands'],
 ];
 
@@ -40,7 +42,9 @@ function layerZones() {
     }
   });
   // Inside sinks/: the Sink interface knows no sink, and the two sinks do not know each other.
+  // The viewer's browser script runs in the page: nothing of the server (or of Node) may reach it.
   zones.push(
+    { target: 'src/ui/client', from: ['src', 'commands'], except: ['./ui/client'], message: 'src/ui/client runs in the browser: it imports only its own files.' },
     { target: 'src/sinks/sink.ts', from: ['src/sinks/gateway', 'src/sinks/local'], message: 'sink.ts is the interface the sinks implement.' },
     { target: 'src/sinks/gateway', from: ['src/sinks/local'], message: 'The gateway and local sinks are independent.' },
     { target: 'src/sinks/local', from: ['src/sinks/gateway'], message: 'The gateway and local sinks are independent.' },
@@ -87,6 +91,11 @@ export default tseslint.config(
       'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: layerZones() }],
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
+  },
+  {
+    // The viewer's browser script is its own TypeScript program (DOM, not Node): tsconfig.client.json.
+    files: ['src/ui/client/**/*.ts'],
+    languageOptions: { parserOptions: { project: './tsconfig.client.json' } },
   },
   {
     // Tests import anything (they reach into every layer), and helpers run once per test.

@@ -408,6 +408,29 @@ async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number
   rows.push(`forget one conversation:    ${fmt(forgot.ms)} ms  rss ${fmt(forgot.maxRssMb)} MB  ${forgot.messages} messages removed (FTS optimize + WAL truncate)`);
 }
 
+/** What measure-ui.ts prints. */
+interface ViewerMeasured {
+  homeFirstMs: number;
+  homeWarmP50: number;
+  homeWarmMax: number;
+  searchP50: number;
+  searchP95: number;
+  searches: number;
+  slowest: Array<[string, number]>;
+  serverRssMb: number;
+}
+
+/** `everme ui` in headless Chromium on the largest store (measure-ui.ts). */
+function viewerRows(root: string, stateDir: string, scale: number): string[] {
+  const ui = child('measure-ui.js', [root, stateDir]) as Measured & ViewerMeasured;
+  const slowest = ui.slowest.map(([q, ms]) => `"${q}" ${fmt(ms)} ms`).join(', ');
+  return [
+    `viewer home (${scale}× store):     first load ${fmt(ui.homeFirstMs)} ms, warm p50 ${fmt(ui.homeWarmP50)} ms, max ${fmt(ui.homeWarmMax)} ms (target ≤ 1000 ms)`,
+    `viewer search (${scale}× store):   ${ui.searches} searches typed, results on screen after the debounce p50 ${fmt(ui.searchP50)} ms, p95 ${fmt(ui.searchP95)} ms (target p95 ≤ 150 ms); slowest: ${slowest}`,
+    `viewer server RSS (${scale}× store): ${fmt(ui.serverRssMb)} MB at the end, peak ${fmt(ui.maxRssMb)} MB (target ≤ 150 MB)`,
+  ];
+}
+
 async function bigTranscript(rows: string[]): Promise<void> {
   const bigRoot = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-big-'));
   const bigState = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-bigstate-'));
@@ -459,6 +482,7 @@ async function main(): Promise<void> {
             // Recall and warm mem_search latency with the questions' conversations beside this history.
             const scaled = await runRecallBench({ beside: stateDir, label: `beside the ${scale}× history`, timeQueries: QUERIES });
             rows.push(...scaled.rows, recallDrop(recallAlone, scaled, scale));
+            rows.push(...viewerRows(root, stateDir, scale));
             // Last: it adds to the store.
             marginalImport(stateDir, rows, scale);
           }

@@ -39,6 +39,18 @@ describe('the lint step enforces the layer order', () => {
     expect(peer.messages.map((m) => m.ruleId)).toEqual(['import-x/no-restricted-paths']);
   });
 
+  it('places the viewer (src/ui) above status and beside cli, and keeps its browser script apart', async () => {
+    const up = await lintPlanted('src/status/planted-violation.ts', "import { startViewer } from '../ui/viewer.js';\nexport const s = startViewer;\n");
+    expect(up.messages.map((m) => m.ruleId)).toEqual(['import-x/no-restricted-paths']);
+    const peer = await lintPlanted('src/ui/planted-violation.ts', "import { renderRunSummary } from '../cli/render-run.js';\nexport const r = renderRunSummary;\n");
+    expect(peer.messages.map((m) => m.ruleId)).toEqual(['import-x/no-restricted-paths']);
+    const down = await lintPlanted('src/ui/planted-fine.ts', "import { collectStatus } from '../status/status.js';\nexport const c = collectStatus;\n");
+    expect(down.messages).toEqual([]);
+    const browser = await lintPlanted('src/ui/client/planted-violation.ts', "import { EvermeError } from '../../core/errors.js';\nexport const E = EvermeError;\n");
+    expect(browser.messages.map((m) => m.ruleId)).toEqual(['import-x/no-restricted-paths']);
+    expect(browser.messages[0]?.message).toContain('runs in the browser');
+  });
+
   it('passes the same kind of import when it runs down the layers', async () => {
     const result = await lintPlanted('src/engine/planted-fine.ts', "import { LocalStore } from '../store/message-store.js';\nexport const S = LocalStore;\n");
     expect(result.messages).toEqual([]);

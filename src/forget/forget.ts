@@ -5,9 +5,9 @@ import { conversationIdFor } from '../engine/conversation-id.js';
 import { SessionLocks } from '../engine/session-lock.js';
 import { openDatabase } from '../store/database.js';
 import { ForgetStore, type ConversationSelector, type ForgetCandidate } from '../store/forget-store.js';
-import { TombstoneStore } from '../store/tombstones.js';
+import { TombstoneStore, type Tombstone } from '../store/tombstones.js';
 
-export type { ConversationSelector, ForgetCandidate };
+export type { ConversationSelector, ForgetCandidate, Tombstone };
 
 /** Said wherever a forget touches a conversation the gateway received: it cannot be taken back from here. */
 export const GATEWAY_NOTE =
@@ -96,6 +96,11 @@ export class Forgetter {
       });
     }
     return { conversationId, sessionId };
+  }
+
+  /** Every tombstone, oldest first: what `forget --undo` can lift. */
+  forgotten(): Tombstone[] {
+    return this.tombstones.list();
   }
 
   close(): void {

@@ -189,7 +189,8 @@ export function messageIdOf(rowId: number): string {
   return `m${rowId}`;
 }
 
-function parseMessageId(id: string): number {
+/** The row id a message id (`m123`) names; invalid_args for anything else. */
+export function parseMessageId(id: string): number {
   const m = MESSAGE_ID.exec(id.trim());
   if (!m) {
     throw new EvermeError('invalid_args', `Not a message id: ${JSON.stringify(id.slice(0, 40))}`, {

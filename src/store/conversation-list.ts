@@ -73,7 +73,8 @@ const IN_PROJECT = `(c.workspace_dir = @project
 /** A condition on `conversations c` for the named parameters of `ProjectParams`; all of them when `@project` is null. */
 export const PROJECT_FILTER = `(@project IS NULL OR ${IN_PROJECT})`;
 
-interface ConversationRow {
+/** A `conversations` row as SQLite returns it. */
+export interface ConversationRow {
   conversation_id: string;
   session_id: string;
   source: string;
@@ -98,7 +99,7 @@ const RECENT_CONVERSATIONS_SQL = `SELECT * FROM conversations c WHERE c.message_
  */
 export const RECENT_IN_PROJECT_SQL = `SELECT * FROM conversations c WHERE c.message_count > 0 AND ${IN_PROJECT} ${RECENT_ORDER}`;
 
-function toConversationSummary(row: ConversationRow): ConversationSummary {
+export function toConversationSummary(row: ConversationRow): ConversationSummary {
   const summary: ConversationSummary = {
     conversationId: row.conversation_id,
     sessionId: row.session_id,

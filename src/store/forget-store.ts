@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { inProject } from './conversation-list.js';
+import { MessageDays } from './message-days.js';
 
 /** Which conversations a forget (or an export) is about. */
 export type ConversationSelector =
@@ -95,10 +96,12 @@ export class ForgetStore {
       deleteFlush: db.prepare<[string]>('DELETE FROM flush_state WHERE conversation_id = ?'),
       deleteFingerprints: db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?'),
     };
+    const days = new MessageDays(db);
     // IMMEDIATE (it reads before it writes): it waits for another writer instead of failing.
     const removeOne = db.transaction((conversationId: string, sessionId: string): number => {
       const ids = this.stmts.messageIds.all(conversationId);
       for (const id of ids) this.stmts.deleteFts.run(id);
+      days.removeConversation(conversationId);
       this.stmts.deleteMessages.run(conversationId);
       this.stmts.deleteConversation.run(conversationId);
       this.stmts.deleteWarningEntries.run(conversationId);

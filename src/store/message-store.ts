@@ -20,6 +20,7 @@ import {
   type MessageRows,
 } from './message-rows.js';
 import { assistantText, searchableText } from './searchable-text.js';
+import { dayOf, MessageDays } from './message-days.js';
 import {
   projectParams,
   listRecentConversations,
@@ -115,6 +116,7 @@ interface AppendSummary {
  */
 export class LocalStore {
   private readonly stmts;
+  private readonly days: MessageDays;
   private readonly ranker: MessageRanker;
   // Built once: better-sqlite3 nests them as savepoints inside a caller's transaction.
   private readonly appendInTransaction: (conversationId: string, rows: MessageRows) => number;
@@ -152,9 +154,9 @@ export class LocalStore {
            last_assistant_text = coalesce(@lastAssistant, last_assistant_text)
          WHERE conversation_id = @conversationId`,
       ),
-      deleteMessage: db
-        .prepare<[string, string], number>('DELETE FROM messages WHERE conversation_id = ? AND msg_key = ? RETURNING id')
-        .pluck(),
+      deleteMessage: db.prepare<[string, string], { id: number; timestamp: number }>(
+        'DELETE FROM messages WHERE conversation_id = ? AND msg_key = ? RETURNING id, timestamp',
+      ),
       deleteFts: db.prepare<[number]>('DELETE FROM messages_fts WHERE rowid = ?'),
       recount: db.prepare<[string], { count: number; maxTs: number | null }>(
         'SELECT count(*) AS count, max(timestamp) AS maxTs FROM messages WHERE conversation_id = ?',
@@ -204,6 +206,7 @@ export class LocalStore {
         `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
       ),
     };
+    this.days = new MessageDays(db);
     this.appendInTransaction = db.transaction((id: string, rows: MessageRows) => this.appendAll(id, rows));
     this.removeInTransaction = db.transaction((id: string, keys: string[]) => this.removeAll(id, keys));
   }
@@ -249,6 +252,7 @@ export class LocalStore {
       throw new EvermeError('internal', `Conversation ${conversationId} must be stored before its messages`);
     }
     const summary: AppendSummary = { conversationId, count: 0, minTs: null, maxTs: null, firstUser: null, lastAssistant: null };
+    const days = new Map<number, number>();
     let lastAssistant = -1;
     for (let i = 0; i < rows.count; i++) {
       const role = rowRole(rows, i);
@@ -270,6 +274,8 @@ export class LocalStore {
         else this.stmts.insertFts.run(result.lastInsertRowid, indexed);
       }
       summary.count++;
+      const day = dayOf(timestamp);
+      days.set(day, (days.get(day) ?? 0) + 1);
       summary.minTs = summary.minTs === null ? timestamp : Math.min(summary.minTs, timestamp);
       summary.maxTs = summary.maxTs === null ? timestamp : Math.max(summary.maxTs, timestamp);
       if (role === 'user' && summary.firstUser === null && rowHasText(rows, i)) {
@@ -279,6 +285,7 @@ export class LocalStore {
       }
     }
     if (summary.count === 0) return 0;
+    this.days.add(days);
     // Decoded once, for the one message the preview quotes.
     if (lastAssistant >= 0) summary.lastAssistant = excerpt(rowContentText(rows, lastAssistant) ?? '', PREVIEW_CHARS);
     this.stmts.afterAppend.run(summary);
@@ -293,12 +300,16 @@ export class LocalStore {
 
   private removeAll(conversationId: string, keys: string[]): number {
     let removed = 0;
+    const days = new Map<number, number>();
     for (const key of keys) {
-      const id = this.stmts.deleteMessage.get(conversationId, key);
-      if (id === undefined) continue;
-      this.stmts.deleteFts.run(id);
+      const row = this.stmts.deleteMessage.get(conversationId, key);
+      if (row === undefined) continue;
+      this.stmts.deleteFts.run(row.id);
+      const day = dayOf(row.timestamp);
+      days.set(day, (days.get(day) ?? 0) - 1);
       removed++;
     }
+    this.days.add(days);
     if (removed > 0) {
       const { count, maxTs } = this.stmts.recount.get(conversationId) ?? { count: 0, maxTs: null };
       const firstUser = this.stmts.firstUser.get(conversationId);

@@ -1,0 +1,66 @@
+import { html, raw } from 'hono/html';
+import type { HtmlEscapedString } from 'hono/utils/html';
+import { EvermeError } from '../core/errors.js';
+
+/** Markup whose every interpolated value was escaped (or is markup built the same way). */
+export type Html = HtmlEscapedString;
+
+/**
+ * Hono's `html` tag, synchronous: every value interpolated into it is HTML-escaped unless it is
+ * itself `Html`. The viewer never interpolates a promise, so the result is always a string.
+ */
+export function h(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  const out = html(strings, ...values);
+  if (out instanceof Promise) throw new EvermeError('internal', 'viewer markup must be synchronous');
+  return out;
+}
+
+export const EMPTY: Html = raw('');
+
+/**
+ * Text as stored, with what everme put in its place made visible: masked credentials
+ * (`[REDACTED:rule]`) and private spans (`[PRIVATE]`) are marked, so a reader tells them from text.
+ */
+const PLACEHOLDER = /\[REDACTED:[\w.-]+\]|\[PRIVATE\]/g;
+
+export function storedText(text: string): Html {
+  const parts: Html[] = [];
+  let at = 0;
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    parts.push(h`${text.slice(at, m.index)}`);
+    const kind = m[0] === '[PRIVATE]' ? 'private' : 'redacted';
+    parts.push(h`<span class="placeholder ${kind}" title="${kind === 'private' ? 'a <private> span: never stored' : 'a masked credential'}">${m[0]}</span>`);
+    at = m.index + m[0].length;
+  }
+  parts.push(h`${text.slice(at)}`);
+  return h`${parts}`;
+}
+
+/**
+ * A search snippet: the recall layer marks matched words `**like this**` (the CLI prints it as is);
+ * here each marked run becomes `<mark>`, everything else stays escaped text.
+ */
+export function snippetMarks(snippet: string): Html {
+  const parts: Html[] = [];
+  const pieces = snippet.split('**');
+  // An odd count of `**` leaves the last piece unmarked: pieces alternate text, match, text, …
+  pieces.forEach((piece, i) => {
+    const marked = i % 2 === 1 && i < pieces.length - (pieces.length % 2 === 0 ? 1 : 0);
+    parts.push(marked ? h`<mark>${storedText(piece)}</mark>` : storedText(i % 2 === 1 ? `**${piece}` : piece));
+  });
+  return h`${parts}`;
+}
+
+/** `2026-09-14 03:05 UTC`. */
+export function when(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return 'unknown time';
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+export function day(ms: number | undefined): string {
+  return ms === undefined ? '-' : new Date(ms).toISOString().slice(0, 10);
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+}

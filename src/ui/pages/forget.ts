@@ -1,0 +1,62 @@
+import type { ForgetCandidate, ForgetResult, Tombstone } from '../../forget/forget.js';
+import { EMPTY, day, h, plural, when, type Html } from '../html.js';
+import { secretField } from '../layout.js';
+import { conversationHref } from './projects.js';
+
+function candidateRow(c: ForgetCandidate): Html {
+  return h`<tr>
+<th scope="row">${c.storedMessages > 0 ? h`<a href="${conversationHref(c.conversationId)}">${c.conversationId}</a>` : c.conversationId}</th>
+<td>${day(c.createdAtMs)}</td>
+<td>${c.workspaceDir ?? '(workspace unknown)'}</td>
+<td class="num">${c.storedMessages.toLocaleString('en-US')}</td>
+<td>${c.sentToGateway ? 'yes: stays there' : 'no'}</td>
+</tr>`;
+}
+
+function candidatesTable(conversations: ForgetCandidate[]): Html {
+  return h`<table id="forget-list"><thead><tr><th scope="col">Conversation</th><th scope="col">Started</th><th scope="col">Workspace</th><th scope="col" class="num">Stored messages</th><th scope="col">Sent to the gateway</th></tr></thead>
+<tbody>${conversations.map(candidateRow)}</tbody></table>`;
+}
+
+/** The dry run: what would go, with counts, and the one button that does it. */
+export function forgetPreviewPage(preview: ForgetResult, secret: string): Html {
+  const n = preview.conversations.length;
+  if (n === 0) return h`<h1>Forget</h1><p>Nothing selected: pick conversations in <a href="/search">search</a> or open one and choose “Forget this conversation”.</p>`;
+  const messages = preview.conversations.reduce((sum, c) => sum + c.storedMessages, 0);
+  return h`<h1>Forget ${plural(n, 'conversation')}?</h1>
+<p id="forget-summary">${plural(n, 'conversation')}, <strong>${plural(messages, 'stored message')}</strong>, would be removed from the embedded store (messages, search index, recall context) and tombstoned: import, sync and the hook never deliver them again, to either sink.</p>
+${candidatesTable(preview.conversations)}
+${preview.gatewayNote ? h`<p class="banner" role="note">${preview.gatewayNote}</p>` : EMPTY}
+<form method="post" action="/forget" class="actions">
+${secretField(secret)}
+${preview.conversations.map((c) => h`<input type="hidden" name="c" value="${c.conversationId}">`)}
+<button type="submit" class="danger" id="confirm-forget">Forget ${plural(n, 'conversation')}</button>
+<a href="/">Cancel</a>
+</form>`;
+}
+
+function undoButton(conversationId: string, secret: string): Html {
+  return h`<form method="post" action="/forget/undo">${secretField(secret)}<input type="hidden" name="c" value="${conversationId}"><button type="submit" aria-label="Undo forgetting ${conversationId}">Undo</button></form>`;
+}
+
+export function forgetDonePage(result: ForgetResult, secret: string): Html {
+  const n = result.conversations.length;
+  return h`<h1>Forgot ${plural(n, 'conversation')}</h1>
+<p id="forget-done">${plural(result.removedMessages, 'message')} removed from the local store, search index and recall context. Tombstoned: import, sync and the hook will never deliver these again, even if their files change.</p>
+${result.gatewayNote ? h`<p class="banner" role="note">${result.gatewayNote}</p>` : EMPTY}
+${result.checkpointed === false ? h`<p class="muted">Another process is reading the store; the last deleted bytes leave the file once it closes.</p>` : EMPTY}
+<ul>${result.conversations.map((c) => h`<li class="actions"><code>${c.conversationId}</code> ${undoButton(c.conversationId, secret)}</li>`)}</ul>
+<p class="muted">Undo lifts the tombstone (as <code>everme forget --undo</code> does); the next <code>everme sync</code>, or the hook, reads that session again from its files.</p>`;
+}
+
+export function forgottenPage(tombstones: Tombstone[], secret: string, undone?: { conversationId: string; sessionId: string }): Html {
+  return h`<h1>Forgotten conversations</h1>
+${undone ? h`<p id="undo-done" role="status"><code>${undone.conversationId}</code> is no longer forgotten; the next <code>everme sync</code> (or the hook) reads session <code>${undone.sessionId}</code> again.</p>` : EMPTY}
+${
+  tombstones.length === 0
+    ? h`<p id="no-tombstones">Nothing is forgotten.</p>`
+    : h`<table id="tombstones"><thead><tr><th scope="col">Conversation</th><th scope="col">Workspace</th><th scope="col">Forgotten</th><th scope="col">Undo</th></tr></thead><tbody>
+${tombstones.map((t) => h`<tr><th scope="row"><code>${t.conversationId}</code></th><td>${t.workspaceDir ?? '(workspace unknown)'}</td><td>${when(t.forgottenAtMs)}</td><td>${undoButton(t.conversationId, secret)}</td></tr>`)}
+</tbody></table>`
+}`;
+}

@@ -1,0 +1,72 @@
+import type { ConversationSummary } from '../../store/conversation-list.js';
+import type { DayCount, WorkspaceSummary } from '../../store/viewer-store.js';
+import { messagesChart } from '../chart.js';
+import { h, plural, when, type Html } from '../html.js';
+
+/** Where a workspace's own page is; the unknown-workspace group has one too. */
+export function projectHref(workspaceDir: string | undefined): string {
+  return workspaceDir === undefined ? '/project?unknown=1' : `/project?dir=${encodeURIComponent(workspaceDir)}`;
+}
+
+export function conversationHref(conversationId: string, messageId?: number): string {
+  const base = `/conversation/${encodeURIComponent(conversationId)}`;
+  return messageId === undefined ? base : `${base}?m=${messageId}#m${messageId}`;
+}
+
+/**
+ * How a conversation is named in lists: its first request (the store keeps it for recall). The
+ * session index's titles (#30) are the better name once the store records them.
+ */
+export function conversationLabel(c: ConversationSummary): string {
+  return c.firstUserText ?? c.conversationId;
+}
+
+export const UNKNOWN_WORKSPACE = 'Workspace unknown';
+
+export function projectsPage(workspaces: WorkspaceSummary[], days: DayCount[], storeMissing: boolean): Html {
+  if (storeMissing) {
+    return h`<h1>Projects</h1>
+<p>No memories yet: nothing has been imported into the embedded store on this machine.</p>
+<p>Run <code>everme import --since YYYY-MM-DD</code> (or <code>everme sync</code>), then reload this page.</p>`;
+  }
+  const rows = workspaces.map(
+    (w) => h`<tr>
+<th scope="row"><a href="${projectHref(w.workspaceDir)}">${w.workspaceDir ?? UNKNOWN_WORKSPACE}</a>${w.workspaceDir === undefined ? h` <span class="muted">(sessions whose workspace nobody recorded)</span>` : ''}</th>
+<td class="num">${w.conversations.toLocaleString('en-US')}</td>
+<td class="num">${w.messages.toLocaleString('en-US')}</td>
+<td>${when(w.lastActivityMs)}</td>
+</tr>`,
+  );
+  return h`<h1>Projects</h1>
+<h2 id="activity">Messages per day, last ${days.length} days</h2>
+${messagesChart(days)}
+<h2 id="workspaces">Workspaces</h2>
+${
+  workspaces.length === 0
+    ? h`<p>The store holds no conversations.</p>`
+    : h`<table id="projects" aria-describedby="workspaces">
+<thead><tr><th scope="col">Workspace</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Messages</th><th scope="col">Last activity</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>`
+}`;
+}
+
+export function projectPage(workspaceDir: string | undefined, conversations: ConversationSummary[], limit: number): Html {
+  const title = workspaceDir ?? UNKNOWN_WORKSPACE;
+  const rows = conversations.map(
+    (c) => h`<tr>
+<th scope="row"><a href="${conversationHref(c.conversationId)}">${conversationLabel(c)}</a><br><span class="muted">${c.conversationId}${c.workspaceDir !== undefined && c.workspaceDir !== workspaceDir ? h` · ${c.workspaceDir}` : ''}</span></th>
+<td class="num">${c.messageCount.toLocaleString('en-US')}</td>
+<td>${when(c.updatedAtMs ?? c.createdAtMs)}</td>
+</tr>`,
+  );
+  return h`<h1>${title}</h1>
+<div class="actions">
+${workspaceDir === undefined ? '' : h`<a href="/agent?project=${encodeURIComponent(workspaceDir)}">What the agent sees at session start here</a> <a href="/search?project=${encodeURIComponent(workspaceDir)}">Search this project</a>`}
+</div>
+<p class="muted">${plural(conversations.length, 'conversation')}${conversations.length >= limit ? ` (the ${limit} most recent)` : ''}, most recently active first${workspaceDir === undefined ? '' : ', this directory and those below it'}.</p>
+<table id="conversations">
+<thead><tr><th scope="col">Conversation</th><th scope="col" class="num">Messages</th><th scope="col">Last activity</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>`;
+}

@@ -1,0 +1,83 @@
+import { parseMessageId, type RecallHit } from '../../recall/recall.js';
+import type { WorkspaceSummary } from '../../store/viewer-store.js';
+import { EMPTY, h, plural, snippetMarks, when, type Html } from '../html.js';
+import { conversationHref } from './projects.js';
+
+export const ROLES = ['user', 'assistant', 'tool'] as const;
+
+export interface SearchFilters {
+  q: string;
+  project: string;
+  role: string;
+  /** YYYY-MM-DD, UTC, inclusive. */
+  from: string;
+  to: string;
+}
+
+export interface SearchOutcome {
+  filters: SearchFilters;
+  hits: RecallHit[];
+  /** Hits recall ranked before the role and date filters applied. */
+  ranked: number;
+  storeEmpty: boolean;
+  limit: number;
+  error?: string;
+}
+
+function filtersQuery(f: SearchFilters): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(f)) if (v !== '') params.set(k, v);
+  return params.toString();
+}
+
+/** The results block: the same markup for the whole page and for the fragment typing fetches. */
+export function searchResults(outcome: SearchOutcome | undefined): Html {
+  if (!outcome) return h`<div id="results" aria-live="polite"><p class="muted">Type to search every stored message.</p></div>`;
+  const { filters, hits } = outcome;
+  const attrs = h`data-query="${filters.q}" data-count="${hits.length}"`;
+  if (outcome.error) return h`<div id="results" aria-live="polite" ${attrs}><p class="banner" role="alert">${outcome.error}</p></div>`;
+  if (outcome.storeEmpty) {
+    return h`<div id="results" aria-live="polite" ${attrs}><p>No memories yet: run <code>everme import --since YYYY-MM-DD</code> (or <code>everme sync</code>) first.</p></div>`;
+  }
+  if (hits.length === 0) return h`<div id="results" aria-live="polite" ${attrs}><p>No memories match <q>${filters.q}</q>${outcome.ranked > 0 ? ' with these filters' : ''}.</p></div>`;
+  const filtered = filters.role !== '' || filters.from !== '' || filters.to !== '';
+  const items = hits.map((hit, i) => {
+    // A local hit's id (`m<row id>`) opens its conversation at the message; a gateway memory has none.
+    const messageId = hit.source === 'local' && hit.id !== null ? parseMessageId(hit.id) : undefined;
+    const open = hit.conversationId !== null && messageId !== undefined ? conversationHref(hit.conversationId, messageId) : undefined;
+    const select =
+      hit.conversationId === null
+        ? EMPTY
+        : h`<input type="checkbox" name="c" value="${hit.conversationId}" id="pick-${i}"><label class="visually-hidden" for="pick-${i}">Select conversation ${hit.conversationId} to forget</label>`;
+    const head = h`${hit.role ?? 'message'} · ${when(hit.timestamp)} · ${hit.workspaceDir ?? ''}`;
+    return h`<li class="hit" data-conversation="${hit.conversationId ?? ''}" data-message="${messageId ?? ''}">
+${select}
+<div><div class="meta">${i + 1}. ${open ? h`<a href="${open}">${head}</a>` : head} <span class="muted">${hit.conversationId ?? 'from the EverMe gateway'}${hit.score === null ? '' : ` · score ${hit.score.toFixed(2)}`}</span></div>
+<div class="snippet">${snippetMarks(hit.snippet)}</div></div>
+</li>`;
+  });
+  return h`<div id="results" aria-live="polite" ${attrs}>
+<p class="muted">${plural(hits.length, 'result')}, best first${filtered ? h` (role and date filters apply to the best ${outcome.limit} matches)` : ''}.</p>
+<form method="get" action="/forget" aria-label="Forget selected conversations">
+<ol class="hits">${items}</ol>
+<div class="actions"><button type="submit" class="danger">Forget the selected conversations…</button></div>
+</form>
+<p class="muted"><a href="/search?${filtersQuery(filters)}">Link to these results</a></p>
+</div>`;
+}
+
+export function searchPage(filters: SearchFilters, workspaces: WorkspaceSummary[], outcome: SearchOutcome | undefined): Html {
+  const projects = workspaces.flatMap((w) => (w.workspaceDir === undefined ? [] : [w.workspaceDir]));
+  if (filters.project !== '' && !projects.includes(filters.project)) projects.unshift(filters.project);
+  const option = (value: string, label: string, selected: boolean) => h`<option value="${value}"${selected ? h` selected` : ''}>${label}</option>`;
+  return h`<h1>Search</h1>
+<form class="filters" id="search-form" method="get" action="/search" role="search">
+<label for="q">Words to find<input type="search" id="q" name="q" value="${filters.q}" autocomplete="off" autofocus></label>
+<label for="project">Project<select id="project" name="project">${option('', 'All projects', filters.project === '')}${projects.map((p) => option(p, p, p === filters.project))}</select></label>
+<label for="role">Role<select id="role" name="role">${option('', 'Any role', filters.role === '')}${ROLES.map((r) => option(r, r, r === filters.role))}</select></label>
+<label for="from">From (UTC)<input type="date" id="from" name="from" value="${filters.from}"></label>
+<label for="to">To (UTC)<input type="date" id="to" name="to" value="${filters.to}"></label>
+<button type="submit">Search</button>
+</form>
+${searchResults(outcome)}`;
+}

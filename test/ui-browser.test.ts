@@ -1,0 +1,285 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { cliEntry } from './support/cli.js';
+import { envelopeOf, runCli } from './support/cli-process.js';
+import { launchChromium } from './support/browser.js';
+import { startViewerProcess, type ViewerProcess } from './support/viewer-process.js';
+import { ALPHA, AWS_KEY, BETA, buildViewerFixture, RECALL_CHARS, WORDS, type ViewerFixture } from './support/viewer-fixture.js';
+
+/**
+ * `everme ui` in a real browser: Debian's Chromium, headless, driven by playwright-core, against
+ * the viewer spawned as a process over a store the real import built. Every request the browser
+ * makes is recorded: none may leave 127.0.0.1.
+ */
+let fx: ViewerFixture;
+let viewer: ViewerProcess;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const requests: string[] = [];
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  fx = await buildViewerFixture();
+  viewer = await startViewerProcess(fx.dataDir, fx.env);
+  browser = await launchChromium();
+  context = await browser.newContext();
+  context.on('request', (r) => requests.push(r.url()));
+  page = await context.newPage();
+  // Actions wait longer than Playwright's 30 s default: on a loaded two-core machine a page that
+  // spawns nothing can still take seconds.
+  page.setDefaultTimeout(60_000);
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  // The URL as printed: its secret becomes the session's cookie.
+  await page.goto(viewer.url);
+}, 60_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await viewer?.stop();
+  fx?.cleanup();
+});
+
+function cli(args: string[]) {
+  return runCli([...args, '--data-dir', fx.dataDir], fx.env);
+}
+
+async function cliSearch(word: string, limit = 20): Promise<Array<{ conversationId: string; snippet: string; role: string }>> {
+  const r = await cli(['search', word, '--limit', String(limit), '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  return (envelopeOf(r).data as { results: Array<{ conversationId: string; snippet: string; role: string }> }).results;
+}
+
+async function typeSearch(word: string): Promise<void> {
+  await page.goto(`${viewer.origin}/search`);
+  await page.getByLabel('Words to find').pressSequentially(word, { delay: 25 });
+  await page.waitForSelector(`#results[data-query="${word}"]`, { timeout: 10_000 });
+}
+
+describe('everme ui in Chromium', { timeout: 90_000 }, () => {
+  it('opens on the project list: every workspace with counts and last activity, the unknown ones grouped', async () => {
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(page.url()).not.toContain('token=');
+    // A row's innerText is its cells, tab-separated.
+    const rows = (await page.locator('#projects tbody tr').allInnerTexts()).map((row) => row.split('\t').map((cell) => cell.trim()));
+    expect(rows.map((r) => r[0])).toEqual([ALPHA, BETA, expect.stringContaining('Workspace unknown')]);
+    // alpha: the tool-call session (4 messages; the malformed line is skipped) and the hostile one (2).
+    expect(rows[0]!.slice(1, 3)).toEqual(['2', '6']);
+    expect(rows[1]!.slice(1, 3)).toEqual(['1', '2']);
+    expect(rows[2]!.slice(1, 3)).toEqual(['1', '2']);
+    expect(rows[0]![3]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+  });
+
+  it('draws messages per day for the last 90 days as SVG, each day its own bar', async () => {
+    const bars = page.locator('#activity-chart rect.bar');
+    expect(await bars.count()).toBe(90);
+    const byDay = Object.fromEntries(
+      await bars.evaluateAll((rects) => rects.map((r) => [r.getAttribute('data-day') ?? '', Number(r.getAttribute('data-messages'))] as const)),
+    ) as Record<string, number>;
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    expect(byDay[day(fx.days.alpha)]).toBe(4);
+    expect(byDay[day(fx.days.beta)]).toBe(2);
+    expect(byDay[day(fx.days.unknown)]).toBe(2);
+    expect(byDay[day(fx.days.hostile)]).toBe(2);
+    expect(Object.values(byDay).reduce((a, b) => a + b, 0)).toBe(10);
+    // The tallest bar is the alpha day; an empty day has no height.
+    const heights = await bars.evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('height'))));
+    expect(Math.max(...heights)).toBe(heights[Object.keys(byDay).indexOf(day(fx.days.alpha))]);
+    expect(await page.locator('#activity-chart').getAttribute('aria-label')).toContain('10 messages');
+  });
+
+  it('lists a project’s conversations, and the warnings report filtered by code', async () => {
+    await page.goto(`${viewer.origin}/`);
+    await page.getByRole('link', { name: ALPHA, exact: true }).click();
+    expect(await page.locator('h1').textContent()).toBe(ALPHA);
+    const links = await page.locator('#conversations tbody th a').allTextContents();
+    expect(links).toHaveLength(2);
+    expect(links.some((l) => l.includes(WORDS.alpha))).toBe(true);
+    await page.goto(`${viewer.origin}/warnings`);
+    await page.getByLabel('Warning code').selectOption('invalid_json');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    expect(await page.locator('#warnings').textContent()).toContain(fx.sessions.alpha);
+    expect(await page.locator('#warnings').textContent()).toContain('messages.jsonl:4');
+    await page.getByLabel('Warning code').selectOption('oversized_line');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    expect(await page.locator('#no-warnings').textContent()).toContain('oversized_line');
+  });
+
+  it('searches as you type: marked results, ranked exactly as everme search / mem_search rank them', async () => {
+    await typeSearch(WORDS.alpha);
+    const shown = await page.locator('#results li.hit').evaluateAll((lis) =>
+      lis.map((li) => ({ conversationId: li.getAttribute('data-conversation'), snippet: li.querySelector('.snippet')?.textContent ?? '' })),
+    );
+    const expected = await cliSearch(WORDS.alpha);
+    expect(expected.length).toBeGreaterThan(1);
+    // Same hits in the same order; the page shows the snippet with its marks as <mark>.
+    expect(shown).toEqual(expected.map((hit) => ({ conversationId: hit.conversationId, snippet: hit.snippet.replaceAll('**', '') })));
+    const marks = await page.locator('#results mark').allTextContents();
+    expect(marks.length).toBeGreaterThan(0);
+    for (const m of marks) expect(m.toLowerCase()).toBe(WORDS.alpha);
+    // The address now links these results.
+    expect(new URL(page.url()).searchParams.get('q')).toBe(WORDS.alpha);
+  });
+
+  it('filters by role and by date', async () => {
+    await page.getByLabel('Role').selectOption('tool');
+    await page.waitForSelector('#results[data-count="1"]');
+    expect(await page.locator('#results li.hit .meta').first().textContent()).toMatch(/^1\. tool/);
+    await page.getByLabel('Role').selectOption('');
+    const day = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel('From (UTC)').fill(day);
+    await page.waitForSelector('#results[data-count="0"]');
+    expect(await page.locator('#results').textContent()).toContain('with these filters');
+  });
+
+  it('opens a result at its message', async () => {
+    await typeSearch(WORDS.alpha);
+    const first = page.locator('#results li.hit').first();
+    const messageId = await first.getAttribute('data-message');
+    await first.locator('.meta a').click();
+    await page.waitForSelector('.message.target');
+    expect(page.url()).toContain(`m=${messageId}`);
+    const target = page.locator('.message.target');
+    expect(await target.getAttribute('id')).toBe(`m${messageId}`);
+    expect((await target.textContent())?.toLowerCase()).toContain(WORDS.alpha);
+    // Focused and in view, so the keyboard continues from it.
+    expect(await page.evaluate('document.activeElement?.id')).toBe(`m${messageId}`);
+  });
+
+  it('shows a conversation: roles distinct, tools collapsed under their names, masks visible, warnings inline', async () => {
+    await page.goto(`${viewer.origin}/conversation/minimaxcode-${fx.sessions.alpha}`);
+    const roles = await page.locator('article.message').evaluateAll((as) => as.map((a) => a.classList[1]));
+    expect(roles).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    const call = page.locator('details.tool-call');
+    expect(await call.locator('summary').textContent()).toBe('tool call: bash');
+    expect(await call.getAttribute('open')).toBeNull();
+    expect(await page.locator('details.tool-result summary').textContent()).toContain('tool result: bash');
+    await call.locator('summary').click();
+    expect(await call.locator('pre').textContent()).toContain(`grep -r ${WORDS.alpha}`);
+    expect(await page.locator('.placeholder.redacted').first().textContent()).toMatch(/^\[REDACTED:[\w.-]+\]$/);
+    expect(await page.locator('.placeholder.private').textContent()).toBe('[PRIVATE]');
+    const body = await page.locator('main').textContent();
+    expect(body).not.toContain(AWS_KEY);
+    expect(body).not.toContain('hunter2-secret');
+    const warnings = page.locator('.warnings');
+    expect(await warnings.textContent()).toContain('invalid_json');
+    expect(await warnings.textContent()).toContain(fx.sessions.alpha);
+    expect(await warnings.textContent()).toMatch(/started \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
+    expect(await warnings.textContent()).toContain('messages.jsonl:4');
+  });
+
+  it('shows stored markup as text: nothing of it runs or loads', async () => {
+    await page.goto(`${viewer.origin}/conversation/minimaxcode-${fx.sessions.hostile}`);
+    expect(await page.title()).not.toBe('pwned');
+    expect(await page.locator('main img, main iframe, main script, main link').count()).toBe(0);
+    expect(await page.locator('article.message.user .text').textContent()).toContain('<script>document.title=');
+  });
+
+  it('forgets a conversation after a preview with counts, then undoes it', { timeout: 120_000 }, async () => {
+    await page.goto(`${viewer.origin}/conversation/minimaxcode-${fx.sessions.beta}`);
+    await page.getByRole('button', { name: 'Forget this conversation…' }).click();
+    expect(await page.locator('#forget-summary').textContent()).toContain('1 conversation, 2 stored messages');
+    await page.locator('#confirm-forget').click();
+    expect(await page.locator('#forget-done').textContent()).toContain('2 messages removed');
+    // Gone from the viewer's search, the CLI's search and the export.
+    await typeSearch(WORDS.beta);
+    expect(await page.locator('#results li.hit').count()).toBe(0);
+    expect(await cliSearch(WORDS.beta)).toEqual([]);
+    const exported = await cli(['export']);
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).not.toContain(WORDS.beta);
+    expect(exported.stdout).toContain(WORDS.alpha);
+
+    await page.goto(`${viewer.origin}/forgotten`);
+    await page.getByRole('button', { name: `Undo forgetting minimaxcode-${fx.sessions.beta}` }).click();
+    expect(await page.locator('#undo-done').textContent()).toContain('is no longer forgotten');
+    expect(await page.locator('#no-tombstones').count()).toBe(1);
+    // As after `everme forget --undo`: the next sync reads the session again.
+    const synced = await cli(['sync', '--json']);
+    expect(synced.code, synced.stderr).toBe(0);
+    await typeSearch(WORDS.beta);
+    expect(await page.locator('#results li.hit').count()).toBe(2);
+  });
+
+  it('forgets from a search selection', async () => {
+    await typeSearch(WORDS.unknown);
+    const box = page.locator('#results li.hit input[type="checkbox"]').first();
+    await box.check();
+    // Leaving the search box fires its `change`: the results must not reload and lose the tick.
+    await page.waitForTimeout(1000);
+    expect(await box.isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Forget the selected conversations…' }).click();
+    await page.waitForURL(/\/forget\?c=/);
+    expect(await page.locator('#forget-summary').textContent()).toContain('1 conversation, 2 stored messages');
+    await page.locator('#confirm-forget').click();
+    expect(await cliSearch(WORDS.unknown)).toEqual([]);
+  });
+
+  // Before the SessionStart test below: its hook run is an event received.
+  it('capture health: says what is wrong and the command that fixes it, before and after install with no hook events yet', async () => {
+    await page.goto(`${viewer.origin}/health`);
+    expect(await page.locator('#health-problems').textContent()).toContain('Run `everme install`');
+    const installed = await cli(['install', '--json']);
+    expect(installed.code, installed.stderr).toBe(0);
+    await page.goto(`${viewer.origin}/health`);
+    const problems = await page.locator('#health-problems').textContent();
+    expect(problems).toContain('has not run one yet');
+    expect(problems).toContain('Start a MiniMax Code session');
+    expect(await page.locator('#arrivals').textContent()).toContain('none received');
+    expect(await page.locator('#facts').textContent()).toContain('no hook runs yet');
+  });
+
+  it('shows what the agent sees at session start: byte for byte the hook’s output for the workspace', async () => {
+    await page.goto(`${viewer.origin}/agent`);
+    await page.getByLabel('Project').selectOption(ALPHA);
+    await page.getByRole('button', { name: 'Show' }).click();
+    const shown = await page.locator('#agent-context').textContent();
+    const hook = await runHook({ hook_event_name: 'SessionStart', session_id: `mvs_${'f'.repeat(32)}`, cwd: ALPHA, source: 'startup' });
+    expect(hook.code).toBe(0);
+    expect(hook.stdout.length).toBeGreaterThan(100);
+    expect(`${shown}\n`).toBe(hook.stdout);
+    // The budget bit: a conversation was left out to fit it.
+    expect(shown).toContain('1 more conversations not shown');
+    expect(shown!.length).toBeLessThanOrEqual(RECALL_CHARS);
+    expect(await page.locator('#agent-count').textContent()).toContain(`${shown!.length.toLocaleString('en-US')} characters of the ${RECALL_CHARS}-character budget`);
+  });
+
+  it('every control has a label, and the keyboard reaches the search box', async () => {
+    for (const pathname of ['/', '/search', '/warnings', '/agent', '/forgotten', `/conversation/minimaxcode-${fx.sessions.alpha}`]) {
+      await page.goto(`${viewer.origin}${pathname}`);
+      // Runs in the page (a string: the tests' TypeScript program has no DOM types).
+      const unlabelled = await page.evaluate(`Array.from(document.querySelectorAll('input:not([type="hidden"]), select, button, textarea'))
+        .filter((el) => el.labels.length === 0 && !el.getAttribute('aria-label') && !el.textContent.trim()).map((el) => el.outerHTML)`);
+      expect(unlabelled, pathname).toEqual([]);
+    }
+    await page.goto(`${viewer.origin}/`);
+    let reached = false;
+    for (let i = 0; i < 10 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = (await page.evaluate('document.activeElement?.textContent')) === 'Search';
+    }
+    expect(reached).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/search$/);
+    expect(await page.evaluate('document.activeElement?.id')).toBe('q');
+  });
+
+  it('made no request outside 127.0.0.1, and no script error', () => {
+    expect(requests.length).toBeGreaterThan(20);
+    expect(requests.filter((url) => !url.startsWith(`${viewer.origin}/`))).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+function runHook(payload: Record<string, unknown>): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cliEntry, 'hook'], { env: { ...fx.env, MINIMAX_DATA_DIR: fx.dataDir }, stdio: ['pipe', 'pipe', 'ignore'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout }));
+    child.stdin.end(JSON.stringify(payload));
+  });
+}

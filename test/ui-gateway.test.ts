@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from './support/cli-process.js';
+import { useCliTree, type CliTree } from './support/cli-tree.js';
+import { conversationFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { cookieFor, rawRequest, startViewerProcess } from './support/viewer-process.js';
+
+/**
+ * `everme ui` with a gateway key, against the loopback server that implements EverMe's contract:
+ * search asks the gateway (as `everme search` and `mem_search` do with a key), and the viewer says
+ * what the gateway received and that forgetting cannot reach it.
+ */
+let tree: CliTree;
+useCliTree((t) => {
+  tree = t;
+});
+
+const WORD = 'narwhalgatewayword';
+
+describe('everme ui with a gateway key', () => {
+  it('searches through the gateway, says what it received, and that forgetting cannot reach it', async () => {
+    writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1], { question: WORD }));
+    const imported = await runCli(['import', '--since', '2026-09-01', '--data-dir', tree.dataDir, '--json'], tree.env);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(tree.gateway.messagesFor(conversationFor(1)).length).toBeGreaterThan(0);
+
+    const v = await startViewerProcess(tree.dataDir, tree.env);
+    const get = (p: string) => rawRequest({ port: v.port, path: p, headers: { Cookie: cookieFor(v) } });
+    try {
+      const home = await get('/');
+      expect(home.body).toContain(`Memories are also sent to the EverMe gateway (${tree.gateway.url})`);
+      expect(home.body).toContain('forgetting here cannot reach what the gateway already received');
+
+      const before = tree.gateway.requestsTo('/mem/search').length;
+      const search = await get(`/search/results?q=${WORD}`);
+      expect(tree.gateway.requestsTo('/mem/search').length).toBe(before + 1);
+      expect(search.body).toContain(`<mark>${WORD}</mark>`);
+      expect(search.body).toContain(conversationFor(1));
+      // The gateway's key never reaches the page.
+      expect(home.body + search.body).not.toContain(tree.gateway.token);
+
+      const preview = await get(`/forget?c=${conversationFor(1)}`);
+      expect(preview.body).toContain('yes: stays there');
+      expect(preview.body).toContain('was NOT deleted');
+
+      const done = await rawRequest({
+        port: v.port,
+        method: 'POST',
+        path: '/forget',
+        body: new URLSearchParams([['c', conversationFor(1)], ['_secret', v.secret]]).toString(),
+        headers: { Cookie: cookieFor(v), Origin: v.origin, 'Content-Type': 'application/x-www-form-urlencoded' },
+      });
+      expect(done.status).toBe(200);
+      expect(done.body).toContain('was NOT deleted');
+      // Nothing was asked of the gateway to delete (it has no delete), and it still holds the messages.
+      expect(tree.gateway.requests.filter((r) => !['/mem/agent-memory', '/mem/search', '/mem/context'].some((e) => r.path.endsWith(e)))).toEqual([]);
+      expect(tree.gateway.messagesFor(conversationFor(1)).length).toBeGreaterThan(0);
+    } finally {
+      await v.stop();
+    }
+  });
+});
