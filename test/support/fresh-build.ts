@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** What `npm run build` compiles (tsconfig.json's include) and what decides how. */
-export const BUILD_INPUTS = ['src', 'commands', 'bench', 'tsconfig.json', 'package.json'];
+export const BUILD_INPUTS = ['src', 'commands', 'bench', 'tsconfig.json', 'tsconfig.client.json', 'package.json'];
 
 function newestMtimeMs(entry: string): number {
   const st = fs.statSync(entry, { throwIfNoEntry: false });
