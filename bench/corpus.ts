@@ -51,10 +51,13 @@ function sentence(rand: () => number, words: number): string {
   return out.join(' ');
 }
 
-/** Tool output sizes shaped like real sessions: mostly small, a long tail of big listings and logs. */
-function toolOutput(rand: () => number): string {
+/**
+ * Tool output sizes shaped like real sessions: mostly small, a long tail of big listings and logs;
+ * `scale` times that (the same random draws, so scale 1 writes the trees it always wrote).
+ */
+function toolOutput(rand: () => number, scale: number): string {
   const r = rand();
-  const size = r < 0.6 ? 200 + rand() * 1500 : r < 0.9 ? 2000 + rand() * 8000 : 10_000 + rand() * 40_000;
+  const size = scale * (r < 0.6 ? 200 + rand() * 1500 : r < 0.9 ? 2000 + rand() * 8000 : 10_000 + rand() * 40_000);
   const lines: string[] = [];
   let length = 0;
   while (length < size) {
@@ -70,7 +73,7 @@ interface PiMessage {
   [key: string]: unknown;
 }
 
-function turnMessages(rand: () => number, t: number, turn: number): PiMessage[] {
+function turnMessages(rand: () => number, t: number, turn: number, toolScale = 1): PiMessage[] {
   const callId = `call_${turn}_${Math.floor(rand() * 1e9).toString(16)}`;
   return [
     { role: 'user', content: [{ type: 'text', text: `${sentence(rand, 12)}?` }], timestamp: t },
@@ -88,7 +91,7 @@ function turnMessages(rand: () => number, t: number, turn: number): PiMessage[] 
       stopReason: 'toolUse',
       timestamp: t + 1000,
     },
-    { role: 'toolResult', toolCallId: callId, toolName: 'bash', content: [{ type: 'text', text: toolOutput(rand) }], isError: false, timestamp: t + 2000 },
+    { role: 'toolResult', toolCallId: callId, toolName: 'bash', content: [{ type: 'text', text: toolOutput(rand, toolScale) }], isError: false, timestamp: t + 2000 },
     {
       role: 'assistant',
       content: [{ type: 'text', text: sentence(rand, 30) }],
@@ -119,9 +122,10 @@ export function sessionDir(root: string, createdAtMs: number, sessionId: string)
 
 /**
  * Writes `sessions` sessions of about `avgBytes` each under `<root>/v2/sessions`: four in five in
- * the messages.jsonl era (Sep–Nov 2026), one in five in the ledger era (Jul–Aug 2026).
+ * the messages.jsonl era (Sep–Nov 2026), one in five in the ledger era (Jul–Aug 2026). `toolScale`
+ * makes tool outputs that many times larger (sessions keep their size: fewer, longer turns).
  */
-export function generateCorpus(root: string, sessions: number, avgBytes: number, seed = 42): CorpusStats {
+export function generateCorpus(root: string, sessions: number, avgBytes: number, seed = 42, toolScale = 1): CorpusStats {
   const rand = mulberry32(seed);
   const stats: CorpusStats = { sessions: 0, bytes: 0, files: [] };
   for (let s = 0; s < sessions; s++) {
@@ -143,7 +147,7 @@ export function generateCorpus(root: string, sessions: number, avgBytes: number,
       seq++;
     }
     while (bytes < target) {
-      const messages = turnMessages(rand, t, turn);
+      const messages = turnMessages(rand, t, turn, toolScale);
       if (ledgerEra) {
         const line = JSON.stringify({ kind: 'message.pi_history_appended', sessionId, messages, schemaVersion: 1, eventId: `e${seq}`, seq, createdAtMs: t });
         seq++;

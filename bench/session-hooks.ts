@@ -4,6 +4,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileS
 import os from 'node:os';
 import path from 'node:path';
 import { readHookEvents } from '../src/hook/hook-events.js';
+import { conversationIdFor } from '../src/core/conversation-id.js';
 
 /**
  * The plugin route's two latency-critical paths, on the bench store the cold import built:
@@ -119,7 +120,7 @@ export async function benchStopToDelivered(repo: string, stateDir: string, turns
         const input = JSON.stringify({ hook_event_name: 'Stop', session_id: sessionId, turn_id: `turn-${n}`, stop_hook_active: false, last_assistant_message: `bench answer ${n}`, cwd: '/home/dev/bench', transcript_path: null, model: 'MiniMax-M3', permission_mode: 'default' });
         const t0 = performance.now();
         spawnSync(process.execPath, [path.join(repo, 'bin', 'run.js'), 'hook', '--route=plugin'], { input, env });
-        if (await until(() => count.get(`minimaxcode-${sessionId}`) === n * 2, 30_000)) times.push(performance.now() - t0);
+        if (await until(() => count.get(conversationIdFor(sessionId)) === n * 2, 30_000)) times.push(performance.now() - t0);
         else missed++;
         await until(() => !workerRunning(stateDir, sessionId), 30_000);
       }

@@ -8,7 +8,6 @@ import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { resolveUserPath } from '../src/config/exclude.js';
 import { loadSettings } from '../src/config/settings.js';
 import { exportMemory, type ExportFormat, type ExportSummary } from '../src/export/export-memory.js';
-import { normalizeConversationId } from '../src/forget/forget.js';
 
 function renderSummary(s: ExportSummary): string {
   const where = s.out === '-' ? 'stdout' : s.format === 'jsonl' ? s.files[0] ?? s.out : `${s.files.length} file${s.files.length === 1 ? '' : 's'} in ${s.out}`;
@@ -27,7 +26,7 @@ export default class Export extends EvermeCommand {
   ];
   static override flags = {
     format: Flags.string({ description: 'jsonl or markdown', options: ['jsonl', 'markdown'], default: 'jsonl' }),
-    conversation: Flags.string({ description: 'one conversation (minimaxcode-mvs_…, or its session id)' }),
+    conversation: Flags.string({ description: 'one conversation, by the id it was listed under (or the session id mvs_…)' }),
     project: Flags.string({ description: 'conversations whose workspace is this directory or lies under it' }),
     since: sinceFlag('conversations with a message on or after this day (YYYY-MM-DD, UTC)'),
     out: Flags.string({ description: 'a directory, or - for stdout (jsonl only; the default for jsonl)' }),
@@ -48,7 +47,7 @@ export default class Export extends EvermeCommand {
       format,
       out: out === '-' ? out : resolveUserPath(out),
       filter: {
-        ...(flags.conversation === undefined ? {} : { conversationId: normalizeConversationId(flags.conversation) }),
+        ...(flags.conversation === undefined ? {} : { conversationId: flags.conversation }),
         ...(flags.project === undefined ? {} : { project: resolveUserPath(flags.project) }),
         ...(sinceMs === undefined ? {} : { sinceMs }),
       },

@@ -1,12 +1,13 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { confirmOnTerminal } from '../src/cli/confirm.js';
+import { conversationIdFor } from '../src/core/conversation-id.js';
 import { parseSinceDate } from '../src/core/dates.js';
 import { EvermeError } from '../src/core/errors.js';
 import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { resolveUserPath } from '../src/config/exclude.js';
 import { loadSettings } from '../src/config/settings.js';
-import { Forgetter, normalizeConversationId, type ConversationSelector } from '../src/forget/forget.js';
+import { Forgetter, type ConversationSelector } from '../src/forget/forget.js';
 import { renderForget } from '../src/forget/render-forget.js';
 
 const SELECTORS = ['conversation', 'session', 'project', 'before'] as const;
@@ -23,7 +24,7 @@ export default class Forget extends EvermeCommand {
     '<%= config.bin %> forget --undo --conversation minimaxcode-mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40',
   ];
   static override flags = {
-    conversation: Flags.string({ description: 'one conversation (minimaxcode-mvs_…, or its session id)' }),
+    conversation: Flags.string({ description: 'one conversation, by the id it was listed under (or the session id mvs_…)' }),
     session: Flags.string({ description: 'the conversation of one session (mvs_…)' }),
     project: Flags.string({ description: 'every conversation whose workspace is this directory or lies under it' }),
     before: Flags.string({ description: 'every conversation whose last message is before this day (YYYY-MM-DD, UTC)' }),
@@ -75,8 +76,8 @@ export default class Forget extends EvermeCommand {
   }
 
   private selector(flags: { conversation?: string; session?: string; project?: string; before?: string }): ConversationSelector {
-    if (flags.conversation !== undefined) return { kind: 'conversation', conversationId: normalizeConversationId(flags.conversation) };
-    if (flags.session !== undefined) return { kind: 'conversation', conversationId: normalizeConversationId(flags.session) };
+    if (flags.conversation !== undefined) return { kind: 'conversation', conversationId: flags.conversation };
+    if (flags.session !== undefined) return { kind: 'conversation', conversationId: conversationIdFor(flags.session.trim()) };
     if (flags.project !== undefined) return { kind: 'project', dir: resolveUserPath(flags.project) };
     return { kind: 'before', ms: parseSinceDate(flags.before ?? '', '--before') };
   }

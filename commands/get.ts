@@ -1,7 +1,5 @@
 import { Args, Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { resolveDataDir } from '../src/config/data-dir.js';
-import { loadSettings } from '../src/config/settings.js';
 import { formatOpened, getMessages, type OpenedMessage } from '../src/recall/open-messages.js';
 
 export default class Get extends EvermeCommand {
@@ -20,7 +18,7 @@ export default class Get extends EvermeCommand {
   async run(): Promise<{ messages: OpenedMessage[] }> {
     const { argv, flags } = await this.parse(Get);
     const ids = argv.filter((a): a is string => typeof a === 'string');
-    const settings = loadSettings(resolveDataDir(flags['data-dir']));
+    const settings = this.settings();
     const messages = getMessages(settings.stateDir, ids, flags.offset);
     return this.result({ messages }, () => messages.map(formatOpened).join('\n\n'));
   }

@@ -3,8 +3,6 @@ import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { sinkFlag, sinkFrom } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
-import { resolveDataDir } from '../src/config/data-dir.js';
-import { loadSettings } from '../src/config/settings.js';
 import { openRecall } from '../src/recall/recall.js';
 import { createRecallServer, serveStdio } from '../src/mcp/server.js';
 
@@ -20,7 +18,7 @@ export default class Mcp extends EvermeCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Mcp);
-    const settings = loadSettings(resolveDataDir(flags['data-dir']));
+    const settings = this.settings();
     const sink = sinkFrom(flags.sink, settings);
     const project = path.resolve(flags.project ?? process.cwd());
     const recall = openRecall(settings, sink);

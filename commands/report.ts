@@ -17,7 +17,7 @@ export default class Report extends EvermeCommand {
     '<%= config.bin %> report --conversation mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40',
   ];
   static override flags = {
-    conversation: Flags.string({ description: 'one conversation (minimaxcode-mvs_… or the session id mvs_…)' }),
+    conversation: Flags.string({ description: 'one conversation, by the id it was listed under (or the session id mvs_…)' }),
     code: Flags.string({ description: `one warning code (${WARNING_CODES.join(', ')})` }),
     since: sinceFlag('only sessions created on or after this day (YYYY-MM-DD, UTC)'),
   };

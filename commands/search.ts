@@ -4,8 +4,6 @@ import { EvermeCommand } from '../src/cli/base-command.js';
 import { limitFlag, sinkFlag, sinkFrom } from '../src/cli/flags.js';
 import { EvermeError } from '../src/core/errors.js';
 import { writeStderr } from '../src/cli/output.js';
-import { resolveDataDir } from '../src/config/data-dir.js';
-import { loadSettings } from '../src/config/settings.js';
 import { openRecall, type RecallSearch } from '../src/recall/recall.js';
 import { formatHits } from '../src/recall/recall-markdown.js';
 import { noHitsNote, searchResultJson, type SearchResultJson } from '../src/recall/search-output.js';
@@ -33,7 +31,7 @@ export default class Search extends EvermeCommand {
     if (args.query.trim() === '') {
       throw new EvermeError('invalid_args', 'The search query is empty', { code: 'empty_query', hint: 'Pass the words to look for.' });
     }
-    const settings = loadSettings(resolveDataDir(flags['data-dir']));
+    const settings = this.settings();
     const sink = sinkFrom(flags.sink, settings);
     const project = flags.project === undefined ? undefined : path.resolve(flags.project);
     if (project !== undefined && sink === 'everme' && !this.jsonMode) {

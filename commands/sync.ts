@@ -33,16 +33,16 @@ export default class Sync extends EvermeCommand {
     try {
       let sessions;
       if (flags.session) {
-        const found = await locateSession(dataDir, flags.session, { remembered: engine.state.sessionDirFor(flags.session) });
+        const found = await locateSession(dataDir, flags.session, { remembered: engine.marks.sessions.dirFor(flags.session) });
         if (!found) {
           throw new EvermeError('not_found', `No session ${flags.session} under ${dataDir}`, {
             hint: 'Session ids look like mvs_ followed by 32 hex digits; `everme status` shows the data dir in use.',
           });
         }
-        engine.state.rememberSessionDir(found.sessionId, found.dir);
+        engine.marks.sessions.rememberDir(found.sessionId, found.dir);
         sessions = [found];
       }
-      const horizon = syncHorizon(engine.state, flags.since?.ms);
+      const horizon = syncHorizon(engine.runs, flags.since?.ms);
       const progress = createProgress('sync', { json: this.jsonMode });
       const summary = await runPipeline({
         mode: 'sync',

@@ -1,8 +1,6 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { successEnvelope, writeStderr } from '../src/cli/output.js';
-import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
-import { loadSettings } from '../src/config/settings.js';
 import { openBrowser, shouldOpenBrowser } from '../src/ui/open-browser.js';
 import { startViewer } from '../src/ui/viewer.js';
 
@@ -21,7 +19,7 @@ export default class Ui extends EvermeCommand {
 
   async run(): Promise<{ url: string; port: number }> {
     const { flags } = await this.parse(Ui);
-    const settings = loadSettings(requireDataDir(resolveDataDir(flags['data-dir'])));
+    const settings = this.settings();
     const viewer = await startViewer({ settings, ...(flags.port === undefined ? {} : { port: flags.port }) });
     try {
       // One line on stdout as soon as it serves (with --json, the one envelope). Written as is, not

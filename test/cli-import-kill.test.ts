@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCorpus } from '../bench/corpus.js';
 import { openDatabase } from '../src/store/database.js';
-import { cliEnv, runCli, startCli, waitFor } from './support/cli-process.js';
-import { duplicateKeys, runEngine } from './support/delivery-harness.js';
+import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
+import { duplicateKeys, gatewaySignatures, runEngine, storedSignatures } from './support/delivery-harness.js';
+import { conversationFor, expectedTurns, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { holdSessionLock, someSessionOf } from './support/session-hold.js';
 import { tempDir } from './transcript-helpers.js';
 
@@ -72,4 +74,60 @@ describe('an import killed with SIGKILL', () => {
     // Three imports of 600 sessions: minutes, not seconds, on a loaded 2-core machine. A hang
     // budget, not a speed limit.
   }, 180_000);
+});
+
+describe('an import to the gateway and the store killed with SIGKILL between the two sinks’ commits', () => {
+  let gateway: FakeGateway;
+  beforeAll(async () => {
+    gateway = await startFakeGateway();
+  });
+  afterAll(async () => {
+    await gateway.close();
+  });
+
+  /** Sessions the store took whole (its fingerprints), or 0 while the database is being created. */
+  function storeFingerprints(stateDir: string): number {
+    try {
+      const db = openDatabase(stateDir, { readonly: true });
+      try {
+        return db.prepare<[], number>("SELECT count(*) FROM fingerprints WHERE sink = 'local'").pluck().get() ?? 0;
+      } finally {
+        db.close();
+      }
+    } catch {
+      return 0;
+    }
+  }
+
+  it('leaves neither a duplicate nor a gap in either sink: the re-run sends the gateway what it lacks and the store nothing', async () => {
+    const root = tempDir();
+    const dataDir = path.join(root, 'data');
+    const stateDir = path.join(root, 'state');
+    fs.mkdirSync(dataDir);
+    const ids = [1, 2, 3];
+    for (const n of ids) writeMessagesSession(dataDir, n, turnsEnvelopes(`k${n}`, [0, 1]));
+    const env = cliEnv(root, { EVERME_STATE_DIR: stateDir, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+    const args = ['import', '--since', '2026-09-01', '--data-dir', dataDir, '--concurrency', '1', '--json'];
+
+    // The first session's one request (it flushes) never gets an answer; the store commits that
+    // session meanwhile. The kill lands after the store's commit and before the gateway's.
+    gateway.failNext({ kind: 'hang', path: '/mem/agent-memory' });
+    const victim = startCli(args, env);
+    await waitFor(() => gateway.requestsTo('/mem/agent-memory').length === 1 && storeFingerprints(stateDir) === 1, 20_000, 'the store’s commit with the gateway’s request in flight');
+    victim.child.kill('SIGKILL');
+    expect((await victim.done).signal).toBe('SIGKILL');
+    const inStore = ids.filter((n) => storedSignatures(stateDir, conversationFor(n)).length > 0);
+    expect(inStore).toHaveLength(1);
+    expect(storedSignatures(stateDir, conversationFor(inStore[0]!))).toEqual(expectedTurns(`k${inStore[0]}`, [0, 1]));
+    for (const n of ids) expect(gateway.messagesFor(conversationFor(n))).toEqual([]);
+
+    const rerun = await runCli(args, env);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(envelopeOf(rerun).data).toMatchObject({ sinks: [{ sink: 'everme', messages: 24 }, { sink: 'local', messages: 16 }] });
+    for (const n of ids) {
+      expect(gatewaySignatures(gateway, conversationFor(n))).toEqual(expectedTurns(`k${n}`, [0, 1]));
+      expect(storedSignatures(stateDir, conversationFor(n))).toEqual(expectedTurns(`k${n}`, [0, 1]));
+    }
+    expect(duplicateKeys(stateDir)).toEqual([]);
+  });
 });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { useCliTree } from './support/cli-tree.js';
 import { cliEntry } from './support/cli.js';
 import { openDatabase } from '../src/store/database.js';
-import { LocalStore } from '../src/store/message-store.js';
+import { LocalStore } from '../src/store/local-store.js';
 import type { FakeGateway } from './support/fake-gateway.js';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
 import { appendLines, conversationFor, expectedTurns, turnEnvelopes, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';

@@ -3,14 +3,15 @@ import { useCliTree } from './support/cli-tree.js';
 import type { Fault, FakeGateway } from './support/fake-gateway.js';
 import { envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
 import { conversationFor, expectedTurns, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
-import { gatewaySignatures } from './support/delivery-harness.js';
+import { duplicateKeys, gatewaySignatures, storedSignatures } from './support/delivery-harness.js';
 
 let gateway: FakeGateway;
 let dataDir: string;
+let stateDir: string;
 let env: NodeJS.ProcessEnv;
 
 useCliTree((tree) => {
-  ({ gateway, dataDir, env } = tree);
+  ({ gateway, dataDir, stateDir, env } = tree);
 });
 
 const importArgs = (...more: string[]) => ['import', '--since', '2026-09-01', '--data-dir', dataDir, '--sink', 'everme', '--json', ...more];
@@ -76,5 +77,36 @@ describe('Ctrl-C during an import', () => {
     const rerun = await runCli(importArgs(), env);
     expect(rerun.code).toBe(0);
     expectEachExactlyOnce(ids);
+  });
+});
+
+describe('the gateway and the embedded store together', () => {
+  function expectStoreExactlyOnce(ids: number[]): void {
+    for (const n of ids) expect(storedSignatures(stateDir, conversationFor(n))).toEqual(expectedTurns(`c${n}`, TURNS, { toolBytes: 25_000 }));
+    expect(duplicateKeys(stateDir)).toEqual([]);
+  }
+
+  it('two processes at once leave each message once in each sink', async () => {
+    const ids = writeTree(10);
+    slowWrites(200, 40);
+    const [a, b] = await Promise.all([runCli(importArgs('--concurrency', '2'), env), runCli(importArgs('--concurrency', '2'), env)]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    const local = (r: typeof a) => ((envelopeOf(r).data!.sinks as Array<{ sink: string; messages: number }>).find((s) => s.sink === 'local')?.messages ?? 0);
+    expect(local(a) + local(b)).toBe(ids.length * TURNS.length * 4);
+    expectEachExactlyOnce(ids);
+    expectStoreExactlyOnce(ids);
+  });
+
+  it('Ctrl-C, then a re-run, leaves each message once in each sink', async () => {
+    const ids = writeTree(8);
+    slowWrites(50, 400);
+    const run = startCli(importArgs('--concurrency', '1'), env);
+    await waitFor(() => gateway.requestsTo('/mem/agent-memory').length >= 1, 15_000, 'the first request');
+    run.child.kill('SIGINT');
+    expect((await run.done).code).toBe(130);
+    const rerun = await runCli(importArgs(), env);
+    expect(rerun.code).toBe(0);
+    expectEachExactlyOnce(ids);
+    expectStoreExactlyOnce(ids);
   });
 });

@@ -135,7 +135,7 @@ describe('an import committed on the writer thread', () => {
     const envelope = envelopeOf(failed);
     expect(envelope.error).toMatchObject({ type: 'conflict', detail: { failed: 1 } });
     const summary = (envelope.error!.detail as { summary: { failures: Array<Record<string, string>> } }).summary;
-    expect(summary.failures).toEqual([{ sessionId: victim.session_id, type: 'internal', message: expect.stringContaining('forced failure') }]);
+    expect(summary.failures).toEqual([{ sessionId: victim.session_id, type: 'internal', message: expect.stringContaining('forced failure') as unknown }]);
     expect(keysOf(stateDir, victim.conversation_id)).toEqual([]);
     const partial = dump(stateDir);
     expect(partial.messages).toEqual((expected.messages as Array<{ conversation_id: string }>).filter((m) => m.conversation_id !== victim.conversation_id));

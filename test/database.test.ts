@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from './support/temp.js';
 import { EvermeError } from '../src/core/errors.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
-import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/state-store.js';
+import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/session-store.js';
 
 /** A store as a release that knew only the first `version` migrations left it, opened raw. */
 function storeAtVersion(stateDir: string, version: number): Database.Database {
@@ -195,7 +195,9 @@ describe('openDatabase', () => {
     fs.writeFileSync(databasePath(garbageDir), 'this is not sqlite, just long enough to have a header page '.repeat(100));
     const garbage = catchError(() => openDatabase(garbageDir));
     expect(garbage.type).toBe('io');
-    expect(garbage.message).toContain(databasePath(garbageDir));
+    // One message in every command (#29); the file is named in the hint and the detail.
+    expect(garbage.hint).toContain(databasePath(garbageDir));
+    expect(garbage.detail).toMatchObject({ path: databasePath(garbageDir) });
   });
 
   it('opens read-only without creating anything, and refuses writes', () => {

@@ -4,8 +4,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runOutcomeError } from '../src/cli/render-run.js';
 import { exitCodeFor } from '../src/core/errors.js';
 import { startFakeGateway, type Fault, type FakeGateway } from './support/fake-gateway.js';
-import { conversationFor, expectedTurns, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
-import { gatewaySignatures, runEngine, type HarnessEnv } from './support/delivery-harness.js';
+import { openDatabase } from '../src/store/database.js';
+import { conversationFor, expectedTurns, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { duplicateKeys, gatewaySignatures, runEngine, storeCounts, storedSignatures, type HarnessEnv } from './support/delivery-harness.js';
 import { tempDir } from './transcript-helpers.js';
 
 let gateway: FakeGateway;
@@ -123,5 +124,72 @@ describe('exactly once after a failed request', () => {
 
     await run();
     expectEveryMessageExactlyOnce();
+  });
+});
+
+describe('exactly once at each of two sinks (the gateway and the embedded store)', () => {
+  // The file's 400 ms request timeout is for its hanging gateway; these runs must not hit it on a busy machine.
+  const run = () => runEngine({ ...env, timeoutMs: 10_000 }, 'import', 'everme', { concurrency: 1 });
+  /** The store keeps what the gateway was sent: every message once, in order, in both. */
+  function expectBothSinksExactlyOnce(): void {
+    expectEveryMessageExactlyOnce();
+    for (const n of SESSIONS) expect(storedSignatures(env.stateDir, conversationFor(n))).toEqual(expectedTurns(`s${n}`, TURNS, BIG));
+    expect(duplicateKeys(env.stateDir)).toEqual([]);
+  }
+
+  it('after a gateway 500 mid-run, the store still takes every session; the re-run completes only the gateway, once', async () => {
+    writeTree();
+    failWrite(2, { kind: 'http', status: 500 });
+    const first = await run();
+    expect(first.sinks.map((s) => [s.sink, s.sessions.delivered, s.sessions.failed])).toEqual([
+      ['everme', 2, 1],
+      ['local', 3, 0],
+    ]);
+    expect(first.sinks[0]!.failures).toEqual([expect.objectContaining({ type: 'upstream' })]);
+    for (const n of SESSIONS) expect(storedSignatures(env.stateDir, conversationFor(n))).toEqual(expectedTurns(`s${n}`, TURNS, BIG));
+
+    const before = agentMemoryRequests();
+    const second = await run();
+    expect(runOutcomeError(second)).toBeUndefined();
+    // The gateway's failure is never resent to the store: it takes nothing on the re-run.
+    expect(second.sinks[1]).toMatchObject({ sink: 'local', messages: 0, requests: 0, sessions: { delivered: 0, unchanged: 3, failed: 0 } });
+    expect(second.sinks[0]).toMatchObject({ sink: 'everme', sessions: { delivered: 1, unchanged: 2, failed: 0 } });
+    expect(agentMemoryRequests() - before).toBe(second.sinks[0]!.requests);
+    expectBothSinksExactlyOnce();
+  });
+
+  it('after a store failure, the gateway still takes every session; the re-run completes only the store, once', async () => {
+    writeTree();
+    // The store refuses one conversation's messages (a full disk would too): the gateway is not told.
+    const db = openDatabase(env.stateDir);
+    db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.conversation_id = '${conversationFor(2)}' BEGIN SELECT RAISE(ABORT, 'disk full'); END;`);
+    db.close();
+    const first = await run();
+    expect(first.sinks.map((s) => [s.sink, s.sessions.delivered, s.sessions.failed])).toEqual([
+      ['everme', 3, 0],
+      ['local', 2, 1],
+    ]);
+    expect(first.failures).toEqual([expect.objectContaining({ sessionId: sessionIdFor(2), message: expect.stringContaining('disk full') })]);
+    expectEveryMessageExactlyOnce();
+
+    const fixed = openDatabase(env.stateDir);
+    fixed.exec('DROP TRIGGER refuse');
+    fixed.close();
+    const before = agentMemoryRequests();
+    const second = await run();
+    expect(runOutcomeError(second)).toBeUndefined();
+    expect(agentMemoryRequests()).toBe(before);
+    expect(second.sinks[0]).toMatchObject({ sink: 'everme', messages: 0, requests: 0 });
+    expect(second.sinks[1]).toMatchObject({ sink: 'local', sessions: { delivered: 1, unchanged: 2 } });
+    expectBothSinksExactlyOnce();
+  });
+
+  it('with EVERME_LOCAL_STORE=0 delivers to the gateway alone and leaves the store empty', async () => {
+    writeTree();
+    const summary = await runEngine({ ...env, localStore: false }, 'import', 'everme', { concurrency: 1 });
+    expect(summary.sinks.map((s) => s.sink)).toEqual(['everme']);
+    expect(summary.sessions.delivered).toBe(3);
+    expectEveryMessageExactlyOnce();
+    expect(storeCounts(env.stateDir)).toEqual({ conversations: 0, messages: 0 });
   });
 });

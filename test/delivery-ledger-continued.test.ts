@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SinkName } from '../src/config/settings.js';
-import { conversationIdFor } from '../src/engine/conversation-id.js';
+import { conversationIdFor } from '../src/core/conversation-id.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { jsonlOf, signature } from './support/delivery-trees.js';
 import { duplicateKeys, gatewaySignatures, recordedWarnings, runEngine, storedSignatures, type HarnessEnv } from './support/delivery-harness.js';

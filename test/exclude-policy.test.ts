@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExclusionPolicy, IGNORE_FILE, parseExcludeList, resolveUserPath } from '../src/config/exclude.js';
-import { loadSettings } from '../src/config/settings.js';
+import { exclusionSource, loadSettings } from '../src/config/settings.js';
 import { PrivacyGate } from '../src/engine/privacy-gate.js';
 import { openMemoryDatabase } from '../src/store/database.js';
 import { SessionScopeStore } from '../src/store/session-scope.js';
@@ -65,6 +65,60 @@ describe('ExclusionPolicy', () => {
     expect(policy.ruleFor(workspace)).toBeUndefined();
     fs.writeFileSync(path.join(workspace, IGNORE_FILE), '');
     expect(policy.ruleFor(workspace)).toEqual({ kind: 'ignore_file', file: path.join(workspace, IGNORE_FILE) });
+  });
+
+  it('compares real paths: a workspace reached through a symlink is excluded, and so is one a pattern names through a symlink', async () => {
+    const root = fs.realpathSync(tempDir());
+    const secret = path.join(root, 'secret');
+    fs.mkdirSync(path.join(secret, 'sub'), { recursive: true });
+    fs.symlinkSync(secret, path.join(root, 'alias'));
+    const byTarget = await ExclusionPolicy.load([secret], HOME);
+    expect(byTarget.ruleFor(path.join(root, 'alias'))).toEqual({ kind: 'pattern', pattern: secret });
+    expect(byTarget.ruleFor(path.join(root, 'alias', 'sub'))).toEqual({ kind: 'pattern', pattern: secret });
+    const byLink = await ExclusionPolicy.load([path.join(root, 'alias')], HOME);
+    expect(byLink.ruleFor(secret)?.kind).toBe('pattern');
+    const byGlobThroughLink = await ExclusionPolicy.load([path.join(root, 'ali*')], HOME);
+    expect(byGlobThroughLink.ruleFor(path.join(root, 'alias'))?.kind).toBe('pattern');
+    const globOverLink = await ExclusionPolicy.load([`${path.join(root, 'alias')}/*`], HOME);
+    expect(globOverLink.ruleFor(path.join(secret, 'sub'))?.kind).toBe('pattern');
+    expect((await ExclusionPolicy.load([path.join(root, 'other')], HOME)).ruleFor(path.join(root, 'alias'))).toBeUndefined();
+  });
+
+  it('finds an .everme-ignore in the workspace or any directory above it, also above its real path', async () => {
+    const root = fs.realpathSync(tempDir());
+    const project = path.join(root, 'project');
+    const deep = path.join(project, 'packages', 'api');
+    fs.mkdirSync(deep, { recursive: true });
+    const policy = await ExclusionPolicy.load([]);
+    expect(policy.ruleFor(deep)).toBeUndefined();
+    fs.writeFileSync(path.join(project, IGNORE_FILE), '');
+    expect(policy.ruleFor(deep)).toEqual({ kind: 'ignore_file', file: path.join(project, IGNORE_FILE) });
+    const elsewhere = path.join(fs.realpathSync(tempDir()), 'api-link');
+    fs.symlinkSync(deep, elsewhere);
+    expect(policy.ruleFor(elsewhere)).toEqual({ kind: 'ignore_file', file: path.join(project, IGNORE_FILE) });
+  });
+
+  it('resolves a relative pattern against the file that declared it, and refuses one the environment declared', async () => {
+    const dataDir = fs.realpathSync(tempDir());
+    const envFile = path.join(dataDir, 'everme.env');
+    fs.writeFileSync(envFile, 'EVERME_EXCLUDE=work/secret,./notes,client-*\n');
+    const settings = loadSettings(dataDir, {}, {});
+    expect(settings.excludeDeclaredIn).toBe(envFile);
+    const policy = await ExclusionPolicy.load(settings.exclude, HOME, exclusionSource(settings));
+    expect(policy.ruleFor(path.join(dataDir, 'work', 'secret', 'x'))).toEqual({ kind: 'pattern', pattern: 'work/secret' });
+    expect(policy.ruleFor(path.join(dataDir, 'notes'))).toEqual({ kind: 'pattern', pattern: './notes' });
+    // Whatever the process's own directory: the pattern means the same.
+    expect(policy.ruleFor(path.join(process.cwd(), 'work', 'secret'))).toBeUndefined();
+
+    const fromEnv = loadSettings(dataDir, {}, { EVERME_EXCLUDE: 'work/secret' });
+    expect(fromEnv.excludeDeclaredIn).toBeUndefined();
+    await expect(ExclusionPolicy.load(fromEnv.exclude, HOME, exclusionSource(fromEnv))).rejects.toMatchObject({
+      type: 'invalid_args',
+      code: 'exclude_pattern_relative',
+    });
+    // Absolute, ~ and bare names are not relative; **/name means anywhere.
+    const fine = await ExclusionPolicy.load(['/abs', '~/x', 'name-*', '**/vault'], HOME, {});
+    expect(fine.ruleFor('/srv/a/vault/b')).toEqual({ kind: 'pattern', pattern: '**/vault' });
   });
 
   it('expands ~ in paths the user types', () => {

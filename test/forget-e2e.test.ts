@@ -197,15 +197,17 @@ describe('everme forget on a terminal', { timeout: 120_000 }, () => {
 
 describe('everme forget, gateway', { timeout: 120_000 }, () => {
   it('says plainly that the gateway keeps what it received, and tombstones so nothing more is sent', async () => {
+    // The gateway alone (EVERME_LOCAL_STORE=0): nothing is stored locally.
+    const gatewayOnly = { ...tree.env, EVERME_LOCAL_STORE: '0' };
     const { file1 } = writeTree();
-    expect((await cli(['import', '--since', '2026-09-01', '--json'], tree.env)).code).toBe(0);
+    expect((await cli(['import', '--since', '2026-09-01', '--json'], gatewayOnly)).code).toBe(0);
     const before = tree.gateway.requestsTo('/mem/agent-memory').length;
     // Only the gateway holds them, yet a project still finds its conversations.
-    const byProject = envelopeOf(await cli(['forget', '--project', '/home/dev/ledger-project', '--dry-run', '--json'], tree.env));
+    const byProject = envelopeOf(await cli(['forget', '--project', '/home/dev/ledger-project', '--dry-run', '--json'], gatewayOnly));
     expect(byProject.data!.conversations).toMatchObject([{ conversationId: conversationFor(3), sentToGateway: true, storedMessages: 0 }]);
     expect(tree.gateway.messagesFor(conversationFor(1))).not.toEqual([]);
 
-    const text = await cli(['forget', '--session', sessionIdFor(1), '--yes'], tree.env);
+    const text = await cli(['forget', '--session', sessionIdFor(1), '--yes'], gatewayOnly);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain('[sent to the EverMe gateway]');
     expect(text.stdout).toContain("EverMe's public API has no delete");
@@ -213,18 +215,30 @@ describe('everme forget, gateway', { timeout: 120_000 }, () => {
     expect(text.stdout).not.toMatch(/deleted from (the )?(EverMe|gateway)/i);
 
     // Nothing more reaches the gateway: not a re-import, not a sync, not an append.
-    expect(envelopeOf(await cli(['import', '--since', '2026-09-01', '--json'], tree.env)).data).toMatchObject({ messages: 0, sessions: { forgotten: 1 } });
+    expect(envelopeOf(await cli(['import', '--since', '2026-09-01', '--json'], gatewayOnly)).data).toMatchObject({ messages: 0, sessions: { forgotten: 1 } });
     appendLines(file1, turnsEnvelopes('s1', [3], { question: WORD[1] }));
-    expect(envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'], tree.env)).data).toMatchObject({ messages: 0, requests: 0 });
+    expect(envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'], gatewayOnly)).data).toMatchObject({ messages: 0, requests: 0 });
     expect(tree.gateway.requestsTo('/mem/agent-memory')).toHaveLength(before);
 
-    const json = envelopeOf(await cli(['forget', '--session', sessionIdFor(2), '--yes', '--json'], tree.env));
+    const json = envelopeOf(await cli(['forget', '--session', sessionIdFor(2), '--yes', '--json'], gatewayOnly));
     expect(json.data).toMatchObject({ sentToGateway: 1, gatewayNote: expect.stringContaining('NOT deleted') as unknown });
 
     // --undo: the next sync sends only what the gateway does not hold yet (the appended turn).
-    expect((await cli(['forget', '--undo', '--conversation', conversationFor(1)], tree.env)).code).toBe(0);
-    const synced = envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'], tree.env)).data!;
+    expect((await cli(['forget', '--undo', '--conversation', conversationFor(1)], gatewayOnly)).code).toBe(0);
+    const synced = envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'], gatewayOnly)).data!;
     expect(synced).toMatchObject({ messages: 4, sessions: { delivered: 1, forgotten: 1 } });
     expect(tree.gateway.messagesFor(conversationFor(1)).filter((m) => m.content?.includes(WORD[1]))).toHaveLength(3);
+  });
+
+  it('with the embedded store kept too, removes the conversation from it and still says the gateway keeps it', async () => {
+    writeTree();
+    expect((await cli(['import', '--since', '2026-09-01', '--json'], tree.env)).code).toBe(0);
+    const planned = envelopeOf(await cli(['forget', '--session', sessionIdFor(1), '--dry-run', '--json'], tree.env));
+    expect(planned.data!.conversations).toMatchObject([{ conversationId: conversationFor(1), sentToGateway: true, storedMessages: 8 }]);
+    const json = envelopeOf(await cli(['forget', '--session', sessionIdFor(1), '--yes', '--json'], tree.env));
+    expect(json.data).toMatchObject({ sentToGateway: 1, removedMessages: 8, gatewayNote: expect.stringContaining('NOT deleted') as unknown });
+    expect(envelopeOf(await cli(['search', WORD[1], '--sink', 'local', '--json'], tree.env)).data).toEqual({ results: [] });
+    const again = envelopeOf(await cli(['import', '--since', '2026-09-01', '--json'], tree.env)).data!;
+    expect(again).toMatchObject({ messages: 0, sessions: { forgotten: 1 }, sinks: [{ sink: 'everme', messages: 0 }, { sink: 'local', messages: 0 }] });
   });
 });

@@ -7,15 +7,16 @@ import { useCliTree } from './support/cli-tree.js';
 import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
 import type { FakeGateway } from './support/fake-gateway.js';
 import { conversationFor, expectedTurns, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
-import { gatewaySignatures } from './support/delivery-harness.js';
+import { duplicateKeys, gatewaySignatures, storedSignatures } from './support/delivery-harness.js';
 
 let gateway: FakeGateway;
 let dataDir: string;
+let stateDir: string;
 let env: NodeJS.ProcessEnv;
 let root: string;
 
 useCliTree((tree) => {
-  ({ gateway, dataDir, env, root } = tree);
+  ({ gateway, dataDir, stateDir, env, root } = tree);
 });
 
 const TURNS = [0, 1, 2, 3, 4, 5];
@@ -122,5 +123,29 @@ describe('an owed flush is claimed once', () => {
     // Settled: a third run owes and sends nothing.
     const c = await runCli(['import', '--since', '2026-09-01', '--data-dir', dataDir, '--json'], env);
     expect(envelopeOf(c).data).toMatchObject({ requests: 0 });
+  });
+});
+
+describe('a mangled 2xx with the embedded store kept too', () => {
+  it('is an acknowledgement at the gateway only: neither sink holds a message twice or misses one after re-runs', async () => {
+    writeTree();
+    gateway.failNext({ kind: 'delay', ms: 0, path: '/mem/agent-memory' }, { kind: 'store_then', answer: 'wrong_types', path: '/mem/agent-memory' });
+    const first = await importAll('--json');
+    expect(first.code, first.stderr).toBe(0);
+    const data = envelopeOf(first).data!;
+    expect(data.sinks).toEqual([
+      expect.objectContaining({ sink: 'everme', sessions: expect.objectContaining({ delivered: 2, failed: 0 }) }),
+      expect.objectContaining({ sink: 'local', sessions: expect.objectContaining({ delivered: 2, failed: 0 }) }),
+    ]);
+    expect(data.warnings).toMatchObject({ gateway_response_invalid: 1 });
+    // Recorded for the report as the gateway's own warning, next to the reader's.
+    const report = envelopeOf(await runCli(['report', '--data-dir', dataDir, '--json'], env)).data!;
+    expect(report.totals).toMatchObject({ gateway_response_invalid: 1 });
+
+    const again = await importAll('--json');
+    expect(envelopeOf(again).data).toMatchObject({ messages: 0, requests: 0, sinks: [{ sink: 'everme', messages: 0 }, { sink: 'local', messages: 0 }] });
+    expectEveryMessageExactlyOnce();
+    for (const n of SESSIONS) expect(storedSignatures(stateDir, conversationFor(n))).toEqual(expectedTurns(`s${n}`, TURNS, BIG));
+    expect(duplicateKeys(stateDir)).toEqual([]);
   });
 });

@@ -43,8 +43,9 @@ function client(overrides: Partial<GatewayClientOptions> = {}): GatewayClient {
     apiBase: fake.url,
     apiKey: TOKEN,
     userAgent: UA,
-    sleep: async (ms) => {
+    sleep: (ms) => {
       sleeps.push(ms);
+      return Promise.resolve();
     },
     ...overrides,
   });

@@ -218,7 +218,9 @@ describe('SessionStart: recall on stdout', () => {
     expect(run.stdout).toContain('chat answer 2');
     expect(run.stdout).not.toContain('chat question 3');
     expect(run.stdout.length).toBeLessThanOrEqual(4000 + 1);
-    expect(() => JSON.parse(run.stdout)).toThrow();
+    expect(() => {
+      JSON.parse(run.stdout);
+    }).toThrow();
 
     const tight = await fire('SessionStart', newSessionId(), { ...env, EVERME_RECALL_CHARS: '480' }, { cwd: '/home/demo/projects/widget' });
     expect(tight.code).toBe(0);
@@ -234,7 +236,7 @@ describe('SessionStart: recall on stdout', () => {
     expectSilentExit(await fire('SessionStart', newSessionId(), env, { cwd: '/home/demo/projects/unknown' }));
     expectSilentExit(await fire('SessionStart', newSessionId(), { ...env, EVERME_RECALL_CHARS: '0' }, { cwd: '/home/demo/projects/widget' }));
     const empty = tempDir();
-    cleanups.push(async () => rmSync(empty, { recursive: true, force: true }));
+    cleanups.push(() => Promise.resolve(rmSync(empty, { recursive: true, force: true })));
     expectSilentExit(await fire('SessionStart', newSessionId(), localEnv(dataDir, empty), { cwd: '/home/demo/projects/widget' }));
     expect(existsSync(path.join(empty, 'everme.db'))).toBe(false);
     expect(readHookEvents(stateDir).filter((e) => e.event === 'SessionStart').map((e) => e.reason)).toEqual(['no_memories', 'recall_off']);

@@ -6,7 +6,7 @@ import { runInstall } from '../src/install/install-plan.js';
 import { readHookCommand } from '../src/install/markdown-hooks.js';
 import { readHookEvents } from '../src/hook/hook-events.js';
 import { openDatabase } from '../src/store/database.js';
-import { LocalStore } from '../src/store/message-store.js';
+import { LocalStore } from '../src/store/local-store.js';
 import { repoRoot } from './support/cli.js';
 import { hermeticEnv } from './support/hermetic-env.js';
 import { waitForWorkers } from './support/hook-harness.js';

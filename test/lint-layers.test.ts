@@ -52,7 +52,7 @@ describe('the lint step enforces the layer order', () => {
   });
 
   it('passes the same kind of import when it runs down the layers', async () => {
-    const result = await lintPlanted('src/engine/planted-fine.ts', "import { LocalStore } from '../store/message-store.js';\nexport const S = LocalStore;\n");
+    const result = await lintPlanted('src/engine/planted-fine.ts', "import { LocalStore } from '../store/local-store.js';\nexport const S = LocalStore;\n");
     expect(result.messages).toEqual([]);
   });
 

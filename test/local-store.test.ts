@@ -5,7 +5,7 @@ import { tempDir } from './support/temp.js';
 import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
 import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
-import { LocalStore, type ConversationRecord } from '../src/store/message-store.js';
+import { LocalStore, type ConversationRecord } from '../src/store/local-store.js';
 import { encodeMessageRows } from '../src/store/message-rows.js';
 import { projectParams, RECENT_IN_PROJECT_SQL, type ProjectParams } from '../src/store/conversation-list.js';
 
@@ -71,7 +71,7 @@ describe('writing', () => {
     const rows = db.prepare('SELECT msg_key, role, tool_calls_json, tool_call_id, turn_complete FROM messages ORDER BY id').all();
     expect(rows).toEqual([
       { msg_key: 'z', role: 'user', tool_calls_json: null, tool_call_id: null, turn_complete: null },
-      { msg_key: 'a', role: 'assistant', tool_calls_json: expect.stringContaining('"bash"'), tool_call_id: null, turn_complete: 0 },
+      { msg_key: 'a', role: 'assistant', tool_calls_json: expect.stringContaining('"bash"') as unknown, tool_call_id: null, turn_complete: 0 },
       { msg_key: 'm', role: 'tool', tool_calls_json: null, tool_call_id: 'call_1', turn_complete: null },
     ]);
   });

@@ -7,12 +7,13 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
 import { SessionLocks } from '../src/engine/session-lock.js';
-import { StateStore } from '../src/store/state-store.js';
+import { FingerprintStore } from '../src/store/fingerprint-store.js';
+import { WarningStore } from '../src/store/warning-store.js';
 import { ThreadSessionLocks } from '../src/engine/thread-session-locks.js';
 import { openDatabase } from '../src/store/database.js';
 import { encodeWrite, LocalCommitter, storeWriteError, type SessionWrite } from '../src/store/local-commit.js';
 import { InlineWriter, ScalingWriter, WriterThread, type LocalWriter } from '../src/store/local-writer.js';
-import { LocalStore } from '../src/store/message-store.js';
+import { LocalStore } from '../src/store/local-store.js';
 import { LocalSink } from '../src/sinks/local/local-sink.js';
 import { groupLength } from '../src/store/write-group.js';
 import { WRITE_TURN_BYTES, WriteTurn } from '../src/store/write-turn.js';
@@ -53,11 +54,10 @@ function sessionWrite(n: number, messages = 3, withState = true): SessionWrite {
 function stored(stateDir: string, n: number): { keys: string[]; fingerprint: boolean; warnings: number } {
   const db = openDatabase(stateDir, { readonly: true });
   try {
-    const state = new StateStore(db);
     return {
       keys: [...new LocalStore(db).keysOf(`conv-${n}`)].sort(),
-      fingerprint: state.getFingerprint('local', `mvs_${n}`) !== undefined,
-      warnings: state.listWarnings({ conversationId: `conv-${n}` }).length,
+      fingerprint: new FingerprintStore(db).get('local', `mvs_${n}`) !== undefined,
+      warnings: new WarningStore(db).list({ conversationId: `conv-${n}` }).length,
     };
   } finally {
     db.close();
@@ -114,9 +114,9 @@ describe.each([
     const dir = tempDir();
     openDatabase(dir).close();
     const writer = track(make(dir));
-    await writer.write(sessionWrite(1, 3, false));
+    await writer.write(encodeWrite(sessionWrite(1, 3, false)));
     expect(stored(dir, 1)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: false, warnings: 0 });
-    await writer.write(sessionWrite(2));
+    await writer.write(encodeWrite(sessionWrite(2)));
     expect(stored(dir, 2)).toEqual({ keys: ['k0', 'k1', 'k2'], fingerprint: true, warnings: 1 });
   });
 
@@ -125,7 +125,7 @@ describe.each([
     openDatabase(dir).close();
     failWritesOf(dir, 'conv-2');
     const writer = track(make(dir));
-    const failed = await writer.write(sessionWrite(2)).then(
+    const failed = await writer.write(encodeWrite(sessionWrite(2))).then(
       () => undefined,
       (err: unknown) => err,
     );
@@ -133,7 +133,7 @@ describe.each([
     expect(failed).toMatchObject({ type: 'internal', code: 'sqlite_constraint_trigger' });
     expect((failed as Error).message).toContain('forced failure');
     expect(stored(dir, 2)).toEqual({ keys: [], fingerprint: false, warnings: 0 });
-    await writer.write(sessionWrite(3));
+    await writer.write(encodeWrite(sessionWrite(3)));
     expect(stored(dir, 3)).toMatchObject({ keys: ['k0', 'k1', 'k2'], fingerprint: true });
   });
 });
@@ -144,7 +144,7 @@ describe('WriterThread', () => {
     const notADir = path.join(root, 'state');
     fs.writeFileSync(notADir, 'a file where the state directory should be');
     const writer = track(new WriterThread(notADir, builtThreadUrl()));
-    const results = await Promise.allSettled([writer.write(sessionWrite(1)), writer.write(sessionWrite(2))]);
+    const results = await Promise.allSettled([writer.write(encodeWrite(sessionWrite(1))), writer.write(encodeWrite(sessionWrite(2)))]);
     for (const result of results) {
       expect(result.status).toBe('rejected');
       expect((result as PromiseRejectedResult).reason).toMatchObject({ type: 'io', code: 'database_unavailable' });
@@ -155,13 +155,13 @@ describe('WriterThread', () => {
     const dir = tempDir();
     openDatabase(dir).close();
     const writer = new WriterThread(dir, builtThreadUrl());
-    await writer.write(sessionWrite(1));
+    await writer.write(encodeWrite(sessionWrite(1)));
     writer.close();
     // The thread's connection is gone: the last one to close removes the WAL files.
     const db = openDatabase(dir);
     db.close();
     expect(fs.existsSync(path.join(dir, 'everme.db-wal'))).toBe(false);
-    await expect(writer.write(sessionWrite(2))).rejects.toMatchObject({ type: 'internal' });
+    await expect(writer.write(encodeWrite(sessionWrite(2)))).rejects.toMatchObject({ type: 'internal' });
     expect(stored(dir, 2).keys).toEqual([]);
   });
 });
@@ -171,13 +171,13 @@ describe('ScalingWriter', () => {
     const dir = tempDir();
     const db = track(openDatabase(dir));
     const writer = track(new ScalingWriter(db, { stateDir: dir, threadUrl: builtThreadUrl(), threadAfter: 2 }));
-    await writer.write(sessionWrite(1));
-    await writer.write(sessionWrite(1, 4));
-    await writer.write(sessionWrite(2));
+    await writer.write(encodeWrite(sessionWrite(1)));
+    await writer.write(encodeWrite(sessionWrite(1, 4)));
+    await writer.write(encodeWrite(sessionWrite(2)));
     expect(writer.thread()).toBeUndefined();
-    await writer.write(sessionWrite(3));
+    await writer.write(encodeWrite(sessionWrite(3)));
     expect(writer.thread()).toBeInstanceOf(WriterThread);
-    await writer.write(sessionWrite(4));
+    await writer.write(encodeWrite(sessionWrite(4)));
     for (const n of [1, 2, 3, 4]) expect(stored(dir, n).fingerprint).toBe(true);
     expect(stored(dir, 1).keys).toEqual(['k0', 'k1', 'k2', 'k3']);
   });
@@ -187,7 +187,7 @@ describe('ScalingWriter', () => {
     const db = openDatabase(dir);
     const writer = new ScalingWriter(db, { stateDir: dir, threadUrl: builtThreadUrl(), threadAfter: 0 });
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
-    await writer.write(sessionWrite(1));
+    await writer.write(encodeWrite(sessionWrite(1)));
     expect(writer.thread()).toBeInstanceOf(WriterThread);
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     writer.close();
@@ -199,8 +199,8 @@ describe('ScalingWriter', () => {
     const dir = tempDir();
     const db = track(openDatabase(dir));
     const writer = track(new ScalingWriter(db, { stateDir: dir, threadAfter: 0 }));
-    await writer.write(sessionWrite(1));
-    await writer.write(sessionWrite(2));
+    await writer.write(encodeWrite(sessionWrite(1)));
+    await writer.write(encodeWrite(sessionWrite(2)));
     // The precondition, checked rather than assumed: the sources have no compiled thread entry
     // beside them (the test runner loads src/store/local-writer.ts, whose sibling .js is absent).
     expect(fs.existsSync(fileURLToPath(new URL('../src/store/local-writer-thread.js', import.meta.url)))).toBe(false);
@@ -357,35 +357,31 @@ describe('LocalSink with a writer thread', () => {
     (runInNewContext('gc') as () => void)();
   }
 
-  /** Starts the commit in a plain function, so that no frame of the test itself holds the messages. */
-  function startCommit(sink: LocalSink, early: boolean): { commit: Promise<unknown>; watched: WeakRef<object> } {
-    const write = sessionWrite(1);
-    const watched = new WeakRef(write.messages[0]!.message);
-    const request = (bytes: number) => ({
-      conversation: write.conversation,
-      messages: write.messages.map((m) => m.message),
-      keys: write.messages.map((m) => m.key),
-      flush: false,
-      sync: false,
-      bytes,
-    });
-    // Over the held-bytes bound, deliver commits at once; under it, the messages wait for the session's end.
-    if (early) return { commit: sink.deliver(request(64 * 1024 * 1024)), watched };
-    void sink.deliver(request(10));
-    return { commit: sink.finishSession(write.conversation, write.state!), watched };
+  /** Starts the commit in a function that has returned by then, so that no frame of the test itself holds the rows. */
+  async function startCommit(sink: LocalSink, early: boolean): Promise<{ commit: Promise<unknown>; watched: WeakRef<object> }> {
+    const write = encodeWrite(sessionWrite(1));
+    const rows = write.rows[0]!;
+    const watched = new WeakRef(rows);
+    const part = (bytes: number) => ({ conversation: write.conversation, rows, requestCount: 1, messageCount: rows.count, bytes });
+    const session = await sink.begin({ conversationId: 'conv-1', sessionId: 'mvs_1', mode: 'import', boundary: false, excluded: () => Promise.resolve(false) });
+    // Over the held-bytes bound, deliver commits at once; under it, the rows wait for the session's end.
+    if (early) return { commit: session.deliver(part(64 * 1024 * 1024)), watched };
+    void session.deliver(part(10));
+    const handoff = await session.finish({ conversation: write.conversation, state: write.state! });
+    return { commit: handoff.durable, watched };
   }
 
   it.each([
     ['at the end of the session', false],
     ['committed early: too many bytes held', true],
-  ] as const)('lets go of the messages of a session once they are posted, before their commit (%s)', async (_when, early) => {
+  ] as const)('lets go of the rows of a session once they are posted, before their commit (%s)', async (_when, early) => {
     const dir = tempDir();
     const db = track(openDatabase(dir));
     const thread = new WriterThread(dir, builtThreadUrl());
     const sink = new LocalSink(db, thread);
     // Holding the turn keeps the thread from committing: the write stays pending until it is given back.
     expect(thread.turn.tryTakeMain()).toBe(true);
-    const { commit, watched } = startCommit(sink, early);
+    const { commit, watched } = await startCommit(sink, early);
     await new Promise((resolve) => setTimeout(resolve, 20));
     collectGarbage();
     expect(watched.deref()).toBeUndefined();

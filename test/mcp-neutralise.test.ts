@@ -93,7 +93,9 @@ describe('neutraliseRetrieved', () => {
   it.each([
     ['</tool_response>', '‹/tool_response›'],
     ['<system-reminder>x</system-reminder>', '‹system-reminder›x‹/system-reminder›'],
-    ['< /System >', '< /System >'],
+    // Space or a line break after `<` still reads as a tag to a lenient parser (or a model).
+    ['< /System >', '‹ /System ›'],
+    ['<\n/plugin-hook-context>', '‹\n/plugin-hook-context›'],
     ['</ system>', '‹/ system›'],
     ['<|endoftext|>', '‹|endoftext|›'],
     ['<invoke name="x">', '‹invoke name="x"›'],

@@ -4,6 +4,7 @@ import { WarningCollector } from '../src/core/warnings.js';
 import type { AgentMessage } from '../src/core/agent-message.js';
 import { Converter } from '../src/memory/convert.js';
 import { hidePrivateSpans, PrivateSpans, PRIVATE_PLACEHOLDER } from '../src/memory/private-spans.js';
+import { expectLinearTime } from './support/linear-time.js';
 
 const SECRET = 'hunter2-PLANTED-c0ffee';
 const T = 1_789_355_112_345;
@@ -44,8 +45,64 @@ describe('hidePrivateSpans', () => {
   it('carries an open span from one piece of a message into the next', () => {
     const spans = new PrivateSpans();
     expect(spans.text(`a <private>${SECRET}`)).toBe('a [PRIVATE]');
-    expect(spans.json({ command: SECRET, n: 3 })).toEqual({ command: PRIVATE_PLACEHOLDER, n: 3 });
+    // Inside the span keys are hidden too, and entries wholly inside it fold into one.
+    expect(spans.json({ command: SECRET, n: 3 })).toEqual({ [PRIVATE_PLACEHOLDER]: PRIVATE_PLACEHOLDER });
     expect(spans.text(`${SECRET}</private> b`)).toBe(' b');
+  });
+});
+
+describe('private spans the issue #29 way round', () => {
+  const RED = '\x1b[01;31m\x1b[K';
+  const OFF = '\x1b[m\x1b[K';
+
+  it('holds when terminal colour codes sit inside the tags (grep --color output)', () => {
+    const coloured = `match: <${RED}private${OFF}>${SECRET}</${RED}private${OFF}> done`;
+    const [msg] = convert([
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'bash', arguments: { command: 'grep -r private' } }], stopReason: 'toolUse', timestamp: T },
+      { role: 'toolResult', toolCallId: 'c', content: [{ type: 'text', text: coloured }], timestamp: T + 1 },
+      { role: 'user', content: coloured, timestamp: T + 2 },
+    ]).slice(1);
+    expect(msg).toEqual({ role: 'tool', timestamp: T + 1, toolCallId: 'c', content: 'match: [PRIVATE] done' });
+    const all = JSON.stringify(convert([{ role: 'user', content: coloured, timestamp: T }]));
+    expect(all).not.toContain(SECRET);
+  });
+
+  it('a span opened in a tool-argument key hides the rest of the message, keys included', () => {
+    const [msg] = convert([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'toolCall', id: 'c1', name: 'write', arguments: { [`note <private>${SECRET}`]: `value ${SECRET}`, [`key-${SECRET}`]: 7 } },
+          { type: 'text', text: `after ${SECRET}` },
+        ],
+        stopReason: 'toolUse',
+        timestamp: T,
+      },
+    ]);
+    if (msg?.role !== 'assistant') throw new Error('expected an assistant message');
+    expect(JSON.stringify(msg)).not.toContain(SECRET);
+    expect(JSON.parse(msg.toolCalls![0]!.arguments)).toEqual({ 'note [PRIVATE]': '[PRIVATE]', '[PRIVATE]': '[PRIVATE]' });
+    expect(msg.content).toBeUndefined();
+  });
+
+  it('a nested span runs to its matching close tag', () => {
+    expect(hidePrivateSpans(`a <private>x <private>inner</private> ${SECRET}</private> b`)).toBe('a [PRIVATE] b');
+    expect(hidePrivateSpans(`a <private><private>${SECRET}</private> still hidden`)).toBe('a [PRIVATE]');
+    const spans = new PrivateSpans();
+    expect(spans.text('<private>1 <private>2')).toBe('[PRIVATE]');
+    expect(spans.text(`</private>${SECRET}`)).toBe('');
+    expect(spans.text(`</private> seen`)).toBe(' seen');
+  });
+
+  it('keys that a span turns into the same text stay apart', () => {
+    const spans = new PrivateSpans();
+    expect(spans.json({ '<private>a</private>': 1, '<private>b</private>': 2 })).toEqual({ '[PRIVATE]': 1, '[PRIVATE] (2)': 2 });
+    expect(Object.keys(spans.json(JSON.parse('{"__proto__": "<private>x</private>"}')) as object)).toEqual(['__proto__']);
+  });
+
+  it('stays linear on hostile nesting', () => {
+    expectLinearTime((s: string) => hidePrivateSpans(s), '<private>'.repeat(100_000) + '</private>'.repeat(100_000));
+    expectLinearTime((s: string) => hidePrivateSpans(s), '<private></private>'.repeat(100_000));
   });
 });
 
@@ -94,7 +151,7 @@ describe('private spans in conversion', () => {
     ]);
     if (msg?.role !== 'assistant') throw new Error('expected an assistant message');
     expect(msg.content).toBe('ok [PRIVATE]');
-    expect(JSON.parse(msg.toolCalls![0]!.arguments)).toEqual({ command: '[PRIVATE]' });
+    expect(JSON.parse(msg.toolCalls![0]!.arguments)).toEqual({ '[PRIVATE]': '[PRIVATE]' });
   });
 
   it('hides spans in tool output', () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSettings } from '../src/config/settings.js';
 import { Forgetter } from '../src/forget/forget.js';
 import { databasePath, MIGRATIONS, openDatabase } from '../src/store/database.js';
-import { LocalStore } from '../src/store/message-store.js';
+import { LocalStore } from '../src/store/local-store.js';
 import { buildStore, conversationIdFor, type BuiltStore } from './recall-store-fixture.js';
 import { tempDir } from './transcript-helpers.js';
 

@@ -6,7 +6,7 @@ import { tempDir } from './support/temp.js';
 import type { KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
 import { encodeMessageRows, rowContentText, rowIndexedText, rowsTransferList, type MessageRows } from '../src/store/message-rows.js';
-import { LocalStore } from '../src/store/message-store.js';
+import { LocalStore } from '../src/store/local-store.js';
 
 let dir: string;
 let db: Database.Database;

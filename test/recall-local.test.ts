@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalRecall } from '../src/recall/recall.js';
+import { openDatabase } from '../src/store/database.js';
 import { buildStore, conversationIdFor, corpus } from './recall-store-fixture.js';
 import { tempDir } from './transcript-helpers.js';
 
@@ -43,13 +44,22 @@ describe('LocalRecall', () => {
     expect(found.hits.map((h) => h.conversationId)).toEqual([conversationIdFor(2)]);
   });
 
+  it('calls a database without messages empty', async () => {
+    const stateDir = path.join(newRoot(), 'state');
+    openDatabase(stateDir).close();
+    const recall = recallFor(stateDir);
+    expect(await recall.search('payload', { limit: 10 })).toEqual({ hits: [], storeEmpty: true });
+    expect(await recall.context({ project: '/anywhere' })).toMatchObject({ storeEmpty: true, conversations: [] });
+  });
+
   it('sees messages another connection wrote after it opened the store', async () => {
     const root = newRoot();
     const projects = path.join(root, 'projects');
     const sessions = corpus(projects);
     const store = await buildStore(sessions.slice(0, 2), root);
     const recall = recallFor(store.stateDir);
-    expect((await recall.search('マイグレ', { limit: 5 })).hits).toEqual([]);
+    // No hit in a store that holds messages: "no match", not "empty".
+    expect(await recall.search('マイグレ', { limit: 5 })).toEqual({ hits: [], storeEmpty: false });
 
     await buildStore(sessions.slice(2, 3), root);
     const hits = (await recall.search('マイグレ', { limit: 5 })).hits;

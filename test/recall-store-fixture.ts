@@ -7,7 +7,7 @@ import path from 'node:path';
 import { loadSettings, type Settings } from '../src/config/settings.js';
 import { openDatabase } from '../src/store/database.js';
 import { runPipeline } from '../src/engine/run-pipeline.js';
-import { StateStore } from '../src/store/state-store.js';
+import { SessionStore } from '../src/store/session-store.js';
 import { jsonl, makeSession, tempDir } from './transcript-helpers.js';
 
 export interface FixtureSession {
@@ -59,8 +59,8 @@ export async function buildStore(sessions: FixtureSession[], root = tempDir()): 
 
   const db = openDatabase(stateDir);
   try {
-    const state = new StateStore(db);
-    for (const s of sessions) if (s.workspace) state.rememberWorkspace(sessionIdFor(s.n), s.workspace);
+    const store = new SessionStore(db);
+    for (const s of sessions) if (s.workspace) store.rememberWorkspace(sessionIdFor(s.n), s.workspace);
   } finally {
     db.close();
   }

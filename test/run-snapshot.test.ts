@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { openEngine } from '../src/engine/engine-context.js';
 import { deliverSession } from '../src/engine/session-delivery.js';
 import { openDatabase } from '../src/store/database.js';
-import { StateStore } from '../src/store/state-store.js';
+import { FingerprintStore } from '../src/store/fingerprint-store.js';
+import { inlinePlanner } from '../src/engine/planner.js';
 import { TombstoneStore } from '../src/store/tombstones.js';
 import { discoverSessions } from '../src/transcript/discover.js';
 import type { SessionRef } from '../src/transcript/types.js';
@@ -33,11 +34,11 @@ describe('a run over many sessions', () => {
     expect(first.sessions).toMatchObject({ scanned: SESSIONS, delivered: SESSIONS, failed: 0 });
 
     const db = openDatabase(t.stateDir);
-    const state = new StateStore(db);
+    const fingerprints = new FingerprintStore(db);
     // One query returns what the per-session lookup returns, for every session.
-    const all = state.fingerprintsOf('local');
+    const all = fingerprints.allOf('local');
     expect(all.size).toBe(SESSIONS);
-    for (let n = 1; n <= SESSIONS; n++) expect(all.get(sessionIdFor(n))).toEqual(state.getFingerprint('local', sessionIdFor(n)));
+    for (let n = 1; n <= SESSIONS; n++) expect(all.get(sessionIdFor(n))).toEqual(fingerprints.get('local', sessionIdFor(n)));
     const tombstones = new TombstoneStore(db);
     tombstones.put({ conversationId: conversationFor(1), sessionId: sessionIdFor(1) });
     tombstones.put({ conversationId: conversationFor(2), sessionId: sessionIdFor(2) });
@@ -66,13 +67,13 @@ describe('a run over many sessions', () => {
       // As the run found things at its start: nothing forgotten, nothing delivered.
       const stale = { fingerprint: () => undefined, forgotten: () => false };
       new TombstoneStore(engine.db).put({ conversationId: conversationFor(1), sessionId: sessionIdFor(1) });
-      const ctx = { mode: 'sync' as const, sink: engine.sink, state: engine.state, locks: engine.locks, privacy: engine.privacy, dryRun: false, snapshot: stale };
+      const ctx = { mode: 'sync' as const, sinks: engine.sinks, marks: engine.marks, planner: inlinePlanner, locks: engine.locks, privacy: engine.privacy, dryRun: false, snapshot: stale };
       const forgotten = await deliverSession(sessions.find((s) => s.sessionId === sessionIdFor(1))!, ctx);
       expect(forgotten.status).toBe('forgotten');
-      expect(forgotten.messages).toBe(0);
+      expect(forgotten.sinks[0]!.messages).toBe(0);
       // Session 3 was delivered whole by the import: the live fingerprint says so, whatever the snapshot.
       const unchanged = await deliverSession(sessions.find((s) => s.sessionId === sessionIdFor(3))!, ctx);
-      expect(unchanged).toMatchObject({ status: 'unchanged', messages: 0 });
+      expect(unchanged).toMatchObject({ status: 'unchanged', sinks: [{ messages: 0 }] });
       const grown = await deliverSession(sessions.find((s) => s.sessionId === sessionIdFor(2))!, ctx);
       expect(grown.status).toBe('delivered');
     } finally {

@@ -33,7 +33,7 @@ function search(query: string, flags: string[] = [], env: Record<string, string>
 function envelope(run: Run): { ok: boolean; data?: { results: Array<Record<string, unknown>> }; meta?: Record<string, unknown>; error?: { type: string } } {
   const lines = run.stdout.split('\n').filter(Boolean);
   expect(lines).toHaveLength(1);
-  return JSON.parse(lines[0]!);
+  return JSON.parse(lines[0]!) as ReturnType<typeof envelope>;
 }
 
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { MAX_UNDECIDED_BYTES } from '../src/engine/session-delivery.js';
+import { MAX_UNDECIDED_BYTES } from '../src/sinks/gateway/flush-policy.js';
 import { MAX_REQUEST_BYTES } from '../src/memory/task-batcher.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { conversationFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';

@@ -36,7 +36,7 @@ function messagesSession(content: string): SessionRef {
 describe('choosing the history file', () => {
   it('uses messages.jsonl when it has bytes, even though the manifest declares a ledger that does not exist', async () => {
     const [session] = await sessionsIn(path.join(minimaxFixtures, 'messages-session'));
-    const choice = await chooseHistoryFile(session!.dir);
+    const choice = chooseHistoryFile(session!.dir);
     expect(choice).toMatchObject({ source: 'messages', relFile: 'messages.jsonl', file: path.join(session!.dir, 'messages.jsonl') });
     expect(choice.stat?.size).toBe(fs.statSync(choice.file!).size);
   });
@@ -58,13 +58,13 @@ describe('choosing the history file', () => {
         ]),
       },
     });
-    expect(await chooseHistoryFile(dir)).toMatchObject({ source: 'ledger', relFile: 'ledger.jsonl' });
+    expect(chooseHistoryFile(dir)).toMatchObject({ source: 'ledger', relFile: 'ledger.jsonl' });
     expect((await read({ sessionId: SID, dir, createdAtMs: 1 })).items).toHaveLength(1);
   });
 
   it('has nothing yet when there are no history files at all', async () => {
     const dir = makeSession(tempDir(), '2026/07/21', SID);
-    expect(await chooseHistoryFile(dir)).toEqual({ source: 'none' });
+    expect(chooseHistoryFile(dir)).toEqual({ source: 'none' });
   });
 });
 

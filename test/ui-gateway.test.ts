@@ -30,6 +30,12 @@ describe('everme ui with a gateway key', () => {
       expect(home.body).toContain(`Memories are also sent to the EverMe gateway (${tree.gateway.url})`);
       expect(home.body).toContain('forgetting here cannot reach what the gateway already received');
 
+      // The embedded store is kept beside the gateway (#28): the conversation opens from it.
+      const opened = await get(`/conversation/${conversationFor(1)}`);
+      expect(opened.status).toBe(200);
+      expect(opened.body).toContain(WORD);
+      expect(opened.body).toContain('Sent to the EverMe gateway.');
+
       const before = tree.gateway.requestsTo('/mem/search').length;
       const search = await get(`/search/results?q=${WORD}`);
       expect(tree.gateway.requestsTo('/mem/search').length).toBe(before + 1);
@@ -54,6 +60,23 @@ describe('everme ui with a gateway key', () => {
       // Nothing was asked of the gateway to delete (it has no delete), and it still holds the messages.
       expect(tree.gateway.requests.filter((r) => !['/mem/agent-memory', '/mem/search', '/mem/context'].some((e) => r.path.endsWith(e)))).toEqual([]);
       expect(tree.gateway.messagesFor(conversationFor(1)).length).toBeGreaterThan(0);
+    } finally {
+      await v.stop();
+    }
+  });
+
+  it('with EVERME_LOCAL_STORE=0 holds nothing on this machine: the conversation is not in the store', async () => {
+    writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1], { question: WORD }));
+    const env = { ...tree.env, EVERME_LOCAL_STORE: '0' };
+    const imported = await runCli(['import', '--since', '2026-09-01', '--data-dir', tree.dataDir, '--json'], env);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(tree.gateway.messagesFor(conversationFor(1)).length).toBeGreaterThan(0);
+
+    const v = await startViewerProcess(tree.dataDir, env);
+    try {
+      const opened = await rawRequest({ port: v.port, path: `/conversation/${conversationFor(1)}`, headers: { Cookie: cookieFor(v) } });
+      expect(opened.status).toBe(404);
+      expect(opened.body).toContain('Not in the store');
     } finally {
       await v.stop();
     }

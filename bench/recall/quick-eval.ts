@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { LocalStore } from '../../src/store/message-store.js';
+import { LocalStore } from '../../src/store/local-store.js';
 import type { RankingParams } from '../../src/store/search-ranking.js';
 import { CODING_QUESTIONS, CODING_SESSIONS } from './coding-fixture.js';
 import { loadFixture, minimaxSessionId, writeSessions } from './fixture.js';

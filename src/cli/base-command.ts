@@ -1,5 +1,7 @@
-import { Command, Errors } from '@oclif/core';
+import { Command, Errors, type Interfaces } from '@oclif/core';
+import { loadSettings, type Settings } from '../config/settings.js';
 import { EvermeError, exitCodeFor, toEvermeError } from '../core/errors.js';
+import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { dataDirFlag, jsonFlag } from './flags.js';
 import { errorEnvelope, reportErrorText, successEnvelope, writeStderr, writeStdout, type ErrorEnvelope, type SuccessEnvelope } from './output.js';
 
@@ -13,15 +15,20 @@ function isParseError(err: unknown): err is Error {
   return err instanceof Error && !(err instanceof EvermeError) && /^Parsing --[\w-]+/.test(err.message);
 }
 
+/** A command's parsed flags (its own and the base ones) and args, typed from its static definitions. */
+export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof EvermeCommand)['baseFlags'] & T['flags']>;
+export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
+
 /**
- * Every command: `--data-dir`, `--json`, one place that turns failures into the error envelope and
- * an exit code, and Ctrl-C turned into an abort signal the engine honours.
+ * Every command: `--data-dir`, `--json`, flags parsed once (`this.flags`, `this.args`), the data dir
+ * and its settings resolved once (`dataDir()`, `settings()`), one place that turns failures into the
+ * error envelope and an exit code, and Ctrl-C turned into an abort signal the engine honours.
  *
  * oclif owns `--json` (`enableJsonFlag`): `run()` returns the data, oclif prints it through
  * `toSuccessJson` and a failure through `catch`/`toErrorJson`; both are this project's envelope,
  * printed by `logJson` as one line. In text mode `run()` renders the data itself (`result`).
  */
-export abstract class EvermeCommand extends Command {
+export abstract class EvermeCommand<T extends typeof Command = typeof Command> extends Command {
   static override enableJsonFlag = true;
   static override baseFlags = {
     'data-dir': dataDirFlag,
@@ -30,7 +37,10 @@ export abstract class EvermeCommand extends Command {
   };
 
   protected readonly abort = new AbortController();
+  protected flags!: CommandFlags<T>;
+  protected args!: CommandArgs<T>;
   private meta?: Record<string, unknown>;
+  private resolved?: { dataDir: string; settings?: Settings };
   private readonly onSigint = (): void => {
     if (this.abort.signal.aborted) process.exit(130);
     this.abort.abort();
@@ -45,6 +55,28 @@ export abstract class EvermeCommand extends Command {
     process.on('SIGINT', this.onSigint);
     process.on('SIGTERM', this.onSigint);
     await super.init();
+    // Parsed here, once, for every command (oclif's base-command pattern); a usage mistake reaches
+    // `catch` like any other failure.
+    const ctor = this.ctor as typeof EvermeCommand;
+    const { flags, args } = await this.parse({ flags: ctor.flags, baseFlags: EvermeCommand.baseFlags, args: ctor.args, strict: ctor.strict, enableJsonFlag: ctor.enableJsonFlag });
+    this.flags = flags as CommandFlags<T>;
+    this.args = args as CommandArgs<T>;
+  }
+
+  /**
+   * The MiniMax data directory (`--data-dir`, then the environment), resolved once. It must exist
+   * unless `mayBeMissing` (install writes into it): a missing one is the same `io`/`data_dir_missing`
+   * error, naming the path, in every command.
+   */
+  protected dataDir(opts: { mayBeMissing?: boolean } = {}): string {
+    this.resolved ??= { dataDir: resolveDataDir(this.flags['data-dir']) };
+    return opts.mayBeMissing ? this.resolved.dataDir : requireDataDir(this.resolved.dataDir);
+  }
+
+  /** The settings (flags, environment, `<data>/everme.env`) of `dataDir()`, read once. */
+  protected settings(opts: { mayBeMissing?: boolean } = {}): Settings {
+    const dataDir = this.dataDir(opts);
+    return (this.resolved!.settings ??= loadSettings(dataDir));
   }
 
   protected override async finally(err: Error | undefined): Promise<void> {
@@ -88,7 +120,7 @@ export abstract class EvermeCommand extends Command {
     writeStdout(JSON.stringify(json));
   }
 
-  protected override async catch(err: Error & { exitCode?: number }): Promise<void> {
+  protected override catch(err: Error & { exitCode?: number }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
     const mapped = this.toEvermeError(err);
     if (mapped.type === 'internal' && process.env.EVERME_DEBUG) process.stderr.write(`${err.stack ?? String(err)}\n`);
@@ -98,6 +130,7 @@ export abstract class EvermeCommand extends Command {
     } else {
       process.exitCode = reportErrorText(mapped);
     }
+    return Promise.resolve();
   }
 
   /** Any failure in the taxonomy: oclif's parse errors become invalid_args with a pointer to --help. */

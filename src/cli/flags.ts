@@ -34,7 +34,8 @@ export interface SinceDay {
 }
 
 const sinceDay = Flags.custom<SinceDay>({
-  parse: async (input) => ({ text: input, ms: parseSinceDate(input) }),
+  // oclif awaits the parser: a date it rejects throws, which oclif reports like a rejection.
+  parse: (input) => Promise.resolve({ text: input, ms: parseSinceDate(input) }),
 });
 
 export function sinceFlag(description: string) {
@@ -63,7 +64,7 @@ export function parseLimit(value: string): number {
 export const limitFlag = Flags.custom<number>({
   description: `how many results, ${MAX_RECALL_LIMIT} at most`,
   default: DEFAULT_SEARCH_LIMIT,
-  parse: async (input) => parseLimit(input),
+  parse: (input) => Promise.resolve(parseLimit(input)),
 })();
 
 export const jsonFlag = Flags.boolean({

@@ -1,4 +1,4 @@
-import type { RunSummary } from '../engine/run-pipeline.js';
+import type { RunSummary, SinkSummary } from '../engine/run-summary.js';
 import { EvermeError } from '../core/errors.js';
 
 export function warningsLine(warnings: RunSummary['warnings']): string {
@@ -11,14 +11,17 @@ export function warningsLine(warnings: RunSummary['warnings']): string {
 export function renderRunSummary(summary: RunSummary): string {
   const s = summary.sessions;
   const verb = summary.dryRun ? 'would deliver' : 'delivered';
+  const sinks = summary.sinks.map((s) => s.sink).join(' + ');
   const lines = [
-    `${summary.mode}${summary.dryRun ? ' (dry run)' : ''} → ${summary.sink}${summary.since ? ` since ${summary.since}` : ''}`,
+    `${summary.mode}${summary.dryRun ? ' (dry run)' : ''} → ${sinks}${summary.since ? ` since ${summary.since}` : ''}`,
     `sessions: ${s.scanned} scanned, ${s.delivered} delivered, ${s.unchanged} unchanged, ${s.empty} empty, ${s.failed} failed` +
       // Shown when they occur, so the line most runs print stays the same.
       (s.excluded ? `, ${s.excluded} excluded` : '') +
       (s.forgotten ? `, ${s.forgotten} forgotten` : ''),
     `messages: ${summary.messages} ${verb} in ${summary.requests} requests${summary.removed ? `, ${summary.removed} removed (history rewritten)` : ''}`,
   ];
+  // With more than one sink, each says what it took: a failure at one never holds up the other.
+  if (summary.sinks.length > 1) for (const sink of summary.sinks) lines.push(sinkLine(sink, verb));
   if (summary.workspaceUnknown > 0) {
     lines.push(
       `workspace unknown: ${summary.workspaceUnknown} session${summary.workspaceUnknown === 1 ? '' : 's'} (no exclusion could be checked for them; see \`everme report\`)`,
@@ -30,6 +33,11 @@ export function renderRunSummary(summary: RunSummary): string {
   // Last, so the pointer to the report is what a reader sees at the bottom.
   lines.push(warningsLine(summary.warnings));
   return lines.join('\n');
+}
+
+function sinkLine(s: SinkSummary, verb: string): string {
+  const counts = (['delivered', 'unchanged', 'empty', 'failed'] as const).filter((k) => s.sessions[k] > 0).map((k) => `${s.sessions[k]} ${k}`);
+  return `  ${s.sink}: ${counts.length > 0 ? counts.join(', ') : 'no sessions'}; ${s.messages} messages ${verb} in ${s.requests} requests${s.removed ? `, ${s.removed} removed` : ''}`;
 }
 
 /** One stderr line per request the gateway acknowledged with a body that could not be read. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { readEnvFile } from './env-file.js';
-import { parseExcludeList } from './exclude.js';
+import { parseExcludeList, type ExclusionSource } from './exclude.js';
 
 export const DEFAULT_API_BASE = 'https://api.everme.evermind.ai';
 export const DEFAULT_SYNC_INTERVAL_MS = 60_000;
@@ -46,6 +46,13 @@ export interface Settings {
   requestTimeoutMs?: number;
   /** `EVERME_EXCLUDE`: workspace paths or globs whose sessions are never read or delivered. */
   exclude: string[];
+  /**
+   * `EVERME_LOCAL_STORE`: keep the embedded store alongside the gateway (the default: it is the
+   * user's own index, which the viewer, `mem_get` and project recall read); `0` turns it off.
+   */
+  localStore: boolean;
+  /** The file `EVERME_EXCLUDE` came from (`<data>/everme.env`); unset when the environment set it. Relative patterns resolve against it. */
+  excludeDeclaredIn?: string;
 }
 
 export interface SettingsFlags {
@@ -104,8 +111,19 @@ export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: En
     syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
     recallChars: Number.isSafeInteger(recallChars) && recallChars >= 0 ? Math.min(recallChars, MAX_RECALL_CHARS) : DEFAULT_RECALL_CHARS,
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
-    exclude: parseExcludeList(pick('EVERME_EXCLUDE')),
+    ...excludeSettings(pickWithSource('EVERME_EXCLUDE'), envFilePath(dataDir)),
+    localStore: pick('EVERME_LOCAL_STORE') !== '0',
   };
+}
+
+function excludeSettings(picked: { value: string; source: CredentialSource } | undefined, file: string): Pick<Settings, 'exclude' | 'excludeDeclaredIn'> {
+  const exclude = parseExcludeList(picked?.value);
+  return picked?.source === 'everme.env' ? { exclude, excludeDeclaredIn: file } : { exclude };
+}
+
+/** The exclusion policy's source for these settings (see `ExclusionPolicy.load`). */
+export function exclusionSource(settings: Settings): ExclusionSource {
+  return settings.excludeDeclaredIn === undefined ? {} : { declaredIn: settings.excludeDeclaredIn };
 }
 
 function chooseCredential(
@@ -127,4 +145,12 @@ export function maskToken(token: string): string {
 
 export function defaultSink(settings: Settings): SinkName {
   return settings.apiKey ? 'everme' : 'local';
+}
+
+/**
+ * Every sink a delivery to `primary` goes to, the primary first: the gateway together with the
+ * embedded store (unless `EVERME_LOCAL_STORE=0`), or the store alone.
+ */
+export function deliverySinks(primary: SinkName, settings: Settings): SinkName[] {
+  return primary === 'everme' && settings.localStore ? ['everme', 'local'] : [primary];
 }

@@ -60,13 +60,60 @@ export class EvermeError extends Error {
   }
 }
 
+/** SQLite result codes (better-sqlite3's `SqliteError.code`) that mean the store cannot be used at all. */
+const SQLITE_UNAVAILABLE = /^SQLITE_(?:CORRUPT|NOTADB|IOERR|CANTOPEN|READONLY|FULL|PERM|AUTH)/;
+const SQLITE_DAMAGED = /^SQLITE_(?:CORRUPT|NOTADB)/;
+
+/**
+ * The store cannot be used: one error, the same whichever command or tool met it, and SQLite's own
+ * message never shown (it names pages and internals; the code is in `detail`).
+ */
+export function databaseUnavailable(sqliteCode: string, file?: string, cause?: unknown): EvermeError {
+  const damaged = SQLITE_DAMAGED.test(sqliteCode);
+  // The same words wherever it was met (opening the file, or a query deep in a search); the path is
+  // in `detail` when the place that met it knows it.
+  return new EvermeError('io', damaged ? 'The everme database is damaged or is not an everme database' : 'The everme database cannot be opened or written', {
+    code: 'database_unavailable',
+    // The message stays the same everywhere; the hint names the file when this place knows it.
+    hint: damaged
+      ? `Move ${file ?? 'the file (everme.db in the state directory, EVERME_STATE_DIR)'} aside and run \`everme import --since YYYY-MM-DD\` to rebuild the local store.`
+      : `Check that ${file === undefined ? 'the state directory (EVERME_STATE_DIR)' : `${file}'s directory`} exists and is writable, and that the disk is not full.`,
+    detail: { ...(file === undefined ? {} : { path: file }), sqliteCode },
+    cause,
+  });
+}
+
+/** `SQLITE_CORRUPT`, `SQLITE_IOERR_SHORT_READ`…: the code of a failure that means the store is unusable. */
+export function unusableSqliteCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && SQLITE_UNAVAILABLE.test(code) ? code : undefined;
+}
+
 /** Wraps anything thrown into the taxonomy; unknown failures are `internal`, never a raw stack. */
 export function toEvermeError(err: unknown): EvermeError {
   if (err instanceof EvermeError) return err;
+  const sqliteCode = unusableSqliteCode(err);
+  if (sqliteCode !== undefined) return databaseUnavailable(sqliteCode, undefined, err);
   const message = err instanceof Error ? err.message : String(err);
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (typeof code === 'string' && /^E(ACCES|PERM|NOENT|NOTDIR|ISDIR|ROFS|NOSPC|EXIST)$/.test(code)) {
     return new EvermeError('io', message, { code: code.toLowerCase(), cause: err });
   }
   return new EvermeError('internal', message, { cause: err });
+}
+
+/** An EvermeError as it crosses a thread boundary (a structured clone drops its class). */
+export interface EvermeErrorData {
+  type: ErrorType;
+  code: string;
+  message: string;
+  hint?: string;
+}
+
+export function errorData(error: EvermeError): EvermeErrorData {
+  return { type: error.type, code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) };
+}
+
+export function errorFromData(data: EvermeErrorData): EvermeError {
+  return new EvermeError(data.type, data.message, { code: data.code, ...(data.hint === undefined ? {} : { hint: data.hint }) });
 }

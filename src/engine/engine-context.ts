@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EvermeError } from '../core/errors.js';
-import type { Settings, SinkName } from '../config/settings.js';
+import { deliverySinks, type Settings, type SinkName } from '../config/settings.js';
 import { databasePath, openDatabase, openMemoryDatabase } from '../store/database.js';
 import { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import { GatewaySink } from '../sinks/gateway/gateway-sink.js';
@@ -8,17 +8,23 @@ import { LocalSink } from '../sinks/local/local-sink.js';
 import { InlineWriter, ScalingWriter } from '../store/local-writer.js';
 import type { Sink } from '../sinks/sink.js';
 import { existsSync } from 'node:fs';
+import { FingerprintStore } from '../store/fingerprint-store.js';
+import { RunStore } from '../store/run-store.js';
+import { SessionStore } from '../store/session-store.js';
+import { WarningStore } from '../store/warning-store.js';
 import { PrivacyGate } from './privacy-gate.js';
 import { SessionLocks } from './session-lock.js';
 import { ThreadSessionLocks } from './thread-session-locks.js';
-import { StateStore } from '../store/state-store.js';
 import { userAgentFor } from '../sinks/gateway/user-agent.js';
 
 export interface Engine {
   db: Database.Database;
-  state: StateStore;
+  /** Where sessions go, the one the run is named for first (see `deliverySinks`). */
+  sinks: Sink[];
+  marks: { fingerprints: FingerprintStore; sessions: SessionStore };
+  runs: RunStore;
+  warnings: WarningStore;
   locks: SessionLocks;
-  sink: Sink;
   privacy: PrivacyGate;
   close(): void;
 }
@@ -57,25 +63,29 @@ function openDryRunDatabase(stateDir: string): Database.Database {
 }
 
 /**
- * Opens the one state file and the chosen sink (see `openDryRunDatabase` for dry runs).
+ * Opens the one state file and every sink a delivery to `primary` goes to (see `deliverySinks`;
+ * `openDryRunDatabase` for dry runs).
  */
-export function openEngine(settings: Settings, sinkName: SinkName, opts: { dryRun?: boolean } = {}): Engine {
-  const sinkClient = sinkName === 'everme' ? gatewayClientFor(settings) : undefined;
+export function openEngine(settings: Settings, primary: SinkName, opts: { dryRun?: boolean } = {}): Engine {
+  const names = deliverySinks(primary, settings);
+  const client = names.includes('everme') ? gatewayClientFor(settings) : undefined;
   const db = opts.dryRun ? openDryRunDatabase(settings.stateDir) : openDatabase(settings.stateDir);
-  const state = new StateStore(db);
+  const sessions = new SessionStore(db);
   // A dry run commits nothing (and may hold an in-memory database no thread could share).
-  const writer = sinkClient || opts.dryRun ? undefined : new ScalingWriter(db, { stateDir: settings.stateDir });
-  const sink: Sink = sinkClient ? new GatewaySink(sinkClient, state) : new LocalSink(db, writer ?? new InlineWriter(db));
+  const writer = names.includes('local') && !opts.dryRun ? new ScalingWriter(db, { stateDir: settings.stateDir }) : undefined;
+  const sinks: Sink[] = names.map((name) => (name === 'everme' ? new GatewaySink(client!, db) : new LocalSink(db, writer ?? new InlineWriter(db))));
   const locks = writer ? new ThreadSessionLocks(db, () => writer.thread()?.turn) : new SessionLocks(db);
   return {
     db,
-    state,
+    sinks,
+    marks: { fingerprints: new FingerprintStore(db), sessions },
+    runs: new RunStore(db),
+    warnings: new WarningStore(db),
     locks,
-    sink,
-    privacy: PrivacyGate.open(db, settings, state, { dryRun: opts.dryRun, turn: () => writer?.thread()?.turn }),
+    privacy: PrivacyGate.open(db, settings, sessions, { dryRun: opts.dryRun, turn: () => writer?.thread()?.turn }),
     close: () => {
       if (locks instanceof ThreadSessionLocks) locks.close();
-      sink.close();
+      for (const sink of sinks) sink.close();
       db.close();
     },
   };

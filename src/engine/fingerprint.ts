@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, lstatSync, openSync, readSync } from 'node:fs';
-import type { SessionFingerprint } from '../store/state-store.js';
+import type { SessionFingerprint } from '../store/fingerprint-store.js';
 
 const HEAD_BYTES = 4096;
 
@@ -16,7 +16,7 @@ export interface FileStat {
  * it, and to notice a file replaced by compaction or rewind even when its size happens to match.
  * Synchronous: it is a stat and one 4 KiB read, done for every session of every sync.
  */
-export async function fingerprintFile(file: string): Promise<SessionFingerprint> {
+export function fingerprintFile(file: string): SessionFingerprint {
   // lstat: a symlinked history file is fingerprinted as the link, never as what it points to.
   return fingerprintFromStat(file, lstatSync(file));
 }

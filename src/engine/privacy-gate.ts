@@ -1,8 +1,10 @@
 import type Database from 'better-sqlite3';
-import { describeRule, ExclusionPolicy } from '../config/exclude.js';
-import type { Settings } from '../config/settings.js';
+import { describeRule, ExclusionPolicy, type ExclusionSource } from '../config/exclude.js';
+import { exclusionSource, type Settings } from '../config/settings.js';
+import { admitWorkspace } from '../memory/admission.js';
+import { recordedHookWorkspace } from '../store/hook-workspace.js';
 import { SessionScopeStore } from '../store/session-scope.js';
-import type { StateStore } from '../store/state-store.js';
+import type { SessionStore } from '../store/session-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import type { WriteTurn } from '../store/write-turn.js';
 import { workspaceFromFiles } from '../transcript/session-workspace.js';
@@ -22,14 +24,18 @@ export type ScopeDecision =
 /** What the session files say (ledger metadata); see `workspaceFromFiles`. */
 export const fromSessionFiles: WorkspaceSource = async (session) => (await workspaceFromFiles(session)).workspaceDir;
 
-/** The `cwd` a hook payload carried for this session, as the hook worker recorded it. */
-export function fromRecordedCwd(state: StateStore): WorkspaceSource {
-  return (session) => state.workspaceFor(session.sessionId);
+/**
+ * The `cwd` a hook payload carried for this session: as the hook worker recorded it in the store,
+ * else as the hook itself wrote it down before deciding (a session the hook kept out has no
+ * worker, and is known only there).
+ */
+export function fromRecordedCwd(sessions: SessionStore, stateDir?: string): WorkspaceSource {
+  return (session) => sessions.workspaceFor(session.sessionId) ?? (stateDir === undefined ? undefined : recordedHookWorkspace(stateDir, session.sessionId));
 }
 
 /** Files first (they are the session's own record), then what the hook saw. */
-export function defaultWorkspaceSources(state: StateStore): WorkspaceSource[] {
-  return [fromSessionFiles, fromRecordedCwd(state)];
+export function defaultWorkspaceSources(sessions: SessionStore, stateDir?: string): WorkspaceSource[] {
+  return [fromSessionFiles, fromRecordedCwd(sessions, stateDir)];
 }
 
 /**
@@ -54,7 +60,7 @@ export class PrivacyGate {
     private readonly sources: readonly WorkspaceSource[],
     private readonly dryRun = false,
     /** Where a known workspace is remembered per session, so `forget --project` finds what only the gateway holds. */
-    private readonly state?: StateStore,
+    private readonly sessions?: SessionStore,
     /**
      * The main thread's write turn while the store's writer thread runs (see `WriteTurn`): a write
      * in the middle of a run waits for it, as the session locks do. Taken straight, SQLite's lock
@@ -62,6 +68,8 @@ export class PrivacyGate {
      * import under the profiler) five sessions failed with `database is locked`.
      */
     private readonly turn: () => WriteTurn | undefined = () => undefined,
+    /** Where the patterns were declared: a relative one resolves against that file (see `ExclusionPolicy.load`). */
+    private readonly exclusionSource: ExclusionSource = {},
   ) {
     this.tombstones = new TombstoneStore(db);
     this.scopes = new SessionScopeStore(db);
@@ -127,10 +135,30 @@ export class PrivacyGate {
   static open(
     db: Database.Database,
     settings: Settings,
-    state: StateStore,
+    sessions: SessionStore,
     opts: { dryRun?: boolean; turn?: () => WriteTurn | undefined } = {},
   ): PrivacyGate {
-    return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(state), opts.dryRun ?? false, state, opts.turn);
+    return new PrivacyGate(
+      db,
+      settings.exclude,
+      defaultWorkspaceSources(sessions, settings.stateDir),
+      opts.dryRun ?? false,
+      sessions,
+      opts.turn,
+      exclusionSource(settings),
+    );
+  }
+
+  /**
+   * Loads the exclusion policy now: a pattern it refuses (a relative path the environment declared)
+   * fails the run before any session is read, rather than each session one by one.
+   */
+  async ready(): Promise<void> {
+    await this.loadPolicy();
+  }
+
+  private loadPolicy(): Promise<ExclusionPolicy> {
+    return (this.policy ??= ExclusionPolicy.load(this.patterns, undefined, this.exclusionSource));
   }
 
   /** The conversations forgotten so far, read at once (see `RunSnapshot`). */
@@ -158,16 +186,16 @@ export class PrivacyGate {
       if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
       return { status: 'unknown' };
     }
-    const policy = await (this.policy ??= ExclusionPolicy.load(this.patterns));
-    const rule = policy.ruleFor(workspaceDir);
-    if (rule === undefined) {
+    const policy = await this.loadPolicy();
+    const admission = admitWorkspace(policy, workspaceDir);
+    if (admission.admitted) {
       // Checked now (reads), queued only when something must change: a run with nothing new writes nothing.
       if (this.scopes.has(session.sessionId)) this.later(() => this.scopes.clear(session.sessionId));
-      const state = this.state;
-      if (state && state.workspaceFor(session.sessionId) !== workspaceDir) this.later(() => state.rememberWorkspace(session.sessionId, workspaceDir));
+      const sessions = this.sessions;
+      if (sessions && sessions.workspaceFor(session.sessionId) !== workspaceDir) this.later(() => sessions.rememberWorkspace(session.sessionId, workspaceDir));
       return { status: 'included', workspaceDir };
     }
-    const described = describeRule(rule);
+    const described = describeRule(admission.rule);
     const record = { ...base, status: 'excluded' as const, workspaceDir, rule: described };
     if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
     return { status: 'excluded', workspaceDir, rule: described };

@@ -1,15 +1,20 @@
-import { EvermeError, toEvermeError } from '../core/errors.js';
+import pLimit from 'p-limit';
 import type { Settings, SinkName } from '../config/settings.js';
-import { totalsByCode, type WarningCode, type WarningEntry } from '../core/warnings.js';
+import type { WarningEntry } from '../core/warnings.js';
 import { discoverSessions } from '../transcript/discover.js';
 import type { SessionRef } from '../transcript/types.js';
 import { openEngine, type Engine } from './engine-context.js';
-import { ReadGate } from './read-gate.js';
-import { blankOutcome, deliverSession, type DeliveryMode, type RunSnapshot, type SessionOutcome } from './session-delivery.js';
+import { defaultPoolSize, PlanPool, planWorkerUrl } from './plan-pool.js';
+import { inlinePlanner, type Planner } from './planner.js';
+import { deliverSession, type DeliveryContext, type DeliveryMode, type RunSnapshot } from './session-delivery.js';
+import { RunTally, type RunSummary } from './run-summary.js';
+
+export type { RunSummary };
 
 export interface RunOptions {
   mode: DeliveryMode;
   settings: Settings;
+  /** The sink the run is named for; the gateway brings the embedded store along (see `deliverySinks`). */
   sink: SinkName;
   /** UTC midnight of the --since date, epoch ms. */
   sinceMs?: number;
@@ -25,6 +30,8 @@ export interface RunOptions {
   boundary?: boolean;
   /** An engine already opened by the caller (the hook worker keeps one across runs). */
   engine?: Engine;
+  /** Where sessions are planned; by default on this thread. */
+  planner?: Planner;
 }
 
 export interface RunProgress {
@@ -35,35 +42,13 @@ export interface RunProgress {
   bytesTotal: number;
 }
 
-export interface RunSummary {
-  mode: DeliveryMode;
-  sink: SinkName;
-  dryRun: boolean;
-  since?: string;
-  sessions: { scanned: number; delivered: number; unchanged: number; empty: number; excluded: number; forgotten: number; failed: number };
-  /** Sessions read whose workspace nobody knows: no exclusion could be checked for them. */
-  workspaceUnknown: number;
-  messages: number;
-  removed: number;
-  requests: number;
-  bytes: number;
-  warnings: Partial<Record<WarningCode, number>>;
-  failures: Array<{ sessionId: string; type: string; message: string }>;
-  /** `gateway_response_invalid`: acknowledged (2xx) with an unreadable body, counted as delivered. */
-  invalidResponses: Array<{ sessionId: string; requestId: string; reason: string }>;
-  cancelled: boolean;
-}
-
-/** Errors that will fail every remaining session the same way: stop scheduling more work. */
-const FATAL_TYPES = new Set(['auth', 'not_logged_in', 'cancelled']);
-
 /**
- * The embedded store's files are read synchronously, so sessions in flight do not read in
- * parallel; they only interleave at awaits, and each one's objects live that much longer. With 8,
- * most of a session's objects outlived two scavenges and were promoted: on the 3x import the main
- * thread ran 51 full GCs, against 9 with 2, which took 10% less CPU (28.6 s against 32.6 s wall;
- * 1x and 10x interleaved runs 4–7% faster, peak RSS a little lower). Two still let one session's
- * commit wait overlap the next one's reading. The gateway waits on the network: 4 at once.
+ * Sessions in flight at once. The embedded store's files are read synchronously, so sessions
+ * planned on this thread do not read in parallel; they only interleave at awaits, and each one's
+ * objects live that much longer. With 8, most of a session's objects outlived two scavenges and
+ * were promoted: on the 3x import the main thread ran 51 full GCs, against 9 with 2, which took 10%
+ * less CPU. Two still let one session's commit wait overlap the next one's reading. The gateway
+ * waits on the network: 4 at once.
  */
 export function defaultConcurrency(sink: SinkName): number {
   return sink === 'local' ? 2 : 4;
@@ -72,174 +57,144 @@ export function defaultConcurrency(sink: SinkName): number {
 export async function runPipeline(options: RunOptions): Promise<RunSummary> {
   const dryRun = options.dryRun ?? false;
   const engine = options.engine ?? openEngine(options.settings, options.sink, { dryRun });
-  const summary: RunSummary = {
-    mode: options.mode,
-    sink: options.sink,
-    dryRun,
-    since: options.since,
-    sessions: { scanned: 0, delivered: 0, unchanged: 0, empty: 0, excluded: 0, forgotten: 0, failed: 0 },
-    workspaceUnknown: 0,
-    messages: 0,
-    removed: 0,
-    requests: 0,
-    bytes: 0,
-    warnings: {},
-    failures: [],
-    invalidResponses: [],
-    cancelled: false,
-  };
-  const runId = dryRun ? undefined : engine.state.startRun(options.mode, { since: options.since, sink: options.sink });
+  const tally = new RunTally({ mode: options.mode, sinks: engine.sinks.map((sink) => sink.name), dryRun, ...(options.since === undefined ? {} : { since: options.since }) });
+  // A refused EVERME_EXCLUDE pattern fails the run before anything is read or recorded.
+  await engine.privacy.ready().catch((err: unknown) => {
+    if (!options.engine) engine.close();
+    throw err;
+  });
+  const runId = dryRun ? undefined : engine.runs.start(options.mode, { since: options.since, sink: options.sink });
+  let pool: PlanPool | undefined;
   try {
-    const allWarnings: WarningEntry[] = [];
-    const sessions = options.sessions ?? (await collectSessions(options, engine, dryRun, allWarnings));
-    summary.sessions.scanned = sessions.length;
-    const progress: RunProgress = { sessionsTotal: sessions.length, sessionsDone: 0, messages: 0, bytesDone: 0, bytesTotal: 0 };
-    let stop: EvermeError | undefined;
-    engine.locks.expect(sessions.map((s) => s.sessionId));
-    // Ctrl-C: a session read but not yet committed is given up whole, not waited for.
-    const cancelPending = (): void => engine.sink.cancelPending?.();
-    options.signal?.addEventListener('abort', cancelPending, { once: true });
-    const readers = new ReadGate(Math.max(1, options.concurrency ?? defaultConcurrency(options.sink)));
-    const snapshot = sessions.length >= SNAPSHOT_AFTER_SESSIONS ? takeSnapshot(engine, options.sink) : undefined;
-
-    const deliverOne = async (session: SessionRef, readDone: () => void): Promise<void> => {
-      if (stop || options.signal?.aborted) return;
-      // A sink that buffers (the embedded store's commit backlog) says when to read on.
-      await engine.sink.readyForMore?.();
-      if (stop || options.signal?.aborted) return;
-      let outcome: SessionOutcome;
-      try {
-        outcome = await deliverSession(session, {
-          onReadDone: readDone,
-          ...(snapshot ? { snapshot } : {}),
-          mode: options.mode,
-          sink: engine.sink,
-          state: engine.state,
-          locks: engine.locks,
-          privacy: engine.privacy,
-          dryRun,
-          signal: options.signal,
-          ...(options.boundary ? { boundary: true } : {}),
-          onDelivered: (n) => {
-            progress.messages += n;
-            options.onProgress?.(progress);
-          },
-        });
-      } catch (err) {
-        outcome = failedOutcome(session, toEvermeError(err));
-      }
-      summary.messages += outcome.messages;
-      summary.requests += outcome.requests;
-      summary.removed += outcome.removed;
-      summary.bytes += outcome.bytes;
-      if (outcome.workspaceUnknown) summary.workspaceUnknown += 1;
-      allWarnings.push(...outcome.warnings);
-      for (const r of outcome.invalidResponses) summary.invalidResponses.push({ sessionId: session.sessionId, ...r });
-      if (outcome.status === 'failed') {
-        const error = outcome.error ?? new EvermeError('internal', 'unknown failure');
-        if (error.type === 'cancelled') {
-          summary.cancelled = true;
-        } else {
-          summary.sessions.failed += 1;
-          summary.failures.push({ sessionId: session.sessionId, type: error.type, message: error.message });
-        }
-        if (FATAL_TYPES.has(error.type)) stop ??= error;
-      } else {
-        summary.sessions[outcome.status] += 1;
-      }
-      progress.sessionsDone += 1;
-      progress.bytesDone += outcome.bytes;
-      options.onProgress?.(progress);
-    };
-
-    // Sessions are started as read slots free up, never all at once: a suspended call per session
-    // of the run held ~100 MB of the heap at the start of a 30,000-session import.
-    const inFlight = new Set<Promise<void>>();
-    // A session's failure is its outcome; this is for a defect outside it (a progress callback
-    // that throws): kept, so no rejection goes unhandled, and thrown once the sessions in flight end.
-    let defect: { error: unknown } | undefined;
-    for (const session of sessions) {
-      const leave = await readers.enter();
-      if (defect) {
-        leave();
-        break;
-      }
-      const task: Promise<void> = deliverOne(session, leave)
-        .catch((error: unknown) => {
-          defect ??= { error };
-        })
-        .finally(() => {
-          leave();
-          inFlight.delete(task);
-        });
-      inFlight.add(task);
-    }
-    await Promise.all(inFlight);
-    if (defect) throw defect.error;
-    options.signal?.removeEventListener('abort', cancelPending);
-    if (options.signal?.aborted) summary.cancelled = true;
-    // Sessions never started because of a fatal error count as failed, so the totals add up.
-    const notStarted = sessions.length - progress.sessionsDone;
-    if (stop && !summary.cancelled && notStarted > 0) summary.sessions.failed += notStarted;
-    summary.warnings = totalsByCode(allWarnings);
+    const sessions = options.sessions ?? (await collectSessions(options, engine, dryRun, tally));
+    pool = options.planner ? undefined : poolFor(sessions.length);
+    await deliverAll(sessions, engine, tally, { ...options, planner: options.planner ?? pool ?? inlinePlanner }, pool ? 2 * pool.size : undefined);
+    const summary = tally.finish(sessions.length, options.signal?.aborted ?? false);
     await engine.privacy.settled();
     engine.privacy.commit();
     if (runId !== undefined) {
-      const status = summary.cancelled ? 'cancelled' : summary.sessions.failed > 0 ? 'partial' : 'ok';
-      engine.state.finishRun(runId, summary, status);
+      engine.runs.finish(runId, summary, summary.cancelled ? 'cancelled' : summary.sessions.failed > 0 ? 'partial' : 'ok');
       // Hook workers record a run per interval per active session: keep the recent ones only.
-      if (options.mode === 'hook') engine.state.pruneRuns('hook', 500);
+      if (options.mode === 'hook') engine.runs.prune('hook', 500);
     }
     return summary;
   } catch (err) {
     await engine.privacy.settled();
     engine.privacy.commit();
-    if (runId !== undefined) engine.state.finishRun(runId, summary, 'failed');
+    if (runId !== undefined) engine.runs.finish(runId, tally.summary, 'failed');
     throw err;
   } finally {
+    await pool?.close();
     if (!options.engine) engine.close();
   }
+}
+
+/** Below this many sessions (a hook's one, a small sync) planning on this thread costs less than starting workers. */
+const POOL_AFTER_SESSIONS = 16;
+
+/** Workers for a bulk run, started as sessions need them (a no-op sync starts none). */
+function poolFor(sessions: number): PlanPool | undefined {
+  const url = planWorkerUrl();
+  return url && sessions >= POOL_AFTER_SESSIONS ? new PlanPool(url, defaultPoolSize()) : undefined;
+}
+
+/**
+ * Every session through `deliverSession`, `concurrency` at a time (p-limit). A session holds its
+ * slot until every sink holds its end, not until it is committed: waiting for a commit (which the
+ * writer thread groups with others) must not keep the next session from being planned. Sessions
+ * are started as slots free up, never all at once: a suspended call per session of the run held
+ * ~100 MB of the heap at the start of a 30,000-session import.
+ */
+async function deliverAll(sessions: SessionRef[], engine: Engine, tally: RunTally, options: RunOptions, pooled?: number): Promise<void> {
+  const concurrency = Math.max(1, options.concurrency ?? Math.max(pooled ?? 0, defaultConcurrency(options.sink)));
+  const limit = pLimit(concurrency);
+  const progress: RunProgress = { sessionsTotal: sessions.length, sessionsDone: 0, messages: 0, bytesDone: 0, bytesTotal: 0 };
+  engine.locks.expect(sessions.map((s) => s.sessionId));
+  const base = deliveryContext(engine, options, sessions.length, tally, (n) => {
+    progress.messages += n;
+    options.onProgress?.(progress);
+  });
+  const slots = new Set<Promise<void>>();
+  const running = new Set<Promise<void>>();
+  // A session's failure is its outcome; this is for a defect outside it (a progress callback that
+  // throws): kept, so no rejection goes unhandled, and thrown once the sessions in flight end.
+  let defect: { error: unknown } | undefined;
+  const start = (session: SessionRef): Promise<void> =>
+    new Promise<void>((handedOff) => {
+      const done = deliverSession(session, { ...base, onHandedOff: handedOff })
+        .then((outcome) => {
+          tally.add(outcome);
+          progress.sessionsDone += 1;
+          progress.bytesDone += outcome.bytes;
+          options.onProgress?.(progress);
+        })
+        .catch((error: unknown) => {
+          defect ??= { error };
+        })
+        .finally(() => {
+          handedOff();
+          running.delete(done);
+        });
+      running.add(done);
+    });
+  for (const session of sessions) {
+    while (slots.size >= concurrency) await Promise.race(slots);
+    if (defect || tally.allStopped || options.signal?.aborted) break;
+    const slot = limit(start, session);
+    slots.add(slot);
+    void slot.finally(() => slots.delete(slot));
+  }
+  await Promise.all(slots);
+  await Promise.all(running);
+  if (defect) throw defect.error;
+}
+
+function deliveryContext(engine: Engine, options: RunOptions, sessions: number, tally: RunTally, onDelivered: (n: number) => void): DeliveryContext {
+  const snapshot = sessions >= SNAPSHOT_AFTER_SESSIONS ? takeSnapshot(engine) : undefined;
+  return {
+    mode: options.mode,
+    sinks: engine.sinks,
+    marks: engine.marks,
+    planner: options.planner ?? inlinePlanner,
+    locks: engine.locks,
+    privacy: engine.privacy,
+    dryRun: options.dryRun ?? false,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.boundary ? { boundary: true } : {}),
+    ...(snapshot ? { snapshot } : {}),
+    stopped: tally.stopped,
+    onSinkFailure: (sink, error) => tally.sinkFailed(sink, error),
+    onDelivered,
+  };
 }
 
 /** Below this many sessions (a hook worker's one, a small sync) two lookups each cost less than reading every row. */
 const SNAPSHOT_AFTER_SESSIONS = 64;
 
-function takeSnapshot(engine: Engine, sink: SinkName): RunSnapshot {
-  const fingerprints = engine.state.fingerprintsOf(sink);
+function takeSnapshot(engine: Engine): RunSnapshot {
+  const fingerprints = new Map(engine.sinks.map((sink) => [sink.name, engine.marks.fingerprints.allOf(sink.name)]));
   const forgotten = engine.privacy.forgottenIds();
-  return { fingerprint: (sessionId) => fingerprints.get(sessionId), forgotten: (conversationId) => forgotten.has(conversationId) };
+  return {
+    fingerprint: (sink, sessionId) => fingerprints.get(sink)?.get(sessionId),
+    forgotten: (conversationId) => forgotten.has(conversationId),
+  };
 }
 
-async function collectSessions(
-  options: RunOptions,
-  engine: Engine,
-  dryRun: boolean,
-  warnings: WarningEntry[],
-): Promise<SessionRef[]> {
+async function collectSessions(options: RunOptions, engine: Engine, dryRun: boolean, tally: RunTally): Promise<SessionRef[]> {
   const sessions: SessionRef[] = [];
+  const record = (dir: string, entry: WarningEntry): void => {
+    tally.addWarnings([entry]);
+    if (dryRun) return;
+    engine.warnings.replace({ conversationId: null, sessionId: null, source: 'manifest', sessionDir: dir }, [entry]);
+  };
   for await (const session of discoverSessions(options.settings.dataDir, {
     sinceMs: options.sinceMs,
-    onInvalidManifest: (dir, _reason, symlink) => {
-      const code = symlink ? 'symlinked_file' : 'invalid_manifest';
-      const entry: WarningEntry = { code, count: 1, samples: [{ file: 'manifest.json', line: 0 }] };
-      warnings.push(entry);
-      if (dryRun) return;
-      engine.state.replaceWarnings({ conversationId: null, sessionId: null, source: 'manifest', sessionDir: dir }, [entry]);
-    },
+    onInvalidManifest: (dir, _reason, symlink) => record(dir, { code: symlink ? 'symlinked_file' : 'invalid_manifest', count: 1, samples: [{ file: 'manifest.json', line: 0 }] }),
     // A restored copy of a session: only the newest is read; the other is named in the report.
-    onDuplicateSession: (ignored) => {
-      const entry: WarningEntry = { code: 'duplicate_session_dir', count: 1, samples: [{ file: 'manifest.json', line: 0 }] };
-      warnings.push(entry);
-      if (dryRun) return;
-      engine.state.replaceWarnings({ conversationId: null, sessionId: null, source: 'manifest', sessionDir: ignored }, [entry]);
-    },
+    onDuplicateSession: (ignored) => record(ignored, { code: 'duplicate_session_dir', count: 1, samples: [{ file: 'manifest.json', line: 0 }] }),
   })) {
     if (options.signal?.aborted) break;
     sessions.push(session);
   }
   return sessions;
-}
-
-function failedOutcome(session: SessionRef, error: EvermeError): SessionOutcome {
-  return { ...blankOutcome(session, 'failed'), error };
 }

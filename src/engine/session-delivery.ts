@@ -1,361 +1,343 @@
-import path from 'node:path';
-import { EvermeError, toEvermeError } from '../core/errors.js';
 import type { SinkName } from '../config/settings.js';
-import { WarningCollector, type WarningEntry } from '../core/warnings.js';
-import type { AgentMessage } from '../core/agent-message.js';
-import { Converter } from '../memory/convert.js';
-import { TaskBatcher, type PlannedRequest } from '../memory/task-batcher.js';
-import type { ConversationMeta, DeliveryReceipt, Sink } from '../sinks/sink.js';
-import { chooseHistoryFile, openSessionHistory } from '../transcript/session-history.js';
-import { openLedgerCarryover } from '../transcript/ledger-carryover.js';
+import { toEvermeError, type EvermeError } from '../core/errors.js';
+import type { ConversationMeta, DeliveryMode, PlanPart, SessionContext, SessionEnd, SessionStateWrite, Sink, SinkSession } from '../sinks/sink.js';
+import type { FingerprintStore, SessionFingerprint } from '../store/fingerprint-store.js';
+import type { SessionStore } from '../store/session-store.js';
+import { chooseHistoryFile, type HistoryFileChoice } from '../transcript/session-history.js';
 import type { SessionRef } from '../transcript/types.js';
-import { conversationIdFor } from './conversation-id.js';
-import { fingerprintFile, fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
+import { fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
+import type { Planner } from './planner.js';
+import type { PlanJob, PlanResult, PlanTarget } from './session-plan.js';
 import type { PrivacyGate, ScopeDecision } from './privacy-gate.js';
+import {
+  blankOutcome,
+  cancelled,
+  failSession,
+  firstSinkError,
+  sessionStatusOf,
+  type SessionOutcome,
+  type SinkOutcome,
+} from './session-outcome.js';
 import type { SessionLocks } from './session-lock.js';
-import type { SessionFingerprint, StateStore } from '../store/state-store.js';
 
-/** import flushes every conversation's last request, sync only at a finished turn, the hook only at a conversation boundary. */
-export type DeliveryMode = 'import' | 'sync' | 'hook';
+export type { DeliveryMode };
 
-/** `excluded`: its workspace is excluded; `forgotten`: the user forgot it (a tombstone). Neither is read. */
-export type SessionStatus = 'delivered' | 'unchanged' | 'empty' | 'excluded' | 'forgotten' | 'failed';
-
-export interface SessionOutcome {
-  sessionId: string;
-  conversationId: string;
-  status: SessionStatus;
-  source: 'messages' | 'ledger' | 'none';
-  messages: number;
-  requests: number;
-  removed: number;
-  bytes: number;
-  warnings: WarningEntry[];
-  /** Requests the gateway acknowledged (2xx) with a body that could not be read: never resent. */
-  invalidResponses: Array<{ requestId: string; reason: string }>;
-  /** Read, but nobody knows its workspace, so no exclusion could be checked (never guessed). */
-  workspaceUnknown?: boolean;
-  error?: EvermeError;
-}
-
+/**
+ * The main thread's side of one session: the cheap checks (forgotten, unchanged, excluded), the
+ * session lock, then the plan (made by the planner, on a worker thread in a bulk run) delivered
+ * part by part to every sink whose marks it passes, and each sink's commit. Every mode runs exactly
+ * this; only the sinks' own rules (the gateway's flushes) differ by mode.
+ */
 export interface DeliveryContext {
   mode: DeliveryMode;
-  sink: Sink;
-  state: StateStore;
+  /** The run's sinks, the one the summary names first. */
+  sinks: readonly Sink[];
+  marks: { fingerprints: FingerprintStore; sessions: SessionStore };
+  planner: Planner;
   locks?: SessionLocks;
   dryRun: boolean;
   signal?: AbortSignal;
   lockTimeoutMs?: number;
   /** Tombstones and exclusions, checked before a session's history is read. */
   privacy?: PrivacyGate;
-  /**
-   * A conversation boundary (the host's PreCompact or SessionEnd): whatever the mode, the last
-   * request flushes, and a flush still owed is sent on its own.
-   */
+  /** A conversation boundary (the host's PreCompact or SessionEnd): the conversation is flushed whatever the mode. */
   boundary?: boolean;
-  /** Called after each acknowledged request with the number of messages it carried. */
+  /** Called with the number of messages of each part the first sink took. */
   onDelivered?: (messages: number) => void;
-  /**
-   * Called once the session's history was read and only its commit is left to wait for: a bulk run
-   * starts reading the next session meanwhile.
-   */
-  onReadDone?: () => void;
+  /** Called once every sink holds the session's end: only the commits are left to wait for, and a bulk run starts the next session. */
+  onHandedOff?: () => void;
   /** Read once by a run over many sessions, for the first checks (see `RunSnapshot`). */
   snapshot?: RunSnapshot;
+  /** Sinks a fatal failure (a rejected key) stopped earlier in the run: skipped, and counted failed. */
+  stopped?: ReadonlySet<SinkName>;
+  /** Told of a sink's failure at once, before the session ends, so the run can stop a sink that will only fail again. */
+  onSinkFailure?: (sink: SinkName, error: EvermeError) => void;
 }
 
 /**
  * Fingerprints and tombstones as a run over many sessions found them at its start, in two queries
- * instead of two per session: a no-op sync over 3,000 sessions spent ~10% of its time on those
- * lookups. Only the first, cheap checks use it; under the session lock both are read again, live,
- * so a forget or a delivery by another process that happened meanwhile still wins.
+ * per sink instead of two per session: a no-op sync over 3,000 sessions spent ~10% of its time on
+ * those lookups. Only the first, cheap checks use it; under the session lock both are read again,
+ * live, so a forget or a delivery by another process that happened meanwhile still wins.
  */
 export interface RunSnapshot {
-  fingerprint(sessionId: string): SessionFingerprint | undefined;
+  fingerprint(sink: SinkName, sessionId: string): SessionFingerprint | undefined;
   forgotten(conversationId: string): boolean;
 }
 
-/**
- * Whether an upload ends in a flush: import always, the hook never, sync only when the upload
- * ends on a finished turn, which is known once the last message has been read. A conversation
- * boundary (the host's PreCompact or SessionEnd) always flushes, whatever the mode.
- */
-type FlushPlan = 'always' | 'at-turn-end' | 'never';
+/** One sink's part in one session. */
+interface SinkRun {
+  sink: Sink;
+  outcome: SinkOutcome;
+  /** Whether its fingerprint says the file changed since it last took it: it takes part in the plan. */
+  changed: boolean;
+  stored?: SessionFingerprint;
+  delivered?: Set<string>;
+  session?: SinkSession;
+  onFailure?: (sink: SinkName, error: EvermeError) => void;
+}
 
-function flushPlanFor(mode: DeliveryMode, boundary: boolean): FlushPlan {
-  if (boundary) return 'always';
-  switch (mode) {
-    case 'import':
-      return 'always';
-    case 'sync':
-      return 'at-turn-end';
-    case 'hook':
-      return 'never';
+/** The workspace decision, made at most once per session and only when something needs it. */
+class ScopeCheck {
+  private decided: Promise<ScopeDecision | undefined> | undefined;
+  constructor(
+    private readonly session: SessionRef,
+    private readonly privacy: PrivacyGate | undefined,
+  ) {}
+  decide(): Promise<ScopeDecision | undefined> {
+    return (this.decided ??= this.privacy ? this.privacy.scope(this.session) : Promise.resolve(undefined));
+  }
+  async excluded(): Promise<boolean> {
+    return (await this.decide())?.status === 'excluded';
+  }
+  async wasExcluded(): Promise<boolean> {
+    return this.decided !== undefined && (await this.excluded());
   }
 }
 
-function endsTurn(last: AgentMessage | undefined): boolean {
-  return last?.role === 'assistant' && last.turnComplete;
-}
-
-/**
- * While a sync upload cannot yet tell whether it ends in a flush, its requests wait in memory up to
- * this many bytes. Past it the oldest goes out with `sync: true`: a synchronous add that no flush
- * follows costs the server a little time, a queued add that a flush overtakes loses memories.
- */
-export const MAX_UNDECIDED_BYTES = 8 * 1024 * 1024;
-
-function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new EvermeError('cancelled', 'Interrupted');
-}
-
-/**
- * One session through the whole pipeline: read → replay → convert → delta past the marks → batch →
- * sink → commit. Every mode runs exactly this; only the flush rule differs.
- */
-/** A session before anything happened to it: nothing read, nothing sent. */
-export function blankOutcome(session: SessionRef, status: SessionStatus): SessionOutcome {
-  return {
-    sessionId: session.sessionId,
-    conversationId: conversationIdFor(session.sessionId),
-    status,
-    source: 'none',
-    messages: 0,
-    requests: 0,
-    removed: 0,
-    bytes: 0,
-    warnings: [],
-    invalidResponses: [],
-  };
-}
-
 export async function deliverSession(session: SessionRef, ctx: DeliveryContext): Promise<SessionOutcome> {
-  const outcome = blankOutcome(session, 'unchanged');
-  const conversationId = outcome.conversationId;
-  const sinkName: SinkName = ctx.sink.name;
+  const outcome = blankOutcome(session, 'unchanged', ctx.sinks.map((sink) => sink.name));
+  const runs: SinkRun[] = ctx.sinks.map((sink, i) => ({ sink, outcome: outcome.sinks[i]!, changed: false, ...(ctx.onSinkFailure ? { onFailure: ctx.onSinkFailure } : {}) }));
+  for (const run of runs) if (ctx.stopped?.has(run.sink.name)) run.outcome.status = 'failed';
+  const active = runs.filter((run) => run.outcome.status !== 'failed');
+  const scope = new ScopeCheck(session, ctx.privacy);
   let locked = false;
-  /** The history file, once chosen: warnings about a flush-only request name it. */
-  let chosenFile: string | undefined;
-  let decided: ScopeDecision | undefined;
-  const decideScope = async (): Promise<ScopeDecision | undefined> => (decided ??= await ctx.privacy?.scope(session));
-  /**
-   * The hook never flushes, so a conversation it delivered completely would never be flushed:
-   * import (always) and sync (at a finished turn) send the flush on its own when one is owed.
-   */
-  const settleOwedFlush = async (source: 'messages' | 'ledger'): Promise<SessionOutcome> => {
-    const boundary = ctx.boundary ?? false;
-    if (ctx.dryRun || (ctx.mode === 'hook' && !boundary)) return outcome;
-    const owed = ctx.sink.pendingFlush(conversationId);
-    if (!owed || (ctx.mode === 'sync' && !boundary && !owed.endsTurn)) return outcome;
-    // A flush is a request about the conversation too: none for an excluded workspace.
-    if ((await decideScope())?.status === 'excluded') {
-      outcome.status = 'excluded';
-      return outcome;
-    }
-    throwIfAborted(ctx.signal);
-    // Claimed, not just read: a concurrent run that sees the same owed flush must not send it too.
-    const claim = ctx.sink.claimPendingFlush(conversationId, ctx.mode === 'sync' && !boundary);
-    if (claim === undefined) return outcome;
-    let receipt: DeliveryReceipt;
-    try {
-      receipt = await ctx.sink.deliver({
-        conversation: { conversationId, sessionId: session.sessionId, source, createdAtMs: session.createdAtMs },
-        messages: [],
-        keys: [],
-        flush: true,
-        sync: false,
-        ...(ctx.signal ? { waitSignal: ctx.signal } : {}),
-      });
-    } catch (err) {
-      ctx.sink.releaseFlushClaim(conversationId, claim);
-      throw err;
-    }
-    outcome.requests += 1;
-    if (receipt.responseInvalid) {
-      outcome.invalidResponses.push(receipt.responseInvalid);
-      const relFile = path.basename(chosenFile ?? '');
-      outcome.warnings = [...outcome.warnings, { code: 'gateway_response_invalid', count: 1, samples: [{ file: relFile, line: 0 }] }];
-    }
-    return outcome;
-  };
   try {
     // Before anything of the session is read: a forgotten conversation is never delivered again.
-    if (ctx.snapshot ? ctx.snapshot.forgotten(conversationId) : ctx.privacy?.forgotten(conversationId)) {
-      outcome.status = 'forgotten';
-      return outcome;
-    }
-    const chosen = await chooseHistoryFile(session.dir);
+    if (ctx.snapshot ? ctx.snapshot.forgotten(outcome.conversationId) : ctx.privacy?.forgotten(outcome.conversationId)) return ended(outcome, 'forgotten');
+    const chosen = chooseHistoryFile(session.dir);
     outcome.source = chosen.source;
-    if (chosen.source === 'none' || !chosen.file || !chosen.stat) {
-      outcome.status = 'empty';
-      return outcome;
-    }
-    const chosenSource = chosen.source;
-    chosenFile = chosen.file;
+    if (chosen.source === 'none' || !chosen.file || !chosen.stat) return ended(outcome, 'empty');
     // Equal path, size, mtime and inode already mean equal fingerprints: the head is read only when
     // the file changed, for the fingerprint committed after this read.
-    const storedFingerprint = ctx.snapshot ? ctx.snapshot.fingerprint(session.sessionId) : ctx.state.getFingerprint(sinkName, session.sessionId);
-    if (unchangedByStat(storedFingerprint, chosen.file, chosen.stat)) {
-      return await settleOwedFlush(chosenSource);
+    for (const run of active) {
+      run.stored = ctx.snapshot ? ctx.snapshot.fingerprint(run.sink.name, session.sessionId) : ctx.marks.fingerprints.get(run.sink.name, session.sessionId);
+      run.changed = !unchangedByStat(run.stored, chosen.file, chosen.stat);
     }
-    let fingerprint = fingerprintFromStat(chosen.file, chosen.stat);
+    if (!active.some((run) => run.changed)) return await settle(session, ctx, outcome, active, chosen, scope);
 
     // Its workspace, learnt from as little as it takes, decides whether the history is read at all.
-    const scope = await decideScope();
-    if (scope?.status === 'excluded') {
-      outcome.status = 'excluded';
-      return outcome;
-    }
-    if (scope?.status === 'unknown') outcome.workspaceUnknown = true;
-
+    const decision = await scope.decide();
+    if (decision?.status === 'excluded') return ended(outcome, 'excluded');
+    if (decision?.status === 'unknown') outcome.workspaceUnknown = true;
     if (!ctx.dryRun && ctx.locks !== undefined) {
       await ctx.locks.acquire(session.sessionId, ctx.lockTimeoutMs ?? 30_000, ctx.signal);
       locked = true;
     }
     // A forget that ran while we waited for the lock wins.
-    if (ctx.privacy?.forgotten(conversationId)) {
-      outcome.status = 'forgotten';
-      return outcome;
+    if (ctx.privacy?.forgotten(outcome.conversationId)) return ended(outcome, 'forgotten');
+    // Another process may have finished this very file, for some sink, while we waited for the lock.
+    // Only a sink that holds a fingerprint can have: the head is read for it (a cold import reads none
+    // here; the plan works the fingerprint out where it reads the file anyway).
+    let fingerprint: SessionFingerprint | undefined;
+    for (const run of active) {
+      const stored = run.changed ? ctx.marks.fingerprints.get(run.sink.name, session.sessionId) : undefined;
+      if (stored === undefined) continue;
+      fingerprint ??= fingerprintFromStat(chosen.file, chosen.stat);
+      if (sameFingerprint(stored, fingerprint)) run.changed = false;
     }
-    // Another process may have finished this very file while we waited for the lock.
-    if (sameFingerprint(ctx.state.getFingerprint(sinkName, session.sessionId), fingerprint)) return await settleOwedFlush(chosenSource);
-
-    const warnings = new WarningCollector();
-    const history = openSessionHistory(session, warnings);
-    if (history.source === 'none' || !history.file) {
-      outcome.status = 'empty';
-      return outcome;
-    }
-    const historyFile = history.file;
-    const source = history.source;
-    outcome.source = source;
-    // The file may have been chosen differently a moment ago (a messages.jsonl got its first bytes).
-    if (historyFile !== chosen.file) fingerprint = await fingerprintFile(historyFile);
-    outcome.bytes = fingerprint.size;
-    const delivered = ctx.sink.deliveredKeys(conversationId);
-    const converter = new Converter(warnings);
-    const batcher = new TaskBatcher({ conversationId, warnings });
-    const seen = new Set<string>();
-    /**
-     * The history while it is read; its workspace once it has been. Sessions waiting for their
-     * commit must not keep what was read alive (a bulk run has many waiting).
-     */
-    let reading: { workspaceDir(): string | undefined } = history;
-    const meta = (): ConversationMeta => ({
-      conversationId,
-      sessionId: session.sessionId,
-      source,
-      workspaceDir: reading.workspaceDir() ?? ctx.state.workspaceFor(session.sessionId),
-      historyFile,
-      createdAtMs: session.createdAtMs,
-    });
-
-    const plan = flushPlanFor(ctx.mode, ctx.boundary ?? false);
-    const send = async (request: PlannedRequest, flush: boolean, sync: boolean): Promise<void> => {
-      throwIfAborted(ctx.signal);
-      if (!ctx.dryRun) {
-        const receipt = await ctx.sink.deliver({
-          conversation: meta(),
-          messages: request.messages,
-          keys: request.keys,
-          flush,
-          sync,
-          bytes: request.bytes,
-          ...(ctx.signal ? { waitSignal: ctx.signal } : {}),
-        });
-        if (receipt.responseInvalid) {
-          outcome.invalidResponses.push(receipt.responseInvalid);
-          warnings.add('gateway_response_invalid', { file: path.relative(session.dir, historyFile), line: 0 });
-        }
-      }
-      outcome.requests += 1;
-      outcome.messages += request.messages.length;
-      ctx.onDelivered?.(request.messages.length);
-    };
-    /*
-     * Requests wait until it is known whether the upload ends in a flush: every request before a
-     * flushing one carries `sync: true`, the others do not. The last request always waits (only the
-     * end tells whether it flushes); with a sync upload, the earlier ones wait too (bounded).
-     */
-    const waiting: PlannedRequest[] = [];
-    let waitingBytes = 0;
-    // The embedded store has no flushes: holding its requests back would only delay its commits.
-    const undecidedLimit = sinkName === 'everme' ? MAX_UNDECIDED_BYTES : 0;
-    const enqueue = async (ready: PlannedRequest[]): Promise<void> => {
-      for (const request of ready) {
-        waiting.push(request);
-        waitingBytes += request.bytes;
-        while (waiting.length > 1 && (plan !== 'at-turn-end' || waitingBytes > undecidedLimit)) {
-          const next = waiting.shift()!;
-          waitingBytes -= next.bytes;
-          await send(next, false, plan !== 'never');
-        }
-      }
-    };
-
-    const carryover = source === 'messages' ? await openLedgerCarryover(session, delivered) : undefined;
-    for (const key of carryover?.keys() ?? []) seen.add(key);
-    for await (const item of history.items()) {
-      seen.add(item.key);
-      // Converted even when already delivered: the converter judges results by the calls before them.
-      const converted = converter.convert(item);
-      if (delivered.has(item.key)) continue;
-      // Delivered under its ledger key before this session gained a messages.jsonl.
-      if (carryover?.claim(item.message) !== undefined) continue;
-      if (converted) await enqueue(batcher.push(converted));
-    }
-    await enqueue(batcher.end());
-    const last = waiting.at(-1);
-    const flush = last !== undefined && (plan === 'always' || (plan === 'at-turn-end' && endsTurn(last.messages.at(-1))));
-    for (const [i, request] of waiting.entries()) {
-      const isLast = i === waiting.length - 1;
-      await send(request, isLast && flush, !isLast && flush);
-    }
-    waiting.length = 0;
-    const workspaceDir = history.workspaceDir();
-    reading = { workspaceDir: () => workspaceDir };
-
-    // A history read without its snapshot chain is incomplete, not rewritten: what it lacks is kept.
-    const complete = !warnings.entries().some((entry) => entry.code === 'missing_snapshot');
-    const gone = complete ? [...delivered].filter((key) => !seen.has(key)) : [];
-    if (gone.length > 0 && !ctx.dryRun) {
-      const retracted = ctx.sink.retract(meta(), gone);
-      outcome.removed = retracted.removed;
-      if (retracted.irreversible) warnings.add('history_rewritten', { file: path.relative(session.dir, historyFile), line: 0 }, gone.length);
-    }
-
-    outcome.warnings = warnings.entries();
-    ctx.onReadDone?.();
-    if (!ctx.dryRun) {
-      const current = meta();
-      // Awaited inside the try: the lock is released (finally) only once this commit is durable.
-      await ctx.sink.finishSession(current, {
-        sinkName,
-        sessionId: session.sessionId,
-        warningsOwner: {
-          conversationId,
-          sessionId: session.sessionId,
-          source,
-          historyFile,
-          sessionDir: session.dir,
-          createdAtMs: session.createdAtMs,
-          workspaceDir: current.workspaceDir,
-        },
-        warnings: outcome.warnings,
-        fingerprint,
-      });
-    }
-    // A session never read before (no fingerprint, nothing delivered) that yields nothing to send
-    // is empty, never "unchanged": nothing about it was known to stay the same.
-    const firstSeen = storedFingerprint === undefined && delivered.size === 0;
-    outcome.status = outcome.messages > 0 || outcome.removed > 0 ? 'delivered' : firstSeen ? 'empty' : 'unchanged';
-    return await settleOwedFlush(source);
+    if (!active.some((run) => run.changed)) return await settle(session, ctx, outcome, active, chosen, scope);
+    return await planAndDeliver(session, ctx, outcome, active, fingerprint, scope);
   } catch (err) {
-    ctx.sink.abandonSession(conversationId);
-    outcome.status = 'failed';
-    outcome.error = toEvermeError(err);
-    return outcome;
+    for (const run of runs) run.session?.abandon();
+    return failSession(outcome, toEvermeError(err));
   } finally {
     if (locked) ctx.locks?.release(session.sessionId);
   }
+}
+
+function ended(outcome: SessionOutcome, status: 'forgotten' | 'empty' | 'excluded'): SessionOutcome {
+  outcome.status = status;
+  if (status === 'empty') for (const sink of outcome.sinks) if (sink.status !== 'failed') sink.status = 'empty';
+  return outcome;
+}
+
+/** What a sink is told about the session it is about to be given. */
+function contextFor(session: SessionRef, conversationId: string, ctx: DeliveryContext, scope: ScopeCheck): SessionContext {
+  return {
+    conversationId,
+    sessionId: session.sessionId,
+    createdAtMs: session.createdAtMs,
+    mode: ctx.mode,
+    boundary: ctx.boundary ?? false,
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+    excluded: () => scope.excluded(),
+  };
+}
+
+/**
+ * Nothing to read for any sink: each is still given the session's end, for what it owes without
+ * new messages (the gateway's flush of a conversation the hook delivered whole).
+ */
+async function settle(
+  session: SessionRef,
+  ctx: DeliveryContext,
+  outcome: SessionOutcome,
+  active: SinkRun[],
+  chosen: HistoryFileChoice,
+  scope: ScopeCheck,
+): Promise<SessionOutcome> {
+  if (ctx.dryRun) return outcome;
+  const conversation: ConversationMeta = {
+    conversationId: outcome.conversationId,
+    sessionId: session.sessionId,
+    source: chosen.source === 'ledger' ? 'ledger' : 'messages',
+    ...(chosen.file === undefined ? {} : { historyFile: chosen.file }),
+    createdAtMs: session.createdAtMs,
+  };
+  for (const run of active) run.session = await run.sink.begin(contextFor(session, outcome.conversationId, ctx, scope));
+  const committed = await handOff(active, () => ({ conversation }));
+  ctx.onHandedOff?.();
+  await committed();
+  for (const run of active) settleStatus(run, false);
+  outcome.status = sessionStatusOf(outcome.sinks);
+  if (outcome.status === 'failed') outcome.error = firstSinkError(outcome.sinks);
+  else if (await scope.wasExcluded()) outcome.status = 'excluded';
+  return outcome;
+}
+
+/** Plans the session for the sinks it changed for, delivers the parts as they come, then ends it at every sink. */
+async function planAndDeliver(
+  session: SessionRef,
+  ctx: DeliveryContext,
+  outcome: SessionOutcome,
+  active: SinkRun[],
+  fingerprint: SessionFingerprint | undefined,
+  scope: ScopeCheck,
+): Promise<SessionOutcome> {
+  const changed = active.filter((run) => run.changed);
+  for (const run of changed) run.delivered = run.sink.deliveredKeys(outcome.conversationId);
+  const targets = targetsOf(changed, ctx.dryRun);
+  if (!ctx.dryRun) for (const run of active) run.session = await run.sink.begin(contextFor(session, outcome.conversationId, ctx, scope));
+  const recordedWorkspace = ctx.marks.sessions.workspaceFor(session.sessionId);
+  const job: PlanJob = { session, targets: targets.map((t) => t.target), ...(fingerprint ? { fingerprint } : {}), ...(recordedWorkspace === undefined ? {} : { recordedWorkspace }) };
+  const emit = (i: number, part: PlanPart): Promise<void> => deliverPart(ctx, targets[i]!.runs, changed, part);
+  let result: PlanResult;
+  try {
+    result = await ctx.planner.plan(job, emit);
+  } catch (err) {
+    if (!(err instanceof AllSinksFailed)) throw err;
+    // Each sink failed with its own reason; the others (unchanged ones) have nothing to end.
+    for (const run of active) run.session?.abandon();
+    outcome.status = 'failed';
+    outcome.error = firstSinkError(outcome.sinks);
+    return outcome;
+  }
+  if (result.status === 'empty') {
+    for (const run of active) run.session?.abandon();
+    return ended(outcome, 'empty');
+  }
+  const { conversation } = result;
+  outcome.source = conversation.source;
+  outcome.bytes = result.fingerprint.size;
+  outcome.warnings = result.warnings;
+  let committed: (() => Promise<void>) | undefined;
+  if (!ctx.dryRun) {
+    for (const [i, target] of targets.entries()) {
+      const gone = result.gone[i]!;
+      if (gone.length > 0) for (const run of target.runs) if (run.outcome.status !== 'failed') run.session?.retract(conversation, gone);
+    }
+    const stateFor = (run: SinkRun): SessionStateWrite | undefined =>
+      run.changed
+        ? {
+            sinkName: run.sink.name,
+            sessionId: session.sessionId,
+            warningsOwner: { ...conversation, sessionDir: session.dir },
+            warnings: result.warnings,
+            fingerprint: result.fingerprint,
+          }
+        : undefined;
+    committed = await handOff(active, (run) => {
+      const state = stateFor(run);
+      return state ? { conversation, state } : { conversation };
+    });
+  }
+  ctx.onHandedOff?.();
+  await committed?.();
+  for (const run of active) settleStatus(run, run.changed && run.stored === undefined && (run.delivered?.size ?? 0) === 0);
+  outcome.status = sessionStatusOf(outcome.sinks);
+  if (outcome.status === 'failed') outcome.error = firstSinkError(outcome.sinks);
+  return outcome;
+}
+
+/** Sinks with the same marks share one delta and one batching (one target of the plan). */
+function targetsOf(changed: SinkRun[], dryRun: boolean): Array<{ runs: SinkRun[]; target: PlanTarget }> {
+  const groups: Array<{ runs: SinkRun[]; target: PlanTarget }> = [];
+  for (const run of changed) {
+    const delivered = run.delivered ?? new Set<string>();
+    const same = groups.find((g) => g.target.delivered.size === delivered.size && [...delivered].every((key) => g.target.delivered.has(key)));
+    const group = same ?? { runs: [], target: { delivered, requests: false, rows: false } };
+    if (!same) groups.push(group);
+    group.runs.push(run);
+    // A dry run only counts: it needs neither the messages nor their rows.
+    if (!dryRun && run.sink.takes === 'requests') group.target.requests = true;
+    if (!dryRun && run.sink.takes === 'rows') group.target.rows = true;
+  }
+  return groups;
+}
+
+/**
+ * One part of the plan to the target's sinks that have not failed; a sink that fails now is out
+ * for this session. Once no sink of the plan is left, the plan stops.
+ */
+async function deliverPart(ctx: DeliveryContext, runs: SinkRun[], planned: SinkRun[], part: PlanPart): Promise<void> {
+  if (ctx.signal?.aborted) throw cancelled();
+  if (planned.every((run) => run.outcome.status === 'failed')) throw new AllSinksFailed();
+  const live = runs.filter((run) => run.outcome.status !== 'failed');
+  if (live.some((run) => run.sink === ctx.sinks[0])) ctx.onDelivered?.(part.messageCount);
+  if (ctx.dryRun) {
+    for (const run of live) {
+      run.outcome.messages += part.messageCount;
+      run.outcome.requests += part.requestCount;
+    }
+    return;
+  }
+  const results = await Promise.allSettled(live.map((run) => run.session!.deliver(part)));
+  results.forEach((result, i) => {
+    if (result.status === 'rejected') failRun(live[i]!, result.reason);
+  });
+}
+
+/** Every sink of a target failed mid-plan: reading on would serve nobody. */
+class AllSinksFailed extends Error {}
+
+function failRun(run: SinkRun, reason: unknown): void {
+  run.outcome.status = 'failed';
+  run.outcome.error = toEvermeError(reason);
+  run.session?.abandon();
+  run.onFailure?.(run.sink.name, run.outcome.error);
+}
+
+/**
+ * Ends the session at every sink still in it, all at once; resolves once each holds it, with the
+ * wait for their commits (which a failed commit fails the sink of).
+ */
+async function handOff(active: SinkRun[], endFor: (run: SinkRun) => SessionEnd): Promise<() => Promise<void>> {
+  const live = active.filter((run) => run.outcome.status !== 'failed' && run.session);
+  const handoffs = await Promise.allSettled(live.map((run) => run.session!.finish(endFor(run))));
+  const durable = handoffs.map((handoff, i) => {
+    if (handoff.status === 'fulfilled') return handoff.value.durable;
+    failRun(live[i]!, handoff.reason);
+    return Promise.resolve();
+  });
+  return async () => {
+    (await Promise.allSettled(durable)).forEach((result, i) => {
+      if (result.status === 'rejected') failRun(live[i]!, result.reason);
+    });
+  };
+}
+
+/** A sink's status once its session ended, from what it took; `firstSeen`: it had never seen the session. */
+function settleStatus(run: SinkRun, firstSeen: boolean): void {
+  const tally = run.session?.tally;
+  if (tally) {
+    run.outcome.messages += tally.messages;
+    run.outcome.requests += tally.requests;
+    run.outcome.removed += tally.removed;
+    run.outcome.invalidResponses.push(...tally.invalidResponses);
+    run.outcome.warnings = tally.warnings;
+  }
+  if (run.outcome.status === 'failed') return;
+  // A session never read before (no fingerprint, nothing delivered) that yields nothing is empty, never "unchanged".
+  run.outcome.status = run.outcome.messages > 0 || run.outcome.removed > 0 ? 'delivered' : firstSeen ? 'empty' : 'unchanged';
 }

@@ -2,6 +2,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import type { Settings } from '../config/settings.js';
+import { resolveConversationId } from '../store/conversation-ids.js';
 import { openDatabase } from '../store/database.js';
 import { ExportReader, type ExportFilter } from '../store/export-reader.js';
 import { conversationMeta, exportLine } from './export-line.js';
@@ -107,9 +108,12 @@ export async function exportMemory(settings: Settings, opts: ExportOptions): Pro
   const summary: ExportSummary = { format: opts.format, conversations: 0, messages: 0, bytes: 0, out: opts.out, files: [] };
   try {
     db.exec('BEGIN');
+    // `--conversation ID` means the id as it was shown (a re-imported id keeps its own form).
+    const filter: ExportFilter =
+      opts.filter.conversationId === undefined ? opts.filter : { ...opts.filter, conversationId: resolveConversationId(db, opts.filter.conversationId) };
     const reader = new ExportReader(db);
     const progress: ExportProgress = { conversationsTotal: 0, conversationsDone: 0, messages: 0, bytes: 0 };
-    if (opts.onProgress) progress.conversationsTotal = reader.count(opts.filter);
+    if (opts.onProgress) progress.conversationsTotal = reader.count(filter);
     if (opts.out !== '-') mkdirSync(opts.out, { recursive: true, mode: 0o700 });
 
     let shared: Output | undefined;
@@ -118,7 +122,7 @@ export async function exportMemory(settings: Settings, opts: ExportOptions): Pro
       if (opts.out !== '-') summary.files.push(path.join(opts.out, JSONL_FILE));
     }
     try {
-      for (const conversation of reader.conversations(opts.filter)) {
+      for (const conversation of reader.conversations(filter)) {
         throwIfAborted(opts.signal);
         if (shared?.closed) break;
         let output = shared;

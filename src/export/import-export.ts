@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { ExclusionPolicy } from '../config/exclude.js';
+import { sessionIdOf } from '../core/conversation-id.js';
 import { EvermeError } from '../core/errors.js';
 import { totalsByCode, WarningCollector, type WarningCode } from '../core/warnings.js';
 import type { KeyedMessage } from '../core/agent-message.js';
-import type { Settings } from '../config/settings.js';
+import { exclusionSource, type Settings } from '../config/settings.js';
+import { admitWorkspace, gateAgentMessage } from '../memory/gate.js';
 import { openDatabase } from '../store/database.js';
-import { LocalStore } from '../store/message-store.js';
+import { LocalStore } from '../store/local-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import type { ConversationMeta } from '../store/store-types.js';
 import { readLines } from '../transcript/line-reader.js';
@@ -42,7 +44,13 @@ async function digestOf(file: string): Promise<string> {
  * that line (a warning with its line number, never its content).
  */
 export async function importExport(settings: Settings, file: string): Promise<ImportExportSummary> {
-  const abs = path.resolve(file);
+  // The user named this file: a symlink to it is followed (the transcript reader never follows one).
+  let abs = path.resolve(file);
+  try {
+    abs = realpathSync(abs);
+  } catch {
+    // reported below, where the file is read
+  }
   let digest: string;
   try {
     digest = await digestOf(abs);
@@ -59,7 +67,7 @@ export async function importExport(settings: Settings, file: string): Promise<Im
 
     const store = new LocalStore(db);
     const tombstones = new TombstoneStore(db);
-    const policy = await ExclusionPolicy.load(settings.exclude);
+    const policy = await ExclusionPolicy.load(settings.exclude, undefined, exclusionSource(settings));
     const warnings = new WarningCollector();
     const name = path.basename(abs);
 
@@ -75,7 +83,10 @@ export async function importExport(settings: Settings, file: string): Promise<Im
       if (pending) pending.messages = [];
     };
 
-    for await (const { line, lineNo } of readLines(abs)) {
+    // An export is a finished file: its last line counts even without a newline, and a line over
+    // the cap is reported, never dropped in silence.
+    const lines = readLines(abs, { finished: true, report: (code, line) => warnings.add(code, { file: name, line }) });
+    for await (const { line, lineNo } of lines) {
       let json: unknown;
       try {
         json = JSON.parse(line);
@@ -97,7 +108,7 @@ export async function importExport(settings: Settings, file: string): Promise<Im
           if (tombstones.isForgotten(conversationId)) {
             take = false;
             summary.skipped.forgotten++;
-          } else if (workspaceDir !== undefined && policy.ruleFor(workspaceDir)) {
+          } else if (!admitWorkspace(policy, workspaceDir).admitted) {
             take = false;
             summary.skipped.excluded++;
           } else {
@@ -110,13 +121,17 @@ export async function importExport(settings: Settings, file: string): Promise<Im
           ? {
               conversation: conversation
                 ? { conversationId, ...conversation }
-                : { conversationId, sessionId: conversationId.replace(/^minimaxcode-/, ''), source: 'messages' },
+                : { conversationId, sessionId: sessionIdOf(conversationId) ?? conversationId, source: 'messages' },
               messages: [],
             }
           : undefined;
         if (!pending) continue;
       }
-      pending.messages.push({ key, message: canonicalMessage(message) });
+      // Re-import is an import: the file's text passes the same gate as a session's (a file written
+      // by hand or by another tool may hold private spans or credentials).
+      const gated = gateAgentMessage(canonicalMessage(message));
+      if (gated.capped) warnings.add('oversized_unit', { file: name, line: lineNo });
+      if (gated.message) pending.messages.push({ key, message: gated.message });
       if (pending.messages.length >= BATCH) flush();
     }
     flush();

@@ -31,7 +31,7 @@ function folded(summary: string, body: string): string {
   return `<details>\n<summary>${escapeHtml(summary)}</summary>\n\n${body}\n\n</details>`;
 }
 
-/** The file name of a conversation: its id, which is filesystem-safe (`minimaxcode-mvs_<hex>`). */
+/** The file name of a conversation: its id with anything not filesystem-safe replaced (a re-imported id may hold any character). */
 export function markdownFileName(conversationId: string): string {
   return `${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}.md`;
 }

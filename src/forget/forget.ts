@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 import { EvermeError } from '../core/errors.js';
 import type { Settings } from '../config/settings.js';
-import { conversationIdFor } from '../engine/conversation-id.js';
 import { SessionLocks } from '../engine/session-lock.js';
+import { resolveConversationId } from '../store/conversation-ids.js';
 import { openDatabase } from '../store/database.js';
 import { ForgetStore, type ConversationSelector, type ForgetCandidate } from '../store/forget-store.js';
 import { TombstoneStore, type Tombstone } from '../store/tombstones.js';
@@ -27,12 +27,6 @@ export interface ForgetResult {
   checkpointed?: boolean;
 }
 
-/** `minimaxcode-mvs_…` as given, or a session id `mvs_…` turned into its conversation id. */
-export function normalizeConversationId(id: string): string {
-  const trimmed = id.trim();
-  return trimmed.startsWith('minimaxcode-') ? trimmed : conversationIdFor(trimmed);
-}
-
 /**
  * `everme forget`: plan (list what a selector names), then apply (tombstone first, so nothing is
  * delivered again even while the deletion waits for a session's lock; then delete each
@@ -51,7 +45,9 @@ export class Forgetter {
     return new Forgetter(openDatabase(settings.stateDir));
   }
 
+  /** A `--conversation ID` means the id as it was shown (see `resolveConversationId`). */
   plan(selector: ConversationSelector): ForgetCandidate[] {
+    if (selector.kind === 'conversation') return this.store.select({ kind: 'conversation', conversationId: resolveConversationId(this.db, selector.conversationId) });
     return this.store.select(selector);
   }
 
@@ -81,13 +77,14 @@ export class Forgetter {
   }
 
   /** Lifts a tombstone; the session's fingerprints go too, so the next sync reads it whole again. */
-  undo(conversationId: string): { conversationId: string; sessionId: string } {
-    const sessionId = conversationId.slice('minimaxcode-'.length);
+  undo(input: string): { conversationId: string; sessionId: string } {
+    const conversationId = resolveConversationId(this.db, input);
     const lifted = this.db
-      .transaction((): boolean => {
-        if (!this.tombstones.lift(conversationId)) return false;
-        this.db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?').run(sessionId);
-        return true;
+      .transaction((): Tombstone | undefined => {
+        const tombstone = this.tombstones.get(conversationId);
+        if (!tombstone || !this.tombstones.lift(conversationId)) return undefined;
+        this.db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?').run(tombstone.sessionId);
+        return tombstone;
       })
       .immediate();
     if (!lifted) {
@@ -95,7 +92,7 @@ export class Forgetter {
         hint: '`everme report` counts forgotten conversations; pass the id that `everme forget` listed.',
       });
     }
-    return { conversationId, sessionId };
+    return { conversationId, sessionId: lifted.sessionId };
   }
 
   /** Every tombstone, oldest first: what `forget --undo` can lift. */

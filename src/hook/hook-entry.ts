@@ -3,9 +3,11 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hookDataDir } from './hook-data-dir.js';
 import { ExclusionPolicy } from '../config/exclude.js';
-import { loadSettings } from '../config/settings.js';
-import { EvermeError } from '../core/errors.js';
+import { exclusionSource, loadSettings } from '../config/settings.js';
+import { toEvermeError } from '../core/errors.js';
 import { HEAP_CAP_FLAGS } from '../core/heap-cap.js';
+import { admitWorkspace } from '../memory/admission.js';
+import { recordHookWorkspace } from '../store/hook-workspace.js';
 import { redactOutput } from '../core/redact-output.js';
 import { recordHookEvent, type HookOutcome } from './hook-events.js';
 import { hookEventKind, hookRouteFromArgv, parseHookInput, readStdinCapped, recordedEventName, type HookRoute } from './hook-input.js';
@@ -54,9 +56,16 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
   const stateDir = settings.stateDir;
   if (!parsed.ok) return { outcome: 'ignored', reason: parsed.reason, stateDir };
   const { input } = parsed;
-  // An excluded workspace (the payload's cwd is the session's workspace): nothing is looked up,
-  // recalled, claimed or started for it.
-  if (input.cwd && (await ExclusionPolicy.load(settings.exclude)).ruleFor(input.cwd)) return { ...named, outcome: 'ignored', reason: 'excluded', stateDir };
+  if (input.cwd) {
+    // Written down before anything is decided: current sessions name their workspace nowhere else,
+    // so a session kept out here is known to be excluded by every later import and sync.
+    recordHookWorkspace(stateDir, input.sessionId, input.cwd);
+    // An excluded workspace (the payload's cwd is the session's workspace, or a directory in it):
+    // nothing is looked up, recalled, claimed or started for it. A pattern the policy refuses keeps
+    // everything out too, and says why.
+    const policy = await ExclusionPolicy.load(settings.exclude, undefined, exclusionSource(settings));
+    if (!admitWorkspace(policy, input.cwd).admitted) return { ...named, outcome: 'ignored', reason: 'excluded', stateDir };
+  }
 
   if (kind === 'session_start') {
     // Loaded only for this event: the store's reader is startup time the capture events never pay.
@@ -67,8 +76,9 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
     } catch (err) {
       // No context either way. A gateway that did not answer in time is weather, not news; a store
       // that cannot be read (corrupt, too new) or a refused key gets the one stderr line.
-      if (err instanceof EvermeError && TRANSIENT_RECALL_FAILURES.has(err.type)) return { ...named, outcome: 'ignored', reason: `recall_${err.type}`, stateDir };
-      return { ...named, outcome: 'failed', reason: `recall failed: ${err instanceof Error ? err.message : String(err)}`, stateDir };
+      const e = toEvermeError(err);
+      if (TRANSIENT_RECALL_FAILURES.has(e.type)) return { ...named, outcome: 'ignored', reason: `recall_${e.type}`, stateDir };
+      return { ...named, outcome: 'failed', reason: `recall failed: ${e.message}`, stateDir };
     }
     if (text === undefined) return { ...named, outcome: 'ignored', reason: settings.recallChars <= 0 ? 'recall_off' : 'no_memories', stateDir };
     return { ...named, outcome: 'recalled', stdout: text, stateDir };
@@ -145,7 +155,7 @@ export async function runHookFromProcess(): Promise<void> {
   try {
     result = await runHook(process.stdin);
   } catch (err) {
-    result = { outcome: 'failed', reason: err instanceof Error ? err.message : String(err) };
+    result = { outcome: 'failed', reason: toEvermeError(err).message };
     try {
       const dataDir = hookDataDir();
       if (existsSync(dataDir)) result.stateDir = loadSettings(dataDir).stateDir;

@@ -1,21 +1,12 @@
 import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
+import { processAlive } from '../core/process-liveness.js';
 
 /** A claim file without a pid yet is being written by its claimer, unless it is this old. */
 const UNWRITTEN_CLAIM_GRACE_MS = 10_000;
 /** How long a session id that no directory matched is not searched for through the whole tree again. */
 const MISS_TTL_MS = 10 * 60 * 1000;
-
-function pidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** A positive integer from a small file; an empty or torn file (a write in progress) is undefined. */
 function readNumber(file: string): number | undefined {
@@ -93,7 +84,7 @@ export class HookSlot {
       }
       const seen = claimIdentity(this.workerFile);
       if (!seen) continue;
-      if (seen.owner === undefined ? Date.now() - seen.mtimeMs < UNWRITTEN_CLAIM_GRACE_MS : pidAlive(seen.owner)) return false;
+      if (seen.owner === undefined ? Date.now() - seen.mtimeMs < UNWRITTEN_CLAIM_GRACE_MS : processAlive(seen.owner)) return false;
       if (!this.evictStale(seen)) return false;
     }
     return false;

@@ -74,15 +74,15 @@ async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: stri
     engine = openEngine(settings, defaultSink(settings));
     const session = await locateSession(settings.dataDir, slot.sessionId, { remembered: sessionDir });
     if (!session) return 'gone';
-    engine.state.rememberSessionDir(slot.sessionId, session.dir);
-    if (cwd) engine.state.rememberWorkspace(slot.sessionId, cwd);
+    engine.marks.sessions.rememberDir(slot.sessionId, session.dir);
+    if (cwd) engine.marks.sessions.rememberWorkspace(slot.sessionId, cwd);
     let followUp = false;
     for (;;) {
       await waitForNextRun(settings, slot, marks, followUp);
       const taken = marks.take();
       slot.takePending();
       slot.markRunStart();
-      const summary = await runPipeline({ mode: 'hook', settings, sink: engine.sink.name, engine, sessions: [session], boundary: taken.boundary });
+      const summary = await runPipeline({ mode: 'hook', settings, sink: engine.sinks[0]!.name, engine, sessions: [session], boundary: taken.boundary });
       const diagnostic = diagnosticFor(summary, slot.sessionId);
       if (diagnostic) slot.writeDiagnostic(diagnostic);
       // A failed run (gateway down) is left to the next hook or sync rather than retried in a loop;

@@ -84,7 +84,9 @@ export function renderEnvFile(existing: string | undefined, updates: EnvUpdates)
   const eol = existing?.includes('\r\n') ? '\r\n' : '\n';
   const lines = existing === undefined || existing === '' ? [] : existing.replace(/\r?\n$/, '').split(/\r?\n/);
   const pending = new Map<string, string>();
-  for (const [key, value] of Object.entries(updates)) if (value !== undefined) pending.set(key, value);
+  // An interface has no index signature, so Object.entries types its values `any`: list them as what they are.
+  const entries: Array<[string, string | undefined]> = Object.entries(updates);
+  for (const [key, value] of entries) if (value !== undefined) pending.set(key, value);
   const written = new Set<string>();
   const out = lines.map((line) => {
     const [, lead = '', key, sep = ''] = ASSIGNMENT.exec(line) ?? [];

@@ -19,7 +19,7 @@ import {
 import { PACKAGE_VERSION } from '../core/package-root.js';
 import { renderContextIndex } from '../recall/context-index.js';
 import { renderSearchMarkdown } from '../recall/recall-markdown.js';
-import { neutraliseRetrieved } from '../recall/neutralise.js';
+import { toModel, toModelData } from '../recall/model-output.js';
 
 export const SERVER_NAME = 'everme';
 export const DEFAULT_TOP_K = 5;
@@ -32,31 +32,16 @@ export interface RecallServerOptions {
 }
 
 /**
- * Every way out to the model passes here: credentials masked (stored text was masked on the way in;
- * this catches anything a gateway or an older store holds), then neutralised (idempotent), so
- * nothing a tool returns may pose as a tool or system block. Structured content gets the same
- * treatment, string by string.
+ * Every tool's answer leaves through the one way out to the model (recall/model-output.ts): the text
+ * framed and neutralised by `toModel`, structured content string by string by `toModelData`.
  */
-function safe(body: string): string {
-  return neutraliseRetrieved(redactOutput(body));
-}
-
-function safeDeep<T>(value: T): T {
-  if (typeof value === 'string') return safe(value) as T;
-  if (Array.isArray(value)) return value.map(safeDeep) as T;
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, safeDeep(v)])) as T;
-  }
-  return value;
-}
-
 interface ToolAnswer {
   text: string;
   structured?: Record<string, unknown>;
 }
 
 function answer({ text, structured }: ToolAnswer): CallToolResult {
-  return { content: [{ type: 'text', text: safe(text) }], ...(structured ? { structuredContent: safeDeep(structured) } : {}) };
+  return { content: [{ type: 'text', text: toModel(text) }], ...(structured ? { structuredContent: toModelData(structured) } : {}) };
 }
 
 function toolError(message: string): CallToolResult {

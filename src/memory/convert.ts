@@ -4,10 +4,8 @@ import { isPlainObject, isRecord } from '../core/json.js';
 import type { WarningCode, WarningCollector } from '../core/warnings.js';
 import type { HistoryItem } from '../transcript/types.js';
 import type { AgentAssistantMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
-import { capText, MAX_CONTENT_BYTES } from './content-cap.js';
-import { PrivateSpans } from './private-spans.js';
-import { redactJsonValue, redactText } from './redact.js';
-import { cleanText, stripPluginHookContext, stripSystemReminders, trimBlankEdges } from './text-clean.js';
+import { MAX_CONTENT_BYTES } from './content-cap.js';
+import { gateMessage, type GateBlock, type GatedMessage, type GateRole } from './gate.js';
 
 /*
  * MiniMax (Pi) message shapes. Objects are loose: unknown keys are ignored. Only what the conversion
@@ -130,25 +128,18 @@ export const quickReaders = {
 const NOT_CONVERSATION = new Set(['compactionSummary', 'custom']);
 
 /**
- * `<private>` spans hidden in every text block and tool-call argument, in the order they appear in
- * the message (a span opened in one block runs on into the next): before anything else reads it.
+ * The message's blocks as the gate takes them, in order: text blocks, and each tool call's
+ * arguments (a span opened in one block runs on into the next). Images, thinking and the like are
+ * never remembered.
  */
-function hidePrivate(content: ContentValue): ContentValue {
-  const spans = new PrivateSpans();
-  if (typeof content === 'string') return spans.text(content);
-  return content.map((block): ContentBlock => {
-    if (block.type === 'text') return { type: 'text', text: spans.text(block.text) };
-    if (block.type === 'toolCall' && 'arguments' in block) return { ...block, arguments: spans.json(block.arguments) };
-    return block;
-  });
-}
-
-/** Text blocks joined with `\n`; everything else (images, thinking, tool calls) left out. */
-function joinText(content: z.infer<typeof Content>): string {
-  if (typeof content === 'string') return content;
-  const texts: string[] = [];
-  for (const block of content) if (block.type === 'text') texts.push(block.text);
-  return texts.join('\n');
+function gateBlocks(content: ContentValue): GateBlock[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  const blocks: GateBlock[] = [];
+  for (const block of content) {
+    if (block.type === 'text') blocks.push({ type: 'text', text: block.text });
+    else if (block.type === 'toolCall') blocks.push({ type: 'args', value: block.arguments });
+  }
+  return blocks;
 }
 
 /** Ids and names are kept verbatim: only "" or a non-string is missing, whitespace is a value. */
@@ -206,8 +197,7 @@ export class Converter {
     const parsed = quickUser(item.message) ?? UserMessage.safeParse(item.message).data;
     if (!parsed) return this.invalid(item);
     const { timestamp } = parsed;
-    const content = hidePrivate(parsed.content);
-    const text = this.bounded(joinText(content), (s) => redactText(trimBlankEdges(cleanText(stripPluginHookContext(stripSystemReminders(s))))), item);
+    const { text } = this.gate('user', parsed.content, item);
     // Image-only, reminder-only or hook-context-only: nothing the user said, so nothing to remember
     // (and nothing wrong).
     if (text === '') return undefined;
@@ -218,16 +208,15 @@ export class Converter {
     const parsed = quickAssistant(item.message) ?? AssistantMessage.safeParse(item.message).data;
     if (!parsed) return this.invalid(item);
     const { stopReason, timestamp } = parsed;
-    const content = hidePrivate(parsed.content);
-
-    const text = this.bounded(joinText(content), (s) => redactText(trimBlankEdges(cleanText(s))), item);
+    const { text, args } = this.gate('assistant', parsed.content, item);
     const toolCalls: AgentToolCall[] = [];
     let toolCallBlocks = 0;
-    if (typeof content !== 'string') {
-      for (const block of content) {
+    if (typeof parsed.content !== 'string') {
+      for (const block of parsed.content) {
         if (block.type !== 'toolCall') continue;
+        // The gate's arguments come in the order of the calls, with or without arguments.
+        const call = this.toolCall({ ...block, arguments: args[toolCallBlocks] }, item);
         toolCallBlocks++;
-        const call = this.toolCall(block, item);
         if (call) toolCalls.push(call);
       }
     }
@@ -259,7 +248,7 @@ export class Converter {
     if (!isNonEmptyString(name)) return this.reject(seen, 'tool_call_missing_name', item);
     if (!isPlainObject(args)) return this.reject(seen, 'tool_call_invalid_arguments', item);
     seen.valid++;
-    return { id, type: 'function', name, arguments: JSON.stringify(redactJsonValue(args)) };
+    return { id, type: 'function', name, arguments: JSON.stringify(args) };
   }
 
   private reject(seen: CallsSeen, code: WarningCode, item: HistoryItem): undefined {
@@ -289,15 +278,15 @@ export class Converter {
     }
 
     // Tool output is kept as written (no edge trimming); an empty output stays "".
-    const text = this.bounded(joinText(hidePrivate(parsed.content)), (s) => redactText(cleanText(s)), item);
+    const { text } = this.gate('tool', parsed.content, item);
     return { key: item.key, message: { role: 'tool', timestamp, toolCallId, content: text } };
   }
 
-  /** Cleaned and redacted text, at most MAX_CONTENT_BYTES of it (head and tail), with `oversized_unit` when cut. */
-  private bounded(raw: string, transform: (s: string) => string, item: HistoryItem): string {
-    const { text, capped } = capText(raw, transform, this.maxContentBytes);
-    if (capped) this.warn('oversized_unit', item);
-    return text;
+  /** The message through the gate (spans, cleanup, redaction, cap), with `oversized_unit` when it was cut. */
+  private gate(role: GateRole, content: ContentValue, item: HistoryItem): GatedMessage {
+    const gated = gateMessage(role, gateBlocks(content), this.maxContentBytes);
+    if (gated.capped) this.warn('oversized_unit', item);
+    return gated;
   }
 
   private invalid(item: HistoryItem): undefined {

@@ -2,73 +2,125 @@
  * `<private>…</private>`: text the user marked as never to be remembered. It becomes `[PRIVATE]`
  * before anything else (cleanup, redaction, the batcher, a sink, `show`) sees the message.
  *
- * - Tags are case-insensitive and may hold spaces (`< PRIVATE >`, `</Private >`); a span may cross
- *   lines, text blocks and tool calls of the same message.
+ * - Tags are case-insensitive and may hold spaces or invisible format characters (`< PRIVATE >`,
+ *   `</Private >`); a span may cross lines, text blocks and tool calls of the same message. The
+ *   gate removes terminal control sequences first, so `grep --color` output cannot break a tag.
+ * - Spans nest: a span runs to the close tag that matches its open tag, not to the first one.
  * - An opening tag without a closing one hides everything to the end of the message: a span the
  *   user forgot to close is still private (the opposite of `<system-reminder>`, where dropping to
  *   the end would lose what the user said).
  * - A stray closing tag is left as it is: it hides nothing and reveals nothing.
- * - Tool arguments are walked value by value, so they stay a valid JSON object; a string wholly
- *   inside a span becomes `[PRIVATE]`.
+ * - Tool arguments are walked key and value in order, with the same scanner as the text around
+ *   them, so they stay a valid JSON object: a string (or key) wholly inside a span becomes
+ *   `[PRIVATE]`, and a span opened in a key hides what follows it like anywhere else.
  */
 
 export const PRIVATE_PLACEHOLDER = '[PRIVATE]';
 
-const OPEN = /<\s*private\s*>/gi;
-const CLOSE = /<\s*\/\s*private\s*>/gi;
+/** Whitespace and the invisible characters a tag may be padded with. */
+const PAD = '[\\s\\u200b-\\u200f\\u2060\\ufeff]*';
+const OPEN = new RegExp(`<${PAD}private${PAD}>`, 'gi');
+const CLOSE = new RegExp(`<${PAD}/${PAD}private${PAD}>`, 'gi');
 /** One cheap test before any work: most text has no tag at all. */
-const ANY_OPEN = /<\s*private\s*>/i;
+const ANY_OPEN = new RegExp(`<${PAD}private${PAD}>`, 'i');
 
-function find(re: RegExp, s: string, from: number): { at: number; end: number } | undefined {
+interface Tag {
+  at: number;
+  end: number;
+}
+
+/** The next match of `re` at or after `from`, or null when there is none. */
+function find(re: RegExp, s: string, from: number): Tag | null {
   re.lastIndex = from;
   const m = re.exec(s);
-  return m ? { at: m.index, end: m.index + m[0].length } : undefined;
+  return m ? { at: m.index, end: m.index + m[0].length } : null;
 }
 
 /**
- * One message's scanner: carries "inside a span" from one piece of the message to the next, in the
- * order the pieces appear. Use a new one per message.
+ * One message's scanner: carries "inside a span" (and how deeply) from one piece of the message to
+ * the next, in the order the pieces appear. Use a new one per message.
  */
 export class PrivateSpans {
-  private open = false;
+  private depth = 0;
+
+  /** @param prepare applied to every piece before it is scanned (the gate strips terminal control sequences). */
+  constructor(private readonly prepare: (s: string) => string = (s) => s) {}
+
+  /** Inside a span at this point of the message. */
+  get open(): boolean {
+    return this.depth > 0;
+  }
 
   /** The text with every span replaced by one `[PRIVATE]`; '' when it lies wholly inside one. */
-  text(s: string): string {
-    if (!this.open && !ANY_OPEN.test(s)) return s;
+  text(raw: string): string {
+    if (this.depth === 0 && !raw.includes('<')) return raw;
+    const s = this.prepare(raw);
+    if (this.depth === 0 && !ANY_OPEN.test(s)) return s;
     let out = '';
     let i = 0;
-    while (i <= s.length) {
-      if (this.open) {
-        const close = find(CLOSE, s, i);
-        if (!close) return out;
-        this.open = false;
-        i = close.end;
+    // The next tags at or after `i`, found once and kept until passed: each search starts where
+    // the previous one of its kind ended, so the scan stays linear however deep the nesting.
+    let nextOpen: Tag | null | undefined;
+    let nextClose: Tag | null | undefined;
+    const open = (): Tag | null => {
+      if (nextOpen === undefined || (nextOpen !== null && nextOpen.at < i)) nextOpen = find(OPEN, s, i);
+      return nextOpen;
+    };
+    const close = (): Tag | null => {
+      if (nextClose === undefined || (nextClose !== null && nextClose.at < i)) nextClose = find(CLOSE, s, i);
+      return nextClose;
+    };
+    for (;;) {
+      if (this.depth === 0) {
+        const o = open();
+        if (!o) return out + s.slice(i);
+        out += s.slice(i, o.at) + PRIVATE_PLACEHOLDER;
+        this.depth = 1;
+        i = o.end;
         continue;
       }
-      const open = find(OPEN, s, i);
-      if (!open) return out + s.slice(i);
-      out += s.slice(i, open.at) + PRIVATE_PLACEHOLDER;
-      this.open = true;
-      i = open.end;
+      const c = close();
+      const o = open();
+      if (o && (!c || o.at < c.at)) {
+        this.depth++;
+        i = o.end;
+      } else if (c) {
+        this.depth--;
+        i = c.end;
+      } else {
+        return out;
+      }
     }
-    return out;
+  }
+
+  /** A key or string value: wholly inside a span, it reads `[PRIVATE]` so the hiding stays visible. */
+  private piece(v: string): string {
+    const wasOpen = this.open;
+    const hidden = this.text(v);
+    return wasOpen && hidden === '' && v !== '' ? PRIVATE_PLACEHOLDER : hidden;
   }
 
   /**
-   * A JSON value (tool arguments) with spans hidden in every string, keys and structure kept, so
-   * `JSON.stringify` of the result is still the same shape. A string wholly inside a span (opened
-   * earlier in the message) reads `[PRIVATE]`, so the hiding stays visible.
+   * A JSON value (tool arguments) with spans hidden in every key and string, structure kept, so
+   * `JSON.stringify` of the result is still the same shape. Keys that a span turns into the same
+   * text stay apart (`[PRIVATE]`, `[PRIVATE] (2)`); entries wholly inside a span fold into one.
    */
   json(v: unknown): unknown {
-    if (typeof v === 'string') {
-      const wasOpen = this.open;
-      const hidden = this.text(v);
-      return wasOpen && hidden === '' && v !== '' ? PRIVATE_PLACEHOLDER : hidden;
-    }
+    if (typeof v === 'string') return this.piece(v);
+    // A number or flag inside a span is as private as a string (a PIN, an account number).
+    if ((typeof v === 'number' || typeof v === 'boolean') && this.open) return PRIVATE_PLACEHOLDER;
     if (Array.isArray(v)) return v.map((item) => this.json(item));
     if (typeof v === 'object' && v !== null) {
       const out: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(v)) out[hidePrivateSpans(key)] = this.json(value);
+      for (const [key, value] of Object.entries(v)) {
+        const name = this.piece(key);
+        const hidden = this.json(value);
+        if (name === PRIVATE_PLACEHOLDER && hidden === PRIVATE_PLACEHOLDER && out[PRIVATE_PLACEHOLDER] === PRIVATE_PLACEHOLDER) continue;
+        let unique = name;
+        for (let n = 2; Object.hasOwn(out, unique); n++) unique = `${name} (${n})`;
+        // defineProperty: a `__proto__` key must stay a plain own key.
+        Object.defineProperty(out, unique, { value: hidden, enumerable: true, writable: true, configurable: true });
+      }
       return out;
     }
     return v;
@@ -76,6 +128,6 @@ export class PrivateSpans {
 }
 
 /** One piece of text on its own (a span cannot continue past it). */
-export function hidePrivateSpans(s: string): string {
-  return new PrivateSpans().text(s);
+export function hidePrivateSpans(s: string, prepare?: (s: string) => string): string {
+  return new PrivateSpans(prepare).text(s);
 }

@@ -8,7 +8,7 @@
  * BEGIN without END, `password=` repeated) stays fast.
  */
 import { isPlainObject } from '../core/json.js';
-import { assignmentRule, isMaskable, placeholder, SECRET_RULES, type SecretRule } from './secret-rules.js';
+import { assignmentRule, isMaskable, looksRandom, placeholder, SECRET_RULES, type SecretRule } from './secret-rules.js';
 
 export { placeholder } from './secret-rules.js';
 
@@ -108,11 +108,126 @@ function applyRule(rule: SecretRule, s: string): string {
   });
 }
 
+/** Characters a token can be made of, either side of a line break that may have split it (ASCII codes). */
+const TOKEN_CHAR = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~') TOKEN_CHAR[c.charCodeAt(0)] = 1;
+/** Bound on each side of a break: no real key is longer (see MAX_TOKEN in secret-rules.ts). */
+const MAX_JOIN_SIDE = 1024;
+/** Real keys of the table are at least this long, prefix included: shorter joins are words, not keys. */
+const MIN_JOINED_KEY = 20;
+
+/** Rules that find a token by its own shape (prefix and body), the ones a line break can split. */
+const SPLITTABLE = SECRET_RULES.map((rule) => rule.apply === undefined && rule.replace === undefined);
+
+function isTokenChar(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  return c < 128 && TOKEN_CHAR[c] === 1;
+}
+
+/**
+ * Where a key split by one line break (wrapped terminal output: `sk-proj-…` with a newline in its
+ * middle, or in its prefix: `sk-pr⏎oj-…`) matches a rule only across the break, the break moves
+ * to after the key, so the rules then see it whole and mask both halves. The part after the break
+ * must look random (a digit, or both letter cases): a key that ends a line is not glued to the
+ * next line's first word. Linear: each line's edges are looked at once, bounded on each side.
+ */
+export function joinSplitKeys(s: string): string {
+  if (s.length < MIN_JOINED_KEY || !s.includes('\n')) return s;
+  const parts: string[] = [];
+  let from = 0;
+  // Repeated lines (logs, tables) ask the same question again: answered once.
+  const answered = new Map<string, number | undefined>();
+  for (let nl = s.indexOf('\n'); nl !== -1; nl = s.indexOf('\n', nl + 1)) {
+    const breakStart = nl > 0 && s.charCodeAt(nl - 1) === 0x0d ? nl - 1 : nl;
+    if (breakStart <= from || !isTokenChar(s, breakStart - 1) || !isTokenChar(s, nl + 1)) continue;
+    // The part after the break first, noting on the way whether it looks random (see splitKeyEnd):
+    // most breaks are between words, and end here without looking back.
+    let b = nl + 1;
+    let digit = false;
+    let upper = false;
+    let lower = false;
+    while (b < s.length && b - nl - 1 < MAX_JOIN_SIDE && isTokenChar(s, b)) {
+      const c = s.charCodeAt(b);
+      if (c >= 48 && c <= 57) digit = true;
+      else if (c >= 65 && c <= 90) upper = true;
+      else if (c >= 97 && c <= 122) lower = true;
+      b++;
+    }
+    const afterLength = b - nl - 1;
+    if (!digit && !(afterLength >= 20 && upper && lower)) continue;
+    let a = breakStart;
+    while (a > from && breakStart - a < MAX_JOIN_SIDE && isTokenChar(s, a - 1)) a--;
+    // Too short together to be any key of the table.
+    if (breakStart - a + afterLength < MIN_JOINED_KEY) continue;
+    const after = s.slice(nl + 1, b);
+    const before = s.slice(a, breakStart);
+    const question = `${before}\n${after}`;
+    let keyEnd: number | undefined;
+    if (answered.has(question)) keyEnd = answered.get(question);
+    else {
+      keyEnd = splitKeyEnd(before, after);
+      if (answered.size >= 1024) answered.clear();
+      answered.set(question, keyEnd);
+    }
+    if (keyEnd === undefined) continue;
+    // The key whole, then the line break, then the rest of the next line.
+    parts.push(s.slice(from, breakStart), after.slice(0, keyEnd), s.slice(breakStart, nl + 1));
+    from = nl + 1 + keyEnd;
+  }
+  if (from === 0) return s;
+  parts.push(s.slice(from));
+  return parts.join('');
+}
+
+/**
+ * The splittable rules whose keywords occur in `s`: the keyword scan of `candidateRules`, collecting
+ * rule indices into a short list instead of a flag per rule (it runs once per line break).
+ */
+function splittableCandidates(s: string): number[] {
+  const out: number[] = [];
+  const n = s.length;
+  for (let i = 0; i + 1 < n; i++) {
+    const c = s.charCodeAt(i);
+    const next = s.charCodeAt(i + 1);
+    if ((c | next) > 127) continue;
+    const slot = BIGRAM_SLOT[(FOLD[c]! << 7) | FOLD[next]!]!;
+    if (slot === 0) continue;
+    for (const { keyword, rules } of KEYWORDS_AT[slot - 1]!) {
+      if (!keywordAt(s, i, keyword)) continue;
+      for (const index of rules) if (SPLITTABLE[index] && !out.includes(index)) out.push(index);
+    }
+  }
+  return out;
+}
+
+/** How much of `after` belongs to a key that only matches with `before` joined to it; undefined when none does. */
+function splitKeyEnd(before: string, after: string): number | undefined {
+  const joined = before + after;
+  const junction = before.length;
+  for (const index of splittableCandidates(joined)) {
+    const rule = SECRET_RULES[index]!;
+    const re = rule.pattern;
+    re.lastIndex = 0;
+    for (let m = re.exec(joined); m !== null; m = re.exec(joined)) {
+      const end = m.index + m[0].length;
+      if (m[0].length === 0) re.lastIndex++;
+      if (m.index >= junction) break;
+      if (end <= junction) continue;
+      const groups = m.groups ?? {};
+      if (rule.check && !rule.check(groups.secret ?? m[0], groups)) continue;
+      if (looksRandom(after.slice(0, end - junction))) return end - junction;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Masks every credential the rule table knows. One scan finds the keywords present; only their
  * rules run, in table order, so text with no keyword at all (the common case) costs that one scan.
+ * A key split by a line break is joined first (see `joinSplitKeys`).
  */
-export function redactText(s: string): string {
+export function redactText(input: string): string {
+  const s = joinSplitKeys(input);
   const hits = candidateRules(s);
   if (!hits) return s;
   let out = s;

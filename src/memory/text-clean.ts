@@ -83,15 +83,6 @@ export function stripSystemReminders(s: string): string {
   return stripTaggedBlocks(s, '<system-reminder>', '</system-reminder>');
 }
 
-/**
- * Removes every `<plugin-hook-context>…</plugin-hook-context>` block: text a plugin hook (our own
- * SessionStart recall among them) gave the model, which the host stores inside the user message.
- * Recalled memory must never be remembered again as if the user had said it.
- */
-export function stripPluginHookContext(s: string): string {
-  return stripTaggedBlocks(s, '<plugin-hook-context>', '</plugin-hook-context>');
-}
-
 function isBlank(code: number): boolean {
   return code === SPACE || code === TAB || code === NEWLINE || code === 0x0d || code === 0x0b || code === 0x0c;
 }

@@ -1,6 +1,6 @@
-import { neutraliseRetrieved } from './neutralise.js';
+import { RECALL_FRAME_RESERVE } from './model-output.js';
 import type { GatewayContext, LocalContext, RecallContext } from './recall.js';
-import type { ConversationSummary } from '../store/message-store.js';
+import type { ConversationSummary } from '../store/local-store.js';
 import { DATA_PREFACE, EMPTY_STORE_TEXT, formatHit, formatWhen, quoteQuery } from './recall-markdown.js';
 
 /** What `mem_context` may return: an index a host can put in front of the model without crowding it. */
@@ -66,7 +66,8 @@ function fitIndex(preface: string, sections: IndexSection[], maxChars: number): 
 
 export function assembleIndex(preface: string, sections: IndexSection[], maxChars = MAX_CONTEXT_CHARS): string {
   // Titles are bounded (see `shownPath`), so only a caller's misuse lands on the bare preface.
-  return fitIndex(preface, sections, maxChars)?.text ?? preface;
+  // The recall block's last line, added on the way out, fits the budget too.
+  return fitIndex(preface, sections, maxChars - RECALL_FRAME_RESERVE)?.text ?? preface;
 }
 
 const PATH_SHOWN_CHARS = 300;
@@ -148,10 +149,12 @@ function gatewayIndex(ctx: GatewayContext, query: string | undefined): string {
   return assembleIndex(DATA_PREFACE, sections);
 }
 
-/** The `mem_context` answer. */
+/**
+ * The `mem_context` answer, before `toModel` (model-output.ts) neutralises and frames it on the way
+ * out; neutralising only swaps or removes characters, so the index stays within its budget.
+ */
 export function renderContextIndex(ctx: RecallContext, query?: string): string {
-  // Neutralising only swaps or removes characters, so the index stays within its budget.
-  return neutraliseRetrieved(ctx.kind === 'local' ? localIndex(ctx, query) : gatewayIndex(ctx, query));
+  return ctx.kind === 'local' ? localIndex(ctx, query) : gatewayIndex(ctx, query);
 }
 
 /** A project's recent conversations from the local store, for the SessionStart block. */
@@ -162,7 +165,8 @@ export interface LocalStart {
 }
 
 /**
- * The SessionStart block: what a new session in `project` should know, within `maxChars`. Unlike
+ * The SessionStart block: what a new session in `project` should know, within `maxChars` once
+ * `toModel` has framed it. Unlike
  * `mem_context` it never falls back to other projects and never explains an absence: with nothing
  * to say (no conversations, or not one entry fits the budget) it is undefined and the hook prints
  * nothing.
@@ -181,7 +185,7 @@ export function renderSessionStartContext(
   const sections =
     ctx.kind === 'local' ? [projectSection(ctx)] : [...(local && local.conversations.length > 0 ? [projectSection(local)] : []), ...gatewaySections(ctx, undefined)];
   if (!sections.some((section) => section.entries.length > 0)) return undefined;
-  const fitted = fitIndex(DATA_PREFACE, sections, maxChars);
+  const fitted = fitIndex(DATA_PREFACE, sections, maxChars - RECALL_FRAME_RESERVE);
   if (!fitted || fitted.shown.every((n) => n === 0)) return undefined;
   return fitted.text;
 }

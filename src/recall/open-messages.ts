@@ -1,4 +1,4 @@
-import type { StoredMessage } from '../store/message-store.js';
+import type { StoredMessage } from '../store/local-store.js';
 import { excerpt } from '../store/fts-text.js';
 import { EvermeError } from '../core/errors.js';
 import { LocalRecall, messageIdOf } from './recall.js';

@@ -1,11 +1,12 @@
 import type Database from 'better-sqlite3';
+import { sessionIdOf } from '../core/conversation-id.js';
 import { EvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
 import { openDatabase } from '../store/database.js';
 import { buildFtsQuery, excerpt, makeSnippet } from '../store/fts-text.js';
 import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
-import { LocalStore, type ConversationSummary, type SearchHit, type StoredMessage } from '../store/message-store.js';
+import { LocalStore, type ConversationSummary, type SearchHit, type StoredMessage } from '../store/local-store.js';
 import { clampLimit } from '../store/limits.js';
 import { gatewayClientFor } from '../engine/engine-context.js';
 
@@ -13,7 +14,6 @@ export const MAX_RECALL_LIMIT = 50;
 /** Conversations an index may list; the renderer trims them to its character budget. */
 export const CONTEXT_CONVERSATIONS = 100;
 export const CONTEXT_HITS = 5;
-const GATEWAY_CONVERSATION_PREFIX = 'minimaxcode-';
 const PROFILE_ITEM_CHARS = 500;
 
 /** Where a hit comes from: the embedded store's messages, or the gateway's extracted memories. */
@@ -115,20 +115,21 @@ export class LocalRecall implements Recall {
   }
 
   private isEmpty(store: LocalStore): boolean {
-    return store.counts().messages === 0;
+    return !store.hasMessages();
   }
 
-  async search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
+  // Synchronous underneath (SQLite): the Promise is the Recall interface's, which the gateway needs.
+  search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
     const store = this.open();
-    if (!store) return { hits: [], storeEmpty: true };
+    if (!store) return Promise.resolve({ hits: [], storeEmpty: true });
     const hits = store.search(query, { limit: clampLimit(opts.limit, MAX_RECALL_LIMIT), project: opts.project }).map(localHit);
-    return { hits, storeEmpty: hits.length === 0 && this.isEmpty(store) };
+    return Promise.resolve({ hits, storeEmpty: hits.length === 0 && this.isEmpty(store) });
   }
 
-  async context(opts: RecallContextOptions): Promise<LocalContext> {
+  context(opts: RecallContextOptions): Promise<LocalContext> {
     const store = this.open();
     const base = opts.project === undefined ? {} : { project: opts.project };
-    if (!store) return { kind: 'local', ...base, scope: 'all', conversations: [], storeEmpty: true, ...(opts.query === undefined ? {} : { hits: [], hitsScope: 'all' as const }) };
+    if (!store) return Promise.resolve({ kind: 'local', ...base, scope: 'all', conversations: [], storeEmpty: true, ...(opts.query === undefined ? {} : { hits: [], hitsScope: 'all' as const }) });
 
     let scope: LocalContext['scope'] = opts.project === undefined ? 'all' : 'project';
     let conversations = store.recentConversations({ project: opts.project, limit: CONTEXT_CONVERSATIONS });
@@ -147,7 +148,7 @@ export class LocalRecall implements Recall {
       result.hits = hits;
       result.hitsScope = hitsScope;
     }
-    return result;
+    return Promise.resolve(result);
   }
 
   /** True when there is a store to read (it may still be empty). */
@@ -212,20 +213,13 @@ function localHit(hit: SearchHit): RecallHit {
   return { id: messageIdOf(hit.messageId), source: 'local', ...hit };
 }
 
-/** `minimaxcode-mvs_…` names the MiniMax session it came from; other ids say nothing about one. */
-function sessionIdOf(conversationId: string | undefined): string | null {
-  if (!conversationId?.startsWith(GATEWAY_CONVERSATION_PREFIX)) return null;
-  const rest = conversationId.slice(GATEWAY_CONVERSATION_PREFIX.length);
-  return rest.length > 0 ? rest : null;
-}
-
 export function gatewayHit(item: GatewaySearchItem, query: string): RecallHit {
   const terms = buildFtsQuery(query)?.terms ?? [];
   return {
     id: null,
     source: 'gateway',
     conversationId: item.conversationId ?? null,
-    sessionId: sessionIdOf(item.conversationId),
+    sessionId: sessionIdOf(item.conversationId) ?? null,
     role: item.role ?? null,
     timestamp: item.timestamp ?? null,
     snippet: makeSnippet(item.content, terms),

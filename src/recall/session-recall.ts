@@ -3,6 +3,7 @@ import type { Settings } from '../config/settings.js';
 import { databasePath, openDatabase } from '../store/database.js';
 import { listRecentConversations } from '../store/conversation-list.js';
 import { renderSessionStartContext, type LocalStart } from './context-index.js';
+import { toModel } from './model-output.js';
 
 /** Conversations considered before the budget trims them: more than a 4,000-character block can hold. */
 const SESSION_START_CONVERSATIONS = 30;
@@ -60,8 +61,12 @@ export async function gatewaySessionStartContext(settings: Settings, request: Se
   return renderSessionStartContext(context, request.maxChars, local);
 }
 
-/** What the SessionStart hook prints: the configured sink's recall for the workspace, or nothing. */
+/**
+ * What the SessionStart hook prints: the configured sink's recall for the workspace, or nothing.
+ * It leaves through `toModel` like every answer for the model.
+ */
 export async function sessionStartContext(settings: Settings, request: SessionStartRequest): Promise<string | undefined> {
   if (request.maxChars <= 0 || request.project.trim() === '') return undefined;
-  return settings.apiKey ? gatewaySessionStartContext(settings, request) : localSessionStartContext(settings.stateDir, request);
+  const rendered = settings.apiKey ? await gatewaySessionStartContext(settings, request) : localSessionStartContext(settings.stateDir, request);
+  return rendered === undefined ? undefined : toModel(rendered);
 }

@@ -1,38 +1,10 @@
 import type { AgentMessage } from '../core/agent-message.js';
-import { openMemoryDatabase } from '../store/database.js';
-import type { DeliveryReceipt, DeliveryRequest, RetractOutcome, Sink } from '../sinks/sink.js';
-import type { SessionRef } from '../transcript/types.js';
-import { conversationIdFor } from '../engine/conversation-id.js';
-import { deliverSession } from '../engine/session-delivery.js';
-import { StateStore } from '../store/state-store.js';
 import type { WarningEntry } from '../core/warnings.js';
-
-/** A sink that keeps what it is given: `everme show` runs the real pipeline into it. */
-class CollectingSink implements Sink {
-  readonly name = 'local' as const;
-  readonly requests: DeliveryRequest[] = [];
-  pendingFlush(): undefined {
-    return undefined;
-  }
-  claimPendingFlush(): undefined {
-    return undefined;
-  }
-  releaseFlushClaim(): void {}
-  deliveredKeys(): Set<string> {
-    return new Set();
-  }
-  async deliver(request: DeliveryRequest): Promise<DeliveryReceipt> {
-    this.requests.push(request);
-    return {};
-  }
-  retract(): RetractOutcome {
-    return { removed: 0, irreversible: false };
-  }
-  /** A preview records nothing: its state would only describe a throwaway database. */
-  async finishSession(): Promise<void> {}
-  abandonSession(): void {}
-  close(): void {}
-}
+import { conversationIdFor } from '../core/conversation-id.js';
+import { planSession } from '../engine/session-plan.js';
+import { flushPlanFor, UploadFlags } from '../sinks/gateway/flush-policy.js';
+import type { PlannedRequest } from '../sinks/sink.js';
+import type { SessionRef } from '../transcript/types.js';
 
 export interface SessionPreview {
   conversationId: string;
@@ -46,27 +18,28 @@ export interface SessionPreview {
 }
 
 /**
- * Exactly what an import would upload for one session: the same reader, converter, redaction and
- * batcher, against empty state, so nothing counts as already delivered.
+ * Exactly what an import would deliver for one session: the plan phase itself (the same reader,
+ * converter, redaction and batcher) against empty marks, so nothing counts as already delivered,
+ * and the gateway's own flush rule for an import. Reads the session's files; writes nothing.
  */
 export async function previewSession(session: SessionRef): Promise<SessionPreview> {
-  const db = openMemoryDatabase();
-  try {
-    const sink = new CollectingSink();
-    const outcome = await deliverSession(session, { mode: 'import', sink, state: new StateStore(db), dryRun: false });
-    if (outcome.error) throw outcome.error;
-    const first = sink.requests[0]?.conversation;
-    return {
-      conversationId: conversationIdFor(session.sessionId),
-      sessionId: session.sessionId,
-      source: outcome.source,
-      historyFile: first?.historyFile,
-      workspaceDir: first?.workspaceDir,
-      requests: sink.requests.map((r) => ({ messages: r.messages.length, flush: r.flush })),
-      messages: sink.requests.flatMap((r) => r.messages),
-      warnings: outcome.warnings,
-    };
-  } finally {
-    db.close();
-  }
+  const requests: PlannedRequest[] = [];
+  const result = await planSession({ session, targets: [{ delivered: new Set(), requests: true, rows: false }] }, (_target, part) => {
+    requests.push(...(part.requests ?? []));
+    return Promise.resolve();
+  });
+  const flags = new UploadFlags(flushPlanFor('import', false));
+  const outgoing = [...requests.flatMap((request) => flags.push(request)), ...flags.end()];
+  const base = { conversationId: conversationIdFor(session.sessionId), sessionId: session.sessionId };
+  if (result.status === 'empty') return { ...base, source: 'none', requests: [], messages: [], warnings: [] };
+  const { conversation } = result;
+  return {
+    ...base,
+    source: conversation.source,
+    historyFile: conversation.historyFile,
+    ...(conversation.workspaceDir === undefined ? {} : { workspaceDir: conversation.workspaceDir }),
+    requests: outgoing.map((out) => ({ messages: out.request.messages.length, flush: out.flush })),
+    messages: outgoing.flatMap((out) => out.request.messages),
+    warnings: result.warnings,
+  };
 }

@@ -2,10 +2,11 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '../config/settings.js';
 import { totalsByCode, type WarningCode } from '../core/warnings.js';
+import { resolveConversationId } from '../store/conversation-ids.js';
 import { databasePath, openDatabase } from '../store/database.js';
-import { conversationIdFor } from '../engine/conversation-id.js';
+import { conversationIdFor } from '../core/conversation-id.js';
 import { SessionScopeStore, type ScopeRecord } from '../store/session-scope.js';
-import { StateStore, type ConversationWarnings } from '../store/state-store.js';
+import { WarningStore, type ConversationWarnings } from '../store/warning-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
 
 export type ReportConversation = ConversationWarnings;
@@ -35,13 +36,8 @@ export function buildReport(settings: Settings, filter: ReportFilter): WarningRe
   if (!existsSync(databasePath(settings.stateDir))) return { conversations: [], totals: {}, excluded: [], workspaceUnknown: [], forgotten: 0 };
   const db = openDatabase(settings.stateDir);
   try {
-    const conversationId =
-      filter.conversation === undefined
-        ? undefined
-        : filter.conversation.startsWith('minimaxcode-')
-          ? filter.conversation
-          : conversationIdFor(filter.conversation);
-    const listed = new StateStore(db).listWarnings({ conversationId, code: filter.code, sinceMs: filter.sinceMs });
+    const conversationId = filter.conversation === undefined ? undefined : resolveConversationId(db, filter.conversation);
+    const listed = new WarningStore(db).list({ conversationId, code: filter.code, sinceMs: filter.sinceMs });
     const conversations = listed
       .map((c) => ({ ...c, warnings: c.warnings.filter((w) => w.count > 0) }))
       .filter((c) => c.warnings.length > 0);

@@ -1,73 +1,94 @@
 import type { SinkName } from '../config/settings.js';
+import type { WarningEntry } from '../core/warnings.js';
+import type { PlannedRequest } from '../memory/task-batcher.js';
+import type { MessageRows } from '../store/message-rows.js';
 import type { ConversationMeta, SessionStateWrite } from '../store/store-types.js';
-import type { AgentMessage } from '../core/agent-message.js';
 
-export type { ConversationMeta, SessionStateWrite };
+export type { ConversationMeta, PlannedRequest, SessionStateWrite };
 
-export interface DeliveryRequest {
+/** import flushes every conversation's last request, sync only at a finished turn, the hook only at a conversation boundary. */
+export type DeliveryMode = 'import' | 'sync' | 'hook';
+
+/**
+ * A slice of one session's delivery plan, in order: the plan phase's batched requests, and the same
+ * messages encoded for the embedded store. A part carries what its sinks take (the requests for a
+ * sink that sends them, the rows for the store); the counts are always there.
+ */
+export interface PlanPart {
   conversation: ConversationMeta;
-  messages: AgentMessage[];
-  /** Parallel to `messages`: the high-water keys recorded once the sink acknowledges. */
-  keys: string[];
-  flush: boolean;
+  requests?: PlannedRequest[];
+  rows?: MessageRows;
+  requestCount: number;
+  messageCount: number;
+  /** About how many bytes the part's messages hold (their JSON). */
+  bytes: number;
+}
+
+/** What a sink is told about the session it is about to be given. */
+export interface SessionContext {
+  conversationId: string;
+  sessionId: string;
+  createdAtMs?: number;
+  mode: DeliveryMode;
+  /** A conversation boundary (the host's PreCompact or SessionEnd): whatever the mode, the conversation ends here. */
+  boundary: boolean;
+  /** The run's Ctrl-C: ends waits, gives up what is not yet being committed. */
+  signal?: AbortSignal;
+  /** Whether the session's workspace is excluded; decided when first asked (reads the session's head). */
+  excluded(): Promise<boolean>;
+}
+
+/** How a session ended, for the sink to commit with what it holds. */
+export interface SessionEnd {
+  conversation: ConversationMeta;
   /**
-   * The upload this request belongs to ends in a flush: the gateway must add it synchronously so
-   * the flush sees it. Ignored by sinks without flushes.
+   * The reader's warnings and this sink's fingerprint of the file it was given whole; absent when
+   * nothing was read for this sink (the file is as it last took it).
    */
-  sync: boolean;
-  /** Ends a sink's back-off waits (Ctrl-C); never aborts a request already in flight. */
-  waitSignal?: AbortSignal;
-  /** About how many bytes the request's messages hold (their JSON), for a sink that buffers them. */
-  bytes?: number;
+  state?: SessionStateWrite;
 }
 
-/** What the sink noticed about an acknowledged request. */
-export interface DeliveryReceipt {
-  /** The gateway answered 2xx with a body it could not read: counted as delivered, never resent. */
-  responseInvalid?: { requestId: string; reason: string };
-}
-
-export interface RetractOutcome {
-  /** Messages removed from the sink's own storage. */
+/** What one sink did with one session. */
+export interface SessionTally {
+  requests: number;
+  messages: number;
   removed: number;
-  /** True when the sink cannot take delivered messages back (the gateway): the caller warns. */
-  irreversible: boolean;
+  /** Requests acknowledged with a body that could not be read: counted as delivered, never resent. */
+  invalidResponses: Array<{ requestId: string; reason: string }>;
+  /** What the sink itself noticed (never the reader's warnings). */
+  warnings: WarningEntry[];
 }
 
+/** `durable` resolves once what the sink was handed is committed; rejects (an EvermeError) with none of it committed. */
+export interface Handoff {
+  durable: Promise<void>;
+}
+
+/** One session's delivery to one sink: its parts in order, then its end. */
+export interface SinkSession {
+  readonly tally: SessionTally;
+  /** Takes one part of the plan; resolves once the sink may be given the next. */
+  deliver(part: PlanPart): Promise<void>;
+  /** Messages this sink took earlier that have since left the effective history. */
+  retract(conversation: ConversationMeta, keys: string[]): void;
+  /** The plan was given whole (or there was nothing to read). Resolves once the sink holds the session's end; see `Handoff`. */
+  finish(end: SessionEnd): Promise<Handoff>;
+  /** The session failed or was interrupted: drop what is held for it (its marks never moved). */
+  abandon(): void;
+}
+
+/**
+ * Where sessions are delivered: the hosted gateway or the embedded store. Each sink keeps its own
+ * marks; what is specific to one sink (the gateway's flushes, the store's commit backlog) stays
+ * inside it.
+ */
 export interface Sink {
   readonly name: SinkName;
-  /**
-   * A conversation delivered without a flush (by the hook) that still owes one; the store of a
-   * sink without flushes (the embedded one) never does.
-   */
-  pendingFlush(conversationId: string): { endsTurn: boolean } | undefined;
-  /**
-   * Takes the owed flush (see `pendingFlush`) for this run, atomically across processes, so that it
-   * is sent once; `requireEndsTurn` takes it only when the conversation ends on a finished turn.
-   * Returns a claim to give back with `releaseFlushClaim` when the send fails.
-   */
-  claimPendingFlush(conversationId: string, requireEndsTurn: boolean): string | undefined;
-  releaseFlushClaim(conversationId: string, claim: string): void;
+  /** What the sink takes from a plan part: the requests' messages (to send them) or the encoded rows (to store them). */
+  readonly takes: 'requests' | 'rows';
   /** Keys of the conversation's messages this sink has acknowledged (its high-water marks). */
   deliveredKeys(conversationId: string): Set<string>;
-  /** Delivers one request; its keys count as delivered only after the sink acknowledged it. */
-  deliver(request: DeliveryRequest): Promise<DeliveryReceipt>;
-  /** Messages that were delivered and have since left the effective history. */
-  retract(conversation: ConversationMeta, keys: string[]): RetractOutcome;
-  /**
-   * The session was read to its end: commit whatever the sink still holds for it together with the
-   * session's own state, in one commit. Resolves once that commit is durable; rejects (an
-   * EvermeError) with nothing of it committed.
-   */
-  finishSession(conversation: ConversationMeta, state: SessionStateWrite): Promise<void>;
-  /**
-   * Resolves when the sink can take another session without its backlog growing past its bound; a
-   * sink that does not buffer has none.
-   */
-  readyForMore?(): Promise<void>;
-  /** The run was interrupted: sessions whose commit has not begun are given up (`cancelled`). */
-  cancelPending?(): void;
-  /** The session failed or was interrupted: drop what is held for it (its marks never moved). */
-  abandonSession(conversationId: string): void;
+  /** Opens one session's delivery; resolves once the sink can take another session without its backlog growing past its bound. */
+  begin(context: SessionContext): Promise<SinkSession>;
   close(): void;
 }

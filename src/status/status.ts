@@ -1,14 +1,16 @@
 import { existsSync, statSync } from 'node:fs';
 import type { Settings, SinkName } from '../config/settings.js';
-import { defaultSink, maskToken, type CredentialSource } from '../config/settings.js';
+import { defaultSink, deliverySinks, maskToken, type CredentialSource } from '../config/settings.js';
+import { renderSinkStatus, sinkStatuses, type SinkStatus } from './sink-status.js';
 import { readHookEvents, type HookOutcome } from '../hook/hook-events.js';
 import { collectHookRoutes, renderHookRoutes, type HookRoutesReport } from './hook-routes.js';
 import { MCP_SERVER_NAME, mcpConfigPath, readMcpDocument } from '../install/mcp-config.js';
 import { databasePath, openDatabase } from '../store/database.js';
-import { LocalStore } from '../store/message-store.js';
+import { LocalStore } from '../store/local-store.js';
 import { discoverSessions } from '../transcript/discover.js';
 import { gatewayClientFor } from '../engine/engine-context.js';
-import { StateStore, type RunRecord } from '../store/state-store.js';
+import { RunStore, type RunRecord } from '../store/run-store.js';
+import { WarningStore } from '../store/warning-store.js';
 import { toEvermeError } from '../core/errors.js';
 
 export interface StatusProblem {
@@ -21,6 +23,8 @@ export interface StatusReport {
   stateDir: string;
   sessions: number;
   sink: SinkName;
+  /** Every sink deliveries go to (the gateway with the embedded store, unless EVERME_LOCAL_STORE=0), each on its own. */
+  sinks: SinkStatus[];
   gateway: { configured: boolean; apiBase?: string; reachable?: boolean; error?: { type: string; message: string } };
   /** Which credential is used (masked) and where it was found; absent when none is configured. */
   credential?: { variable: string; masked: string; source: CredentialSource; agentId?: string };
@@ -38,7 +42,7 @@ export interface StatusReport {
 interface RunSummaryView {
   at: string;
   status?: string;
-  since?: unknown;
+  since?: string;
 }
 
 function runView(run: RunRecord | undefined): RunSummaryView | undefined {
@@ -46,7 +50,7 @@ function runView(run: RunRecord | undefined): RunSummaryView | undefined {
   return {
     at: new Date(run.finishedAtMs ?? run.startedAtMs).toISOString(),
     status: run.status,
-    since: (run.params as { since?: unknown } | undefined)?.since,
+    since: typeof run.params['since'] === 'string' ? run.params['since'] : undefined,
   };
 }
 
@@ -120,16 +124,18 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
   let lastImport: RunSummaryView | undefined;
   let lastSync: RunSummaryView | undefined;
   let lastHookRun: RunSummaryView | undefined;
+  let sinks = sinkStatuses(undefined, deliverySinks(sink, settings));
   if (existsSync(dbFile)) {
     const db = openDatabase(settings.stateDir);
     try {
-      const state = new StateStore(db);
+      sinks = sinkStatuses(db, deliverySinks(sink, settings));
+      const runs = new RunStore(db);
       Object.assign(store, new LocalStore(db).counts());
       store.bytes = fileSize(dbFile) + fileSize(`${dbFile}-wal`);
-      warnings = state.listWarnings().reduce((sum, c) => sum + c.warnings.reduce((s, w) => s + w.count, 0), 0);
-      lastImport = runView(state.lastRun('import'));
-      lastSync = runView(state.lastRun('sync'));
-      lastHookRun = runView(state.lastRun('hook'));
+      warnings = new WarningStore(db).list().reduce((sum, c) => sum + c.warnings.reduce((s, w) => s + w.count, 0), 0);
+      lastImport = runView(runs.last('import'));
+      lastSync = runView(runs.last('sync'));
+      lastHookRun = runView(runs.last('hook'));
     } finally {
       db.close();
     }
@@ -142,6 +148,7 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
     stateDir: settings.stateDir,
     sessions,
     sink,
+    sinks,
     gateway,
     ...(credential ? { credential } : {}),
     lastImport,
@@ -166,8 +173,9 @@ export function renderStatus(s: StatusReport): string {
   const lines = [
     `data dir:     ${s.dataDir} (${s.sessions} sessions)`,
     `sink:         ${s.sink}${s.gateway.configured ? ` → ${s.gateway.apiBase} ${s.gateway.reachable ? 'answers' : `does not answer (${s.gateway.error?.type})`}` : ''}`,
+    ...(s.sinks.length > 1 ? s.sinks.map(renderSinkStatus) : []),
     `credential:   ${credentialLine(s.credential)}`,
-    `last import:  ${run(s.lastImport)}${s.lastImport?.since ? ` since ${String(s.lastImport.since)}` : ''}`,
+    `last import:  ${run(s.lastImport)}${s.lastImport?.since ? ` since ${s.lastImport.since}` : ''}`,
     `last sync:    ${run(s.lastSync)}`,
     ...renderHookRoutes({ ...s.hooks, problems: [] }),
     `hook latency: ${s.hooks.latencyMs.count === 0 ? 'no hook runs yet' : `p50 ${s.hooks.latencyMs.p50} ms, p95 ${s.hooks.latencyMs.p95} ms over ${s.hooks.latencyMs.count} runs`}`,

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EvermeError } from '../core/errors.js';
+import { databaseUnavailable, EvermeError, unusableSqliteCode } from '../core/errors.js';
 import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
 import { reindexMessages } from './fts-rebuild.js';
 
@@ -349,7 +349,11 @@ function migrate(db: Db): void {
 }
 
 function ioError(message: string, file: string, cause: unknown): EvermeError {
-  const reason = cause instanceof Error ? `: ${cause.message}` : '';
+  const sqliteCode = unusableSqliteCode(cause);
+  if (sqliteCode !== undefined) return databaseUnavailable(sqliteCode, file, cause);
+  // A file-system failure (creating the directory or the file) names its errno, never SQLite's text.
+  const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+  const reason = typeof errno === 'string' && !errno.startsWith('SQLITE_') ? ` (${errno})` : '';
   return new EvermeError('io', `${message}${reason}`, {
     code: 'database_unavailable',
     hint: 'Check that the state directory exists and is writable (EVERME_STATE_DIR), and that the file is an everme database.',

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { CONVERSATION_ID_PREFIX, sessionIdOf } from '../core/conversation-id.js';
 import { inProject } from './conversation-list.js';
 import { MessageDays } from './message-days.js';
 
@@ -31,8 +32,6 @@ interface CandidateRow {
   sent: number;
 }
 
-const CONVERSATION_PREFIX = 'minimaxcode-';
-
 /**
  * Every conversation either sink holds: the embedded store's, and those only the gateway received
  * (known by their marks; their workspace only when a hook recorded it, their dates not at all).
@@ -43,14 +42,14 @@ const CANDIDATES = `
     UNION SELECT DISTINCT conversation_id FROM delivered WHERE sink = 'everme'
   )
   SELECT k.conversation_id,
-         coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_PREFIX.length + 1})) AS session_id,
+         coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_ID_PREFIX.length + 1})) AS session_id,
          coalesce(c.workspace_dir, s.workspace_dir) AS workspace_dir,
          c.created_at_ms, c.updated_at_ms,
          coalesce(c.message_count, 0) AS stored_messages,
          EXISTS (SELECT 1 FROM delivered d WHERE d.sink = 'everme' AND d.conversation_id = k.conversation_id) AS sent
   FROM known k
   LEFT JOIN conversations c ON c.conversation_id = k.conversation_id
-  LEFT JOIN sessions s ON s.session_id = coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_PREFIX.length + 1}))`;
+  LEFT JOIN sessions s ON s.session_id = coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_ID_PREFIX.length + 1}))`;
 
 function toCandidate(row: CandidateRow): ForgetCandidate {
   return {
@@ -119,9 +118,7 @@ export class ForgetStore {
       case 'conversation': {
         const row = this.stmts.one.get(selector.conversationId);
         if (row) return [toCandidate(row)];
-        const sessionId = selector.conversationId.startsWith(CONVERSATION_PREFIX)
-          ? selector.conversationId.slice(CONVERSATION_PREFIX.length)
-          : selector.conversationId;
+        const sessionId = sessionIdOf(selector.conversationId) ?? selector.conversationId;
         return [{ conversationId: selector.conversationId, sessionId, storedMessages: 0, sentToGateway: false }];
       }
       case 'project':

@@ -1,10 +1,9 @@
 import Database from 'better-sqlite3';
 import { EvermeError } from '../core/errors.js';
-import { StateStore } from './state-store.js';
 import type { KeyedMessage } from '../core/agent-message.js';
-import { LocalStore, type FtsRow } from './message-store.js';
+import { LocalStore, type FtsRow } from './local-store.js';
 import { encodeMessageRows, rowsTransferList, type MessageRows } from './message-rows.js';
-import { writeSessionState } from './session-state.js';
+import { SessionStateWriter } from './session-state.js';
 import type { ConversationMeta, SessionStateWrite } from './store-types.js';
 
 type GroupApply = (writes: readonly EncodedWrite[], outcomes: Array<EvermeError | undefined>, interrupted: () => boolean) => void;
@@ -17,20 +16,23 @@ export interface SessionWrite {
   state?: SessionStateWrite;
 }
 
-/** A `SessionWrite` as the committer takes it: its messages encoded (see `MessageRows`). */
+/**
+ * A `SessionWrite` as the committer takes it: its messages encoded (see `MessageRows`), in the
+ * chunks the plan phase encoded them in, in order.
+ */
 export interface EncodedWrite {
   conversation: ConversationMeta;
-  rows: MessageRows;
+  rows: MessageRows[];
   state?: SessionStateWrite;
 }
 
 export function encodeWrite(write: SessionWrite): EncodedWrite {
-  return { conversation: write.conversation, rows: encodeMessageRows(write.messages), ...(write.state ? { state: write.state } : {}) };
+  return { conversation: write.conversation, rows: [encodeMessageRows(write.messages)], ...(write.state ? { state: write.state } : {}) };
 }
 
 /** What a `postMessage` of the write moves to the other thread instead of copying. */
 export function writeTransferList(write: EncodedWrite): ArrayBuffer[] {
-  return rowsTransferList(write.rows);
+  return write.rows.flatMap(rowsTransferList);
 }
 
 /**
@@ -66,14 +68,14 @@ function cancelledWrite(): EvermeError {
  */
 export class LocalCommitter {
   private readonly store: LocalStore;
-  private readonly state: StateStore;
+  private readonly state: SessionStateWriter;
   private readonly applyOne: Database.Transaction<(write: EncodedWrite, deferIndex?: FtsRow[]) => void>;
   private readonly applyGroup: Database.Transaction<GroupApply>;
   private readonly applyGroupGuarded: Database.Transaction<GroupApply>;
 
   constructor(private readonly db: Database.Database) {
     this.store = new LocalStore(db);
-    this.state = new StateStore(db);
+    this.state = new SessionStateWriter(db);
     this.applyOne = db.transaction((write: EncodedWrite, deferIndex?: FtsRow[]) => this.apply(write, deferIndex));
     this.applyGroup = db.transaction((writes, outcomes, interrupted) => this.group(writes, outcomes, interrupted, false));
     this.applyGroupGuarded = db.transaction((writes, outcomes, interrupted) => this.group(writes, outcomes, interrupted, true));
@@ -163,7 +165,7 @@ export class LocalCommitter {
 
   private apply(write: EncodedWrite, deferIndex?: FtsRow[]): void {
     const { conversation, rows, state } = write;
-    if (rows.count > 0) {
+    if (rows.some((chunk) => chunk.count > 0)) {
       this.store.upsertConversation({
         conversationId: conversation.conversationId,
         sessionId: conversation.sessionId,
@@ -173,8 +175,8 @@ export class LocalCommitter {
         createdAtMs: conversation.createdAtMs,
       });
       // The transaction around this (applyOne's, or a whole group's) makes the write whole.
-      this.store.appendRowsWithinTransaction(conversation.conversationId, rows, deferIndex);
+      for (const chunk of rows) this.store.appendRowsWithinTransaction(conversation.conversationId, chunk, deferIndex);
     }
-    if (state) writeSessionState(this.state, state);
+    if (state) this.state.write(state);
   }
 }

@@ -5,10 +5,10 @@
 import type Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import { z } from 'zod';
-import { EvermeError } from '../core/errors.js';
+import { errorData, EvermeError } from '../core/errors.js';
 import { openDatabase } from './database.js';
 import { LocalCommitter, storeWriteError, type EncodedWrite } from './local-commit.js';
-import { toWriterFailure, type WriterReply, type WriterRequest } from './local-writer.js';
+import type { WriterReply, WriterRequest } from './local-writer.js';
 import { groupLength } from './write-group.js';
 import { WriteTurn } from './write-turn.js';
 
@@ -73,7 +73,7 @@ const MAX_GROUP_BYTES = 8 * 1024 * 1024;
 let scheduled = false;
 
 function reply(id: number, error: EvermeError | undefined): void {
-  const message: WriterReply = error ? { id, error: toWriterFailure(error) } : { id };
+  const message: WriterReply = error ? { id, error: errorData(error) } : { id };
   port!.postMessage(message);
 }
 

@@ -2,19 +2,20 @@ import type Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { EvermeError, type ErrorType } from '../core/errors.js';
-import { encodeWrite, LocalCommitter, writeTransferList, type EncodedWrite, type SessionWrite } from './local-commit.js';
+import { EvermeError, errorFromData, type EvermeErrorData } from '../core/errors.js';
+import { LocalCommitter, writeTransferList, type EncodedWrite, type SessionWrite } from './local-commit.js';
 import { WRITE_TURN_BYTES, WriteTurn } from './write-turn.js';
 
-export type { SessionWrite };
+export type { EncodedWrite, SessionWrite };
 
 /** Where the embedded store's writes are committed: on the caller's connection, or on a thread's. */
 export interface LocalWriter {
   /**
    * Resolves once `write` committed in one transaction; rejects (an EvermeError) with none of it
-   * committed. `bytes` (about what the write holds) counts towards the backlog until then.
+   * committed. `bytes` (about what the write holds) counts towards the backlog until then. The
+   * write's buffers may be moved to another thread: the caller must not use them again.
    */
-  write(write: SessionWrite, bytes?: number): Promise<void>;
+  write(write: EncodedWrite, bytes?: number): Promise<void>;
   /**
    * Resolves once the writes still waiting for their commit hold at most `maxBytes`: what a bulk run
    * awaits before it reads another session, so reading runs ahead of committing by a bounded amount.
@@ -37,11 +38,19 @@ export class InlineWriter implements LocalWriter {
     this.committer = new LocalCommitter(db);
   }
 
-  async write(write: SessionWrite): Promise<void> {
-    this.committer.commit(encodeWrite(write));
+  /** Commits before it returns; a failure is a rejection, never a throw, as with the thread. */
+  write(write: EncodedWrite): Promise<void> {
+    try {
+      this.committer.commit(write);
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
-  async backlogBelow(): Promise<void> {}
+  backlogBelow(): Promise<void> {
+    return Promise.resolve();
+  }
 
   cancelQueued(): void {}
 
@@ -65,24 +74,9 @@ export interface WriterThreadData {
 
 export type WriterRequest = { kind: 'write'; id: number; write: EncodedWrite; bytes: number } | { kind: 'cancel' } | { kind: 'close' };
 
-export interface WriterFailure {
-  type: ErrorType;
-  code: string;
-  message: string;
-  hint?: string;
-}
-
 export interface WriterReply {
   id: number;
-  error?: WriterFailure;
-}
-
-export function toWriterFailure(error: EvermeError): WriterFailure {
-  return { type: error.type, code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) };
-}
-
-function fromWriterFailure(failure: WriterFailure): EvermeError {
-  return new EvermeError(failure.type, failure.message, { code: failure.code, ...(failure.hint === undefined ? {} : { hint: failure.hint }) });
+  error?: EvermeErrorData;
 }
 
 /**
@@ -136,12 +130,12 @@ export class WriterThread implements LocalWriter {
     return this.stopped === undefined;
   }
 
-  write(write: SessionWrite, bytes = 0): Promise<void> {
+  write(write: EncodedWrite, bytes = 0): Promise<void> {
     if (this.stopped) return Promise.reject(this.stopped);
     const id = this.nextId++;
-    // Encoded on this thread, so the one that commits receives bytes it binds as they are, moved
-    // rather than copied (see MessageRows).
-    const request: WriterRequest = { kind: 'write', id, write: encodeWrite(write), bytes };
+    // Encoded by the plan phase, so the thread that commits receives bytes it binds as they are,
+    // moved rather than copied (see MessageRows).
+    const request: WriterRequest = { kind: 'write', id, write, bytes };
     return new Promise<void>((resolve, reject) => {
       if (this.pending.size === 0) this.worker.ref();
       this.pending.set(id, { resolve, reject, bytes });
@@ -190,7 +184,7 @@ export class WriterThread implements LocalWriter {
     this.pending.delete(reply.id);
     this.backlogBytes -= waiter.bytes;
     if (this.pending.size === 0) this.worker.unref();
-    if (reply.error) waiter.reject(fromWriterFailure(reply.error));
+    if (reply.error) waiter.reject(errorFromData(reply.error));
     else waiter.resolve();
     this.wakeBacklogWaiters();
   }
@@ -260,7 +254,7 @@ export class ScalingWriter implements LocalWriter {
     this.thread()?.cancelQueued();
   }
 
-  write(write: SessionWrite, bytes = 0): Promise<void> {
+  write(write: EncodedWrite, bytes = 0): Promise<void> {
     if (this.started === undefined && this.threadUrl !== undefined) {
       this.seen.add(write.conversation.conversationId);
       if (this.seen.size > this.threadAfter) {

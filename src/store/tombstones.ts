@@ -14,6 +14,15 @@ interface TombstoneRow {
   forgotten_at_ms: number;
 }
 
+function toTombstone(row: TombstoneRow): Tombstone {
+  return {
+    conversationId: row.conversation_id,
+    sessionId: row.session_id,
+    forgottenAtMs: row.forgotten_at_ms,
+    ...(row.workspace_dir === null ? {} : { workspaceDir: row.workspace_dir }),
+  };
+}
+
 /**
  * Conversations the user forgot. A tombstone outlives the data: import, sync and the hook check it
  * before reading a session, for either sink, however the session's files change later.
@@ -24,6 +33,7 @@ export class TombstoneStore {
   constructor(db: Database.Database) {
     this.stmts = {
       has: db.prepare<[string], number>('SELECT 1 FROM tombstones WHERE conversation_id = ?').pluck(),
+      get: db.prepare<[string], TombstoneRow>('SELECT * FROM tombstones WHERE conversation_id = ?'),
       put: db.prepare<[string, string, string | null, number]>(
         `INSERT INTO tombstones (conversation_id, session_id, workspace_dir, forgotten_at_ms) VALUES (?, ?, ?, ?)
          ON CONFLICT (conversation_id) DO UPDATE SET workspace_dir = coalesce(excluded.workspace_dir, workspace_dir)`,
@@ -54,13 +64,13 @@ export class TombstoneStore {
     return this.stmts.lift.run(conversationId).changes > 0;
   }
 
+  get(conversationId: string): Tombstone | undefined {
+    const row = this.stmts.get.get(conversationId);
+    return row ? toTombstone(row) : undefined;
+  }
+
   list(): Tombstone[] {
-    return this.stmts.list.all().map((row) => ({
-      conversationId: row.conversation_id,
-      sessionId: row.session_id,
-      forgottenAtMs: row.forgotten_at_ms,
-      ...(row.workspace_dir === null ? {} : { workspaceDir: row.workspace_dir }),
-    }));
+    return this.stmts.list.all().map(toTombstone);
   }
 
   count(): number {

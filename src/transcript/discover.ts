@@ -36,7 +36,7 @@ export interface DayDir {
  * sync over 3,000 sessions spent ~40 ms of its ~300 idle, waiting on thread-pool round trips one
  * directory after another.
  */
-async function subdirs(dir: string, pattern: RegExp, isRoot = false): Promise<string[]> {
+function subdirs(dir: string, pattern: RegExp, isRoot = false): string[] {
   let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -68,15 +68,15 @@ export interface DayDirOptions {
 export async function* dayDirs(dataDir: string, opts: DayDirOptions = {}): AsyncGenerator<DayDir> {
   const order = (names: string[]): string[] => (opts.newestFirst ? names.reverse() : names);
   const root = sessionsRoot(dataDir);
-  for (const y of order(await subdirs(root, YEAR, true))) {
+  for (const y of order(subdirs(root, YEAR, true))) {
     const year = Number(y);
     if (!mayHoldSince(Date.UTC(year + 1, 0, 1), opts.sinceMs)) continue;
     const yearDir = path.join(root, y);
-    for (const m of order(await subdirs(yearDir, MONTH))) {
+    for (const m of order(subdirs(yearDir, MONTH))) {
       const month = Number(m);
       if (!mayHoldSince(Date.UTC(year, month, 1), opts.sinceMs)) continue;
       const monthDir = path.join(yearDir, m);
-      for (const d of order(await subdirs(monthDir, DAY))) {
+      for (const d of order(subdirs(monthDir, DAY))) {
         const day = Number(d);
         if (!mayHoldSince(Date.UTC(year, month - 1, day + 1), opts.sinceMs)) continue;
         yield { dir: path.join(monthDir, d), year, month, day };
@@ -86,7 +86,7 @@ export async function* dayDirs(dataDir: string, opts: DayDirOptions = {}): Async
 }
 
 /** Names of the `*-session_*` directories in a day directory, sorted (their names start with the time). */
-export async function sessionDirNames(dayDir: string): Promise<string[]> {
+export function sessionDirNames(dayDir: string): string[] {
   return subdirs(dayDir, SESSION_DIR);
 }
 
@@ -130,10 +130,10 @@ export async function* discoverSessions(dataDir: string, opts: DiscoverOptions):
   const found: Candidate[] = [];
   const best = new Map<string, Candidate>();
   for await (const day of dayDirs(dataDir, { sinceMs: opts.sinceMs })) {
-    for (const name of await sessionDirNames(day.dir)) {
+    for (const name of sessionDirNames(day.dir)) {
       opts.signal?.throwIfAborted();
       const dir = path.join(day.dir, name);
-      const result = await readManifest(dir);
+      const result = readManifest(dir);
       if (!result.ok) {
         // A directory without any manifest is not a session (or is still being created).
         if (!result.missing) opts.onInvalidManifest(dir, result.reason, result.symlink === true);

@@ -20,7 +20,7 @@ function abortError(signal: AbortSignal): Error {
  * reading itself. A read of a file already in the page cache takes microseconds. Memory stays
  * bounded the same way: one chunk at a time, sized to the file when it is smaller.
  */
-export async function* fileChunks(file: string | number, opts: FileChunksOptions): AsyncGenerator<Buffer, void, undefined> {
+export function* fileChunks(file: string | number, opts: FileChunksOptions): Generator<Buffer, void, undefined> {
   // A descriptor the caller opened (say, without following a symlink) is ours to close.
   const fd = typeof file === 'number' ? file : openSync(file, 'r');
   try {

@@ -51,6 +51,11 @@ export interface ReadLinesOptions {
   highWaterMark?: number;
   /** Longest line decoded; longer ones are skipped and reported. Default: `maxLineBytesFromEnv()`. */
   maxLineBytes?: number;
+  /**
+   * The file is finished (an export, not a transcript being written): a last line without its
+   * `\n` is a line like any other, yielded (or reported when oversized) instead of held back.
+   */
+  finished?: boolean;
 }
 
 export interface LineReaderOptions extends ReadLinesOptions {
@@ -120,7 +125,7 @@ export async function* readLines(
     pending.push(part);
     pendingBytes += part.length;
   };
-  for await (const chunk of chunks) {
+  for (const chunk of chunks) {
     let from = 0;
     for (let nl = chunk.indexOf(NEWLINE, from); nl !== -1; nl = chunk.indexOf(NEWLINE, from)) {
       if (nl > from) keep(chunk.subarray(from, nl));
@@ -137,6 +142,14 @@ export async function* readLines(
     // Copy the remainder: a subarray would pin the whole chunk while a long line accumulates.
     if (from < chunk.length && !oversized) keep(Buffer.from(chunk.subarray(from)));
     offset += chunk.length;
+  }
+  if (opts.finished && (oversized || !isBlank(pending))) {
+    lineNo += 1;
+    if (oversized) opts.report?.('oversized_line', lineNo);
+    else yield { line: decode(pending), lineNo, start: lineStart, end: offset };
+    lineStart = offset;
+    pending = [];
+    oversized = false;
   }
   const result = { consumedBytes: lineStart, incompleteTail: oversized || !isBlank(pending), tailLineNo: lineNo + 1 };
   opts.onEnd?.(result);

@@ -35,11 +35,7 @@ export type ManifestResult =
  * Synchronous on purpose: a manifest is a few hundred bytes, and a no-op sync reads thousands of
  * them; a thread-pool round trip per file costs more than the read itself.
  */
-export async function readManifest(sessionDir: string): Promise<ManifestResult> {
-  return readManifestSync(sessionDir);
-}
-
-export function readManifestSync(sessionDir: string): ManifestResult {
+export function readManifest(sessionDir: string): ManifestResult {
   const file = path.join(sessionDir, MANIFEST_FILE);
   let text: string;
   let fd: number | undefined;

@@ -36,8 +36,12 @@ function nonEmptyFile(file: string): HistoryFileStat | undefined {
   }
 }
 
-/** Two stats; synchronous so that opening a history needs no await. */
-export function chooseHistoryFileSync(sessionDir: string): HistoryFileChoice {
+/**
+ * messages.jsonl when it has bytes (the runtime creates it empty), else ledger.jsonl, else nothing yet.
+ * Decided by the files in the directory, never by the manifest's declared (absolute) paths or its era.
+ * Two stats; synchronous so that opening a history needs no await.
+ */
+export function chooseHistoryFile(sessionDir: string): HistoryFileChoice {
   for (const [source, relFile] of [
     ['messages', MESSAGES_FILE],
     ['ledger', LEDGER_FILE],
@@ -47,14 +51,6 @@ export function chooseHistoryFileSync(sessionDir: string): HistoryFileChoice {
     if (fileStat) return { source, file, relFile, stat: fileStat };
   }
   return { source: 'none' };
-}
-
-/**
- * messages.jsonl when it has bytes (the runtime creates it empty), else ledger.jsonl, else nothing yet.
- * Decided by the files in the directory, never by the manifest's declared (absolute) paths or its era.
- */
-export async function chooseHistoryFile(sessionDir: string): Promise<HistoryFileChoice> {
-  return chooseHistoryFileSync(sessionDir);
 }
 
 export interface SessionHistory extends HistoryFileChoice {
@@ -73,7 +69,7 @@ export function openSessionHistory(
   warnings: WarningCollector,
   opts: ReadLinesOptions = {},
 ): SessionHistory {
-  const choice = chooseHistoryFileSync(session.dir);
+  const choice = chooseHistoryFile(session.dir);
   let workspaceDir: string | undefined;
 
   async function* items(): AsyncGenerator<HistoryItem> {

@@ -21,10 +21,10 @@ export interface LocateOptions {
 async function confirmIn(dayDir: string, sessionId: string, opts: LocateOptions): Promise<SessionRef | undefined> {
   const suffix = sessionDirSuffix(sessionId);
   let best: { ref: SessionRef; manifestMtimeMs: number } | undefined;
-  for (const name of await sessionDirNames(dayDir)) {
+  for (const name of sessionDirNames(dayDir)) {
     if (!name.endsWith(suffix)) continue;
     const dir = path.join(dayDir, name);
-    const result = await readManifest(dir);
+    const result = readManifest(dir);
     if (!result.ok) {
       if (!result.missing) opts.onInvalidManifest?.(dir, result.reason);
       continue;
@@ -48,7 +48,7 @@ export async function locateSession(
   opts: LocateOptions = {},
 ): Promise<SessionRef | undefined> {
   if (opts.remembered) {
-    const result = await readManifest(opts.remembered);
+    const result = readManifest(opts.remembered);
     if (result.ok && result.manifest.sessionId === sessionId) return sessionRefOf(path.resolve(opts.remembered), result.manifest);
   }
   const recent = recentDayDirs(dataDir, opts.nowMs ?? Date.now());

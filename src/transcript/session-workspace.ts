@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { LEDGER_FILE } from './ledger-replay.js';
 import { readLines } from './line-reader.js';
-import { chooseHistoryFileSync } from './session-history.js';
+import { chooseHistoryFile } from './session-history.js';
 import type { SessionRef } from './types.js';
 
 /**
@@ -58,7 +58,7 @@ async function ledgerWorkspace(file: string, sessionId: string): Promise<string 
 }
 
 export async function workspaceFromFiles(session: SessionRef): Promise<FileWorkspace> {
-  const choice = chooseHistoryFileSync(session.dir);
+  const choice = chooseHistoryFile(session.dir);
   // A ledger-era session reopened by a newer build keeps its ledger: its metadata still applies.
   const ledger = choice.source === 'ledger' && choice.file ? choice.file : path.join(session.dir, LEDGER_FILE);
   // A current session has no ledger: one stat, rather than a stream opened to fail.

@@ -6,7 +6,8 @@ import { EvermeError, toEvermeError } from '../core/errors.js';
 import { findPackageRoot } from '../core/package-root.js';
 import { redactOutput } from '../core/redact-output.js';
 import { WARNING_CODES, type WarningCode } from '../core/warnings.js';
-import { Forgetter, normalizeConversationId, type ForgetCandidate } from '../forget/forget.js';
+import { Forgetter, type ForgetCandidate } from '../forget/forget.js';
+import { conversationIdCandidates } from '../core/conversation-id.js';
 import { MAX_RECALL_LIMIT, type RecallHit } from '../recall/recall.js';
 import { sessionStartContext } from '../recall/session-recall.js';
 import { buildReport } from '../report/warning-report.js';
@@ -82,9 +83,12 @@ function keep(hit: RecallHit, f: SearchFilters): boolean {
   return true;
 }
 
-/** The conversation ids a form or query names (`c`, repeated), normalised as `everme forget` does. */
+/**
+ * The conversation ids a form or query names (`c`, repeated), as the pages listed them; `Forgetter`
+ * resolves each as `everme forget --conversation` does (the id as shown, else a session id's).
+ */
 function conversationIds(values: string[]): string[] {
-  const ids = [...new Set(values.map((v) => v.trim()).filter((v) => v !== '').map(normalizeConversationId))];
+  const ids = [...new Set(values.map((v) => v.trim()).filter((v) => v !== ''))];
   if (ids.length > MAX_FORGET) throw new EvermeError('invalid_args', `At most ${MAX_FORGET} conversations at once`);
   return ids;
 }
@@ -154,8 +158,10 @@ export function createViewerApp(opts: ViewerAppOptions): Hono {
   });
 
   app.get('/conversation/:id', async (c) => {
-    const id = normalizeConversationId(c.req.param('id'));
     const store = data.local();
+    // The id as listed; a session id typed by hand finds its conversation too.
+    const candidates = conversationIdCandidates(c.req.param('id'));
+    const id = candidates.find((candidate) => store?.conversation(candidate)) ?? candidates.at(-1)!;
     const conversation = store?.conversation(id);
     if (!store || !conversation) {
       return page(c, frame('Not found'), h`<h1>Not in the store</h1><p><code>${id}</code> is not held on this machine (forgotten, or never imported).</p><p><a href="/forgotten">Forgotten conversations</a></p>`, 404);

@@ -5,10 +5,10 @@
 import path from 'node:path';
 import { loadSettings, type Settings, type SinkName } from '../../src/config/settings.js';
 import { openDatabase } from '../../src/store/database.js';
-import { LocalStore } from '../../src/store/message-store.js';
+import { LocalStore } from '../../src/store/local-store.js';
 import { runPipeline, type RunOptions, type RunSummary } from '../../src/engine/run-pipeline.js';
 import type { DeliveryMode } from '../../src/engine/session-delivery.js';
-import { StateStore, type ConversationWarnings } from '../../src/store/state-store.js';
+import { WarningStore, type ConversationWarnings } from '../../src/store/warning-store.js';
 import type { FakeGateway } from './fake-gateway.js';
 import { signature } from './delivery-trees.js';
 
@@ -18,6 +18,8 @@ export interface HarnessEnv {
   gateway?: FakeGateway;
   /** EVERME_REQUEST_TIMEOUT_MS, for the timeout test. */
   timeoutMs?: number;
+  /** false: EVERME_LOCAL_STORE=0 (the gateway alone). */
+  localStore?: boolean;
 }
 
 export function settingsFor(env: HarnessEnv): Settings {
@@ -26,6 +28,7 @@ export function settingsFor(env: HarnessEnv): Settings {
     EVERME_API_KEY: env.gateway?.token,
     EVERME_API_BASE: env.gateway?.url,
     EVERME_REQUEST_TIMEOUT_MS: env.timeoutMs === undefined ? undefined : String(env.timeoutMs),
+    EVERME_LOCAL_STORE: env.localStore === false ? '0' : undefined,
   });
 }
 
@@ -83,7 +86,7 @@ export function duplicateKeys(stateDir: string): Array<{ conversation_id: string
 export function recordedWarnings(stateDir: string, conversationId: string): ConversationWarnings[] {
   const db = openDatabase(stateDir, { readonly: true });
   try {
-    return new StateStore(db).listWarnings({ conversationId });
+    return new WarningStore(db).list({ conversationId });
   } finally {
     db.close();
   }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentMessage } from '../../src/core/agent-message.js';
-import { conversationIdFor } from '../../src/engine/conversation-id.js';
+import { conversationIdFor } from '../../src/core/conversation-id.js';
 import { makeSession } from '../transcript-helpers.js';
 
 export const DAY = '2026/09/10';

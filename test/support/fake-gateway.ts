@@ -66,6 +66,8 @@ export interface FakeGateway {
   /** Requests to one endpoint (`/mem/agent-memory`, `/mem/search`, `/mem/context`). */
   requestsTo(endpoint: string): RecordedRequest[];
   failNext(...faults: Fault[]): void;
+  /** What `/mem/context` answers from now on (until `reset`), instead of its count of stored messages. */
+  setContext(result: { profile?: { explicit_info: unknown[]; implicit_traits: unknown[] }; context?: string }): void;
   /** Refuse connections (listener closed, port kept for `setDown(false)`). */
   setDown(down: boolean): Promise<void>;
   stop(): Promise<void>;
@@ -196,8 +198,10 @@ export async function startFakeGateway(opts: { token?: string } = {}): Promise<F
     ok(res, { items: hits.slice(0, parsed.data.topK ?? 5), total: hits.length, queryTimeMs: Date.now() - started });
   };
 
+  let contextOverride: Record<string, unknown> | undefined;
   const context = (body: unknown, res: http.ServerResponse): void => {
     if (!contextBodySchema.safeParse(body).success) return fail(res, 400, ERRNO_INVALID_REQUEST, 'invalid_request');
+    if (contextOverride) return ok(res, contextOverride);
     let count = 0;
     for (const messages of conversations.values()) count += messages.length;
     ok(res, {
@@ -386,6 +390,10 @@ export async function startFakeGateway(opts: { token?: string } = {}): Promise<F
       conversations.clear();
       flushes.length = 0;
       faults = [];
+      contextOverride = undefined;
+    },
+    setContext: (result) => {
+      contextOverride = result;
     },
     close: stop,
   };

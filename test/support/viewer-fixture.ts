@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openDatabase } from '../../src/store/database.js';
-import { StateStore } from '../../src/store/state-store.js';
+import { SessionStore } from '../../src/store/session-store.js';
 import { jsonl, makeSession, tempDir } from '../transcript-helpers.js';
 import { cliEnv, runCli } from './cli-process.js';
 
@@ -87,7 +87,7 @@ export async function buildViewerFixture(now = Date.now()): Promise<ViewerFixtur
   // The hook records each payload's cwd; the unknown session never had one.
   const db = openDatabase(stateDir);
   try {
-    const state = new StateStore(db);
+    const state = new SessionStore(db);
     state.rememberWorkspace(alpha, ALPHA);
     state.rememberWorkspace(beta, BETA);
     state.rememberWorkspace(hostile, ALPHA);

@@ -1,52 +1,74 @@
-import type { StateStore } from '../../store/state-store.js';
+import path from 'node:path';
+import type Database from 'better-sqlite3';
+import { EvermeError } from '../../core/errors.js';
+import { WarningCollector } from '../../core/warnings.js';
+import { DeliveredKeyStore } from '../../store/delivered-key-store.js';
+import { FlushClaimStore } from '../../store/flush-claim-store.js';
+import { SessionStateWriter } from '../../store/session-state.js';
+import type { ConversationMeta, Handoff, PlanPart, SessionContext, SessionEnd, SessionTally, Sink, SinkSession } from '../sink.js';
 import { contentRequestId, type GatewayClient } from './gateway-client.js';
-import { writeSessionState } from '../../store/session-state.js';
-import type { ConversationMeta, DeliveryReceipt, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from '../sink.js';
+import { endsTurn, flushPlanFor, UploadFlags, type Outgoing } from './flush-policy.js';
+
+const NAME = 'everme' as const;
+
+/** The gateway's marks in the state file: keys acknowledged, flushes owed, and each session's state. */
+interface GatewayStores {
+  inTransaction: (fn: () => void) => void;
+  keys: DeliveredKeyStore;
+  flushes: FlushClaimStore;
+  state: SessionStateWriter;
+}
 
 /**
  * The hosted EverMe gateway. Marks move only after the gateway acknowledged a request; a request
- * whose fate is unknown is not retried here but resent by the next run from the last mark.
+ * whose fate is unknown is not retried here but resent by the next run from the last mark. Its
+ * flush rules (see flush-policy.ts) and the flush a hook-delivered conversation still owes are its
+ * own business: the engine hands it the plan and the session's end.
  */
 export class GatewaySink implements Sink {
-  readonly name = 'everme' as const;
+  readonly takes = 'requests' as const;
+  readonly name = NAME;
+  private readonly stores: GatewayStores;
 
   constructor(
     private readonly client: GatewayClient,
-    private readonly state: StateStore,
-  ) {}
+    db: Database.Database,
+  ) {
+    const inTransaction = db.transaction((fn: () => void) => fn());
+    this.stores = { inTransaction, keys: new DeliveredKeyStore(db), flushes: new FlushClaimStore(db), state: new SessionStateWriter(db) };
+  }
 
   deliveredKeys(conversationId: string): Set<string> {
-    return this.state.deliveredKeys(this.name, conversationId);
+    return this.stores.keys.keysOf(NAME, conversationId);
   }
 
-  async deliver(request: DeliveryRequest): Promise<DeliveryReceipt> {
-    const conversationId = request.conversation.conversationId;
-    const requestId = contentRequestId(conversationId, request.keys, request.flush);
-    const ack = await this.client.postAgentMemory(
-      { conversationId, flush: request.flush, sync: request.sync, messages: request.messages },
-      undefined,
-      { requestId, ...(request.waitSignal ? { waitSignal: request.waitSignal } : {}) },
-    );
-    this.state.transaction(() => {
-      this.state.recordDelivered(this.name, conversationId, request.keys);
-      const last = request.messages.at(-1);
-      const endsTurn = last?.role === 'assistant' && last.turnComplete;
-      if (request.flush) this.state.recordFlushState(this.name, conversationId, false, endsTurn);
-      else if (last) this.state.recordFlushState(this.name, conversationId, true, endsTurn);
-    });
-    return ack.responseInvalid ? { responseInvalid: { requestId: ack.requestId, reason: ack.responseInvalid } } : {};
+  begin(context: SessionContext): Promise<SinkSession> {
+    return Promise.resolve(new GatewaySession(this.client, this.stores, context));
   }
 
-  pendingFlush(conversationId: string): { endsTurn: boolean } | undefined {
-    return this.state.pendingFlush(this.name, conversationId);
+  close(): void {}
+}
+
+class GatewaySession implements SinkSession {
+  readonly tally: SessionTally = { requests: 0, messages: 0, removed: 0, invalidResponses: [], warnings: [] };
+  private readonly flags: UploadFlags;
+  private readonly noticed = new WarningCollector();
+  /** The history file, once known: what the gateway's own warnings name. */
+  private file = '';
+
+  constructor(
+    private readonly client: GatewayClient,
+    private readonly stores: GatewayStores,
+    private readonly context: SessionContext,
+  ) {
+    this.flags = new UploadFlags(flushPlanFor(context.mode, context.boundary));
   }
 
-  claimPendingFlush(conversationId: string, requireEndsTurn: boolean): string | undefined {
-    return this.state.claimPendingFlush(this.name, conversationId, requireEndsTurn);
-  }
-
-  releaseFlushClaim(conversationId: string, claim: string): void {
-    this.state.releaseFlushClaim(this.name, conversationId, claim);
+  async deliver(part: PlanPart): Promise<void> {
+    this.file = path.basename(part.conversation.historyFile ?? '');
+    for (const request of part.requests ?? []) {
+      for (const out of this.flags.push(request)) await this.send(part.conversation, out);
+    }
   }
 
   /**
@@ -54,16 +76,67 @@ export class GatewaySink implements Sink {
    * message that comes back is not sent twice), and every later read of the session finds them
    * gone again, so its `history_rewritten` warning survives the next append instead of vanishing.
    */
-  retract(_conversation: ConversationMeta, _keys: string[]): RetractOutcome {
-    return { removed: 0, irreversible: true };
+  retract(conversation: ConversationMeta, keys: string[]): void {
+    this.noticed.add('history_rewritten', { file: path.basename(conversation.historyFile ?? ''), line: 0 }, keys.length);
   }
 
-  /** Every request was committed when the gateway acknowledged it; only the session state is left. */
-  async finishSession(_conversation: ConversationMeta, state: SessionStateWrite): Promise<void> {
-    this.state.transaction(() => writeSessionState(this.state, state));
+  async finish({ conversation, state }: SessionEnd): Promise<Handoff> {
+    this.file = path.basename(conversation.historyFile ?? '');
+    if (state) {
+      for (const out of this.flags.end()) await this.send(conversation, out);
+      const sinkWarnings = this.noticed.entries();
+      // Every request was committed when the gateway acknowledged it; only the session's state is left.
+      this.stores.inTransaction(() => this.stores.state.write({ ...state, sinkWarnings }));
+    }
+    await this.settleOwedFlush(conversation);
+    this.tally.warnings = this.noticed.entries();
+    return { durable: Promise.resolve() };
   }
 
-  abandonSession(): void {}
+  abandon(): void {}
 
-  close(): void {}
+  private async send(conversation: ConversationMeta, { request, flush, sync }: Outgoing): Promise<void> {
+    if (this.context.signal?.aborted) throw new EvermeError('cancelled', 'Interrupted');
+    const conversationId = conversation.conversationId;
+    const ack = await this.client.postAgentMemory(
+      { conversationId, flush, sync, messages: request.messages },
+      undefined,
+      { requestId: contentRequestId(conversationId, request.keys, flush), ...(this.context.signal ? { waitSignal: this.context.signal } : {}) },
+    );
+    this.stores.inTransaction(() => {
+      this.stores.keys.record(NAME, conversationId, request.keys);
+      const last = request.messages.at(-1);
+      if (flush) this.stores.flushes.record(NAME, conversationId, false, endsTurn(last));
+      else if (last) this.stores.flushes.record(NAME, conversationId, true, endsTurn(last));
+    });
+    this.tally.requests += 1;
+    this.tally.messages += request.messages.length;
+    if (ack.responseInvalid) {
+      this.tally.invalidResponses.push({ requestId: ack.requestId, reason: ack.responseInvalid });
+      this.noticed.add('gateway_response_invalid', { file: this.file, line: 0 });
+    }
+  }
+
+  /**
+   * The hook never flushes, so a conversation it delivered completely would never be flushed:
+   * import (always) and sync (at a finished turn) send the flush on its own when one is owed.
+   */
+  private async settleOwedFlush(conversation: ConversationMeta): Promise<void> {
+    const { mode, boundary, conversationId } = this.context;
+    if (mode === 'hook' && !boundary) return;
+    const owed = this.stores.flushes.pending(NAME, conversationId);
+    if (!owed || (mode === 'sync' && !boundary && !owed.endsTurn)) return;
+    // A flush is a request about the conversation too: none for an excluded workspace.
+    if (await this.context.excluded()) return;
+    if (this.context.signal?.aborted) throw new EvermeError('cancelled', 'Interrupted');
+    // Claimed, not just read: a concurrent run that sees the same owed flush must not send it too.
+    const claim = this.stores.flushes.claim(NAME, conversationId, mode === 'sync' && !boundary);
+    if (claim === undefined) return;
+    try {
+      await this.send(conversation, { request: { messages: [], keys: [], bytes: 0 }, flush: true, sync: false });
+    } catch (err) {
+      this.stores.flushes.release(NAME, conversationId, claim);
+      throw err;
+    }
+  }
 }

@@ -1,10 +1,10 @@
 import type Database from 'better-sqlite3';
-import type { KeyedMessage } from '../../core/agent-message.js';
-import { LocalStore } from '../../store/message-store.js';
+import { LocalStore } from '../../store/local-store.js';
 import { InlineWriter, type LocalWriter } from '../../store/local-writer.js';
-import type { ConversationMeta, DeliveryReceipt, DeliveryRequest, RetractOutcome, SessionStateWrite, Sink } from '../sink.js';
+import type { MessageRows } from '../../store/message-rows.js';
+import type { ConversationMeta, Handoff, PlanPart, SessionContext, SessionEnd, SessionTally, Sink, SinkSession } from '../sink.js';
 
-/** Past this many held messages, or bytes, a session's requests are committed early, to bound memory. */
+/** Past this many held messages, or bytes, a session's rows are committed early, to bound memory. */
 const MAX_HELD_MESSAGES = 5000;
 const MAX_HELD_BYTES = 8 * 1024 * 1024;
 /**
@@ -21,16 +21,18 @@ export const MAX_COMMIT_BACKLOG_BYTES = 24 * 1024 * 1024;
 /**
  * The embedded store: a stored message IS its high-water mark (its key is unique per
  * conversation), so messages and marks can never disagree and nothing is written twice.
- * Requests are held per conversation and committed together with the session's warnings and
- * fingerprint at its end (or early, when many are held): a commit per request cost more than the
- * indexing itself on a cold import, and grouping changes nothing about what commits together.
- * Commits go through a `LocalWriter` (inline, or a writer thread for bulk runs); reads and the rare
- * retraction use the engine's own connection.
+ * A session's rows (encoded by the plan phase, see MessageRows) are held and committed together
+ * with its warnings and fingerprint at its end (or early, when many are held): a commit per request
+ * cost more than the indexing itself on a cold import, and grouping changes nothing about what
+ * commits together. Commits go through a `LocalWriter` (inline, or a writer thread for bulk runs);
+ * reads and the rare retraction use the engine's own connection.
  */
 export class LocalSink implements Sink {
+  readonly takes = 'rows' as const;
   readonly name = 'local' as const;
   private readonly store: LocalStore;
-  private readonly held = new Map<string, { conversation: ConversationMeta; messages: KeyedMessage[]; bytes: number }>();
+  /** Runs whose Ctrl-C already gives up the writes still queued (one listener per run, not per session). */
+  private readonly watched = new WeakSet<AbortSignal>();
 
   constructor(
     db: Database.Database,
@@ -39,68 +41,81 @@ export class LocalSink implements Sink {
     this.store = new LocalStore(db);
   }
 
-  /*
-   * Neither `deliver` nor `finishSession` awaits the commit it starts: the suspended frame of an
-   * async function would keep its locals (the session's messages) alive until the writer thread
-   * committed them, though they were copied to it when posted. Measured on the 1x import: the main
-   * thread's live heap after a full GC peaked at 40 MB this way, 24 MB without.
-   */
-  deliver(request: DeliveryRequest): Promise<DeliveryReceipt> {
-    const id = request.conversation.conversationId;
-    let entry = this.held.get(id);
-    if (!entry) {
-      entry = { conversation: request.conversation, messages: [], bytes: 0 };
-      this.held.set(id, entry);
-    }
-    entry.conversation = request.conversation;
-    for (let i = 0; i < request.messages.length; i++) entry.messages.push({ key: request.keys[i]!, message: request.messages[i]! });
-    entry.bytes += request.bytes ?? 0;
-    if (entry.messages.length >= MAX_HELD_MESSAGES || entry.bytes >= MAX_HELD_BYTES) {
-      const { messages, bytes } = entry;
-      entry.messages = [];
-      entry.bytes = 0;
-      return this.writer.write({ conversation: entry.conversation, messages }, bytes).then(() => ({}));
-    }
-    return Promise.resolve({});
-  }
-
-  cancelPending(): void {
-    this.writer.cancelQueued();
-  }
-
-  /** A bulk run reads the next session only once the commits it waits for are few enough. */
-  readyForMore(): Promise<void> {
-    return this.writer.backlogBelow(MAX_COMMIT_BACKLOG_BYTES);
-  }
-
-  pendingFlush(): undefined {
-    return undefined;
-  }
-  claimPendingFlush(): undefined {
-    return undefined;
-  }
-  releaseFlushClaim(): void {}
-
   deliveredKeys(conversationId: string): Set<string> {
     return this.store.keysOf(conversationId);
   }
 
-  retract(conversation: ConversationMeta, keys: string[]): RetractOutcome {
-    return { removed: this.store.removeMessages(conversation.conversationId, keys), irreversible: false };
-  }
-
-  finishSession(conversation: ConversationMeta, state: SessionStateWrite): Promise<void> {
-    const entry = this.held.get(conversation.conversationId);
-    this.held.delete(conversation.conversationId);
-    return this.writer.write({ conversation, messages: entry?.messages ?? [], state }, entry?.bytes ?? 0);
-  }
-
-  abandonSession(conversationId: string): void {
-    this.held.delete(conversationId);
+  /** A bulk run reads the next session only once the commits it waits for are few enough. */
+  async begin(context: SessionContext): Promise<SinkSession> {
+    const signal = context.signal;
+    if (signal && !this.watched.has(signal)) {
+      this.watched.add(signal);
+      // Ctrl-C: a session read but not yet committed is given up whole, not waited for.
+      signal.addEventListener('abort', () => this.writer.cancelQueued(), { once: true });
+    }
+    await this.writer.backlogBelow(MAX_COMMIT_BACKLOG_BYTES);
+    return new LocalSession(this.store, this.writer);
   }
 
   close(): void {
-    this.held.clear();
     this.writer.close();
+  }
+}
+
+class LocalSession implements SinkSession {
+  readonly tally: SessionTally = { requests: 0, messages: 0, removed: 0, invalidResponses: [], warnings: [] };
+  private held: MessageRows[] = [];
+  private heldMessages = 0;
+  private heldBytes = 0;
+
+  constructor(
+    private readonly store: LocalStore,
+    private readonly writer: LocalWriter,
+  ) {}
+
+  /*
+   * Neither `deliver` nor `finish` awaits the commit it starts: the suspended frame of an async
+   * function would keep its locals (the session's rows) alive until the writer thread committed
+   * them, though they were moved to it when posted. Measured on the 1x import: the main thread's
+   * live heap after a full GC peaked at 40 MB this way, 24 MB without.
+   */
+  deliver(part: PlanPart): Promise<void> {
+    this.tally.requests += part.requestCount;
+    this.tally.messages += part.messageCount;
+    if (part.rows) this.held.push(part.rows);
+    this.heldMessages += part.messageCount;
+    this.heldBytes += part.bytes;
+    if (this.heldMessages < MAX_HELD_MESSAGES && this.heldBytes < MAX_HELD_BYTES) return Promise.resolve();
+    return this.writer.write({ conversation: part.conversation, rows: this.take() }, this.takeBytes());
+  }
+
+  retract(conversation: ConversationMeta, keys: string[]): void {
+    this.tally.removed += this.store.removeMessages(conversation.conversationId, keys);
+  }
+
+  finish({ conversation, state }: SessionEnd): Promise<Handoff> {
+    if (!state) return Promise.resolve({ durable: Promise.resolve() });
+    const bytes = this.takeBytes();
+    const durable = this.writer.write({ conversation, rows: this.take(), state }, bytes);
+    // Awaited by the caller once every sink holds the session; a failure meanwhile is not unhandled.
+    durable.catch(() => undefined);
+    return Promise.resolve({ durable });
+  }
+
+  abandon(): void {
+    this.take();
+  }
+
+  private take(): MessageRows[] {
+    const rows = this.held;
+    this.held = [];
+    this.heldMessages = 0;
+    return rows;
+  }
+
+  private takeBytes(): number {
+    const bytes = this.heldBytes;
+    this.heldBytes = 0;
+    return bytes;
   }
 }

@@ -3,18 +3,34 @@ import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './support/temp.js';
 import type { WarningEntry } from '../src/core/warnings.js';
-import { StateStore, type SessionFingerprint } from '../src/store/state-store.js';
 import { openDatabase } from '../src/store/database.js';
-import { LocalStore } from '../src/store/message-store.js';
+import { DeliveredKeyStore } from '../src/store/delivered-key-store.js';
+import { FingerprintStore, type SessionFingerprint } from '../src/store/fingerprint-store.js';
+import { LocalStore } from '../src/store/local-store.js';
+import { RunStore } from '../src/store/run-store.js';
+import { SessionStore } from '../src/store/session-store.js';
+import { WarningStore } from '../src/store/warning-store.js';
 
 let dir: string;
 let db: Database.Database;
-let state: StateStore;
+let keys: DeliveredKeyStore;
+let fingerprints: FingerprintStore;
+let warnings: WarningStore;
+let runs: RunStore;
+let sessions: SessionStore;
+
+function open(): void {
+  db = openDatabase(dir);
+  keys = new DeliveredKeyStore(db);
+  fingerprints = new FingerprintStore(db);
+  warnings = new WarningStore(db);
+  runs = new RunStore(db);
+  sessions = new SessionStore(db);
+}
 
 beforeEach(() => {
   dir = tempDir('everme-');
-  db = openDatabase(dir);
-  state = new StateStore(db);
+  open();
 });
 afterEach(() => {
   db.close();
@@ -23,8 +39,7 @@ afterEach(() => {
 
 function reopen(): void {
   db.close();
-  db = openDatabase(dir);
-  state = new StateStore(db);
+  open();
 }
 
 const warn = (code: WarningEntry['code'], count: number, lines: number[] = []): WarningEntry => ({
@@ -35,35 +50,35 @@ const warn = (code: WarningEntry['code'], count: number, lines: number[] = []): 
 
 describe('high-water marks', () => {
   it('round-trip per sink and conversation, ignore repeats, and can be forgotten', () => {
-    state.recordDelivered('local', 'c1', ['a', 'b']);
-    state.recordDelivered('local', 'c1', ['b', 'c']);
-    state.recordDelivered('everme', 'c1', ['a']);
-    state.recordDelivered('local', 'c2', ['z']);
+    keys.record('local', 'c1', ['a', 'b']);
+    keys.record('local', 'c1', ['b', 'c']);
+    keys.record('everme', 'c1', ['a']);
+    keys.record('local', 'c2', ['z']);
     reopen();
-    expect([...state.deliveredKeys('local', 'c1')].sort()).toEqual(['a', 'b', 'c']);
-    expect([...state.deliveredKeys('everme', 'c1')]).toEqual(['a']);
-    expect(state.deliveredKeys('everme', 'c2').size).toBe(0);
+    expect([...keys.keysOf('local', 'c1')].sort()).toEqual(['a', 'b', 'c']);
+    expect([...keys.keysOf('everme', 'c1')]).toEqual(['a']);
+    expect(keys.keysOf('everme', 'c2').size).toBe(0);
 
-    state.forgetDelivered('local', 'c1', ['a', 'missing']);
-    expect([...state.deliveredKeys('local', 'c1')].sort()).toEqual(['b', 'c']);
-    expect([...state.deliveredKeys('everme', 'c1')]).toEqual(['a']);
+    keys.forget('local', 'c1', ['a', 'missing']);
+    expect([...keys.keysOf('local', 'c1')].sort()).toEqual(['b', 'c']);
+    expect([...keys.keysOf('everme', 'c1')]).toEqual(['a']);
   });
 });
 
 describe('fingerprints', () => {
   it('round-trip per sink, are replaced on set and removed on clear', () => {
     const fp: SessionFingerprint = { file: '/s/messages.jsonl', size: 1234, mtimeMs: 1_780_000_000_123.456, ino: 987654321, headHash: 'abc' };
-    state.setFingerprint('local', 's1', fp);
+    fingerprints.set('local', 's1', fp);
     reopen();
-    expect(state.getFingerprint('local', 's1')).toEqual(fp);
-    expect(state.getFingerprint('everme', 's1')).toBeUndefined();
+    expect(fingerprints.get('local', 's1')).toEqual(fp);
+    expect(fingerprints.get('everme', 's1')).toBeUndefined();
 
     const grown = { ...fp, size: 2000, headHash: 'def' };
-    state.setFingerprint('local', 's1', grown);
-    expect(state.getFingerprint('local', 's1')).toEqual(grown);
+    fingerprints.set('local', 's1', grown);
+    expect(fingerprints.get('local', 's1')).toEqual(grown);
 
-    state.clearFingerprint('local', 's1');
-    expect(state.getFingerprint('local', 's1')).toBeUndefined();
+    fingerprints.clear('local', 's1');
+    expect(fingerprints.get('local', 's1')).toBeUndefined();
   });
 });
 
@@ -79,10 +94,10 @@ describe('warnings', () => {
   });
 
   it('replace a conversation’s warnings instead of adding to them; a clean re-read clears them', () => {
-    state.replaceWarnings(conv('c1', 10), [warn('invalid_json', 3, [4, 9])]);
-    state.replaceWarnings(conv('c1', 10), [warn('invalid_json', 2, [4]), warn('incomplete_tail', 1, [20])]);
+    warnings.replace(conv('c1', 10), [warn('invalid_json', 3, [4, 9])]);
+    warnings.replace(conv('c1', 10), [warn('invalid_json', 2, [4]), warn('incomplete_tail', 1, [20])]);
     reopen();
-    expect(state.listWarnings()).toEqual([
+    expect(warnings.list()).toEqual([
       {
         conversationId: 'c1',
         sessionId: 's-c1',
@@ -95,86 +110,86 @@ describe('warnings', () => {
       },
     ]);
 
-    state.replaceWarnings(conv('c1', 10), []);
-    expect(state.listWarnings()).toEqual([]);
+    warnings.replace(conv('c1', 10), []);
+    expect(warnings.list()).toEqual([]);
   });
 
   it('merges repeated codes within one replacement into one entry', () => {
-    state.replaceWarnings(conv('c1'), [warn('invalid_json', 1, [1]), warn('invalid_json', 2, [7])]);
-    expect(state.listWarnings()[0]!.warnings).toEqual([warn('invalid_json', 3, [1, 7])]);
+    warnings.replace(conv('c1'), [warn('invalid_json', 1, [1]), warn('invalid_json', 2, [7])]);
+    expect(warnings.list()[0]!.warnings).toEqual([warn('invalid_json', 3, [1, 7])]);
   });
 
   it('keys a session without a conversation id by its directory, and drops that once the id is known', () => {
     const manifestOnly = { conversationId: null, sessionId: null, source: 'manifest', sessionDir: '/d/c9', createdAtMs: 5 };
-    state.replaceWarnings(manifestOnly, [warn('invalid_manifest', 1)]);
-    state.replaceWarnings(manifestOnly, [warn('invalid_manifest', 1)]);
-    expect(state.listWarnings()).toEqual([{ ...manifestOnly, warnings: [warn('invalid_manifest', 1)] }]);
+    warnings.replace(manifestOnly, [warn('invalid_manifest', 1)]);
+    warnings.replace(manifestOnly, [warn('invalid_manifest', 1)]);
+    expect(warnings.list()).toEqual([{ ...manifestOnly, warnings: [warn('invalid_manifest', 1)] }]);
 
-    state.replaceWarnings(conv('c9', 5), [warn('invalid_record', 1, [2])]);
-    expect(state.listWarnings().map((w) => [w.conversationId, w.warnings[0]!.code])).toEqual([['c9', 'invalid_record']]);
-    expect(() => state.replaceWarnings({ conversationId: null, sessionId: null, source: 'none' }, [warn('invalid_json', 1)])).toThrow();
+    warnings.replace(conv('c9', 5), [warn('invalid_record', 1, [2])]);
+    expect(warnings.list().map((w) => [w.conversationId, w.warnings[0]!.code])).toEqual([['c9', 'invalid_record']]);
+    expect(() => warnings.replace({ conversationId: null, sessionId: null, source: 'none' }, [warn('invalid_json', 1)])).toThrow();
   });
 
   it('lists in creation order and filters by conversation, code and time', () => {
-    state.replaceWarnings(conv('late', 300), [warn('invalid_json', 1, [1])]);
-    state.replaceWarnings(conv('early', 100), [warn('invalid_json', 1, [1]), warn('oversized_unit', 2)]);
-    state.replaceWarnings(conv('mid', 200), [warn('oversized_unit', 1)]);
-    expect(state.listWarnings().map((w) => w.conversationId)).toEqual(['early', 'mid', 'late']);
-    expect(state.listWarnings({ conversationId: 'mid' }).map((w) => w.conversationId)).toEqual(['mid']);
+    warnings.replace(conv('late', 300), [warn('invalid_json', 1, [1])]);
+    warnings.replace(conv('early', 100), [warn('invalid_json', 1, [1]), warn('oversized_unit', 2)]);
+    warnings.replace(conv('mid', 200), [warn('oversized_unit', 1)]);
+    expect(warnings.list().map((w) => w.conversationId)).toEqual(['early', 'mid', 'late']);
+    expect(warnings.list({ conversationId: 'mid' }).map((w) => w.conversationId)).toEqual(['mid']);
 
-    const oversized = state.listWarnings({ code: 'oversized_unit' });
+    const oversized = warnings.list({ code: 'oversized_unit' });
     expect(oversized.map((w) => w.conversationId)).toEqual(['early', 'mid']);
     expect(oversized[0]!.warnings).toEqual([warn('oversized_unit', 2)]);
 
-    expect(state.listWarnings({ sinceMs: 200 }).map((w) => w.conversationId)).toEqual(['mid', 'late']);
+    expect(warnings.list({ sinceMs: 200 }).map((w) => w.conversationId)).toEqual(['mid', 'late']);
   });
 });
 
 describe('runs', () => {
   it('records start and finish and returns the latest run of a kind', () => {
-    expect(state.lastRun('sync')).toBeUndefined();
-    const first = state.startRun('sync', { sink: 'local' });
-    state.finishRun(first, { messages: 3 }, 'ok');
-    const second = state.startRun('sync', { sink: 'local' });
-    state.startRun('hook', {});
+    expect(runs.last('sync')).toBeUndefined();
+    const first = runs.start('sync', { sink: 'local' });
+    runs.finish(first, { messages: 3 }, 'ok');
+    const second = runs.start('sync', { sink: 'local' });
+    runs.start('hook', {});
 
-    const running = state.lastRun('sync')!;
+    const running = runs.last('sync')!;
     expect(running).toMatchObject({ id: second, kind: 'sync', params: { sink: 'local' } });
     expect(running.finishedAtMs).toBeUndefined();
     expect(running.status).toBeUndefined();
 
-    state.finishRun(second, { messages: 0, failures: [] }, 'partial');
+    runs.finish(second, { messages: 0, failures: [] }, 'partial');
     reopen();
-    const done = state.lastRun('sync')!;
+    const done = runs.last('sync')!;
     expect(done).toMatchObject({ id: second, status: 'partial', summary: { messages: 0, failures: [] } });
     expect(done.finishedAtMs).toBeGreaterThanOrEqual(done.startedAtMs);
   });
 
   it('knows the earliest `since` of imports that ran to the end', () => {
-    expect(state.earliestImportSince()).toBeUndefined();
+    expect(runs.earliestImportSince()).toBeUndefined();
     const finish = (since: string | undefined, status: 'ok' | 'partial' | 'failed' | 'cancelled') =>
-      state.finishRun(state.startRun('import', since === undefined ? {} : { since }), {}, status);
+      runs.finish(runs.start('import', since === undefined ? {} : { since }), {}, status);
     finish('2026-05-01', 'ok');
     finish('2026-03-15', 'partial');
     finish('2025-01-01', 'failed');
     finish('2025-02-01', 'cancelled');
     finish(undefined, 'ok');
-    state.startRun('import', { since: '2024-01-01' });
-    state.finishRun(state.startRun('sync', { since: '2020-01-01' }), {}, 'ok');
-    expect(state.earliestImportSince()).toBe('2026-03-15');
+    runs.start('import', { since: '2024-01-01' });
+    runs.finish(runs.start('sync', { since: '2020-01-01' }), {}, 'ok');
+    expect(runs.earliestImportSince()).toBe('2026-03-15');
   });
 });
 
 describe('session memory', () => {
   it('remembers a session’s directory and workspace independently', () => {
-    expect(state.sessionDirFor('s1')).toBeUndefined();
-    state.rememberSessionDir('s1', '/d/one');
-    expect(state.workspaceFor('s1')).toBeUndefined();
-    state.rememberWorkspace('s1', '/w/one');
-    state.rememberSessionDir('s1', '/d/moved');
+    expect(sessions.dirFor('s1')).toBeUndefined();
+    sessions.rememberDir('s1', '/d/one');
+    expect(sessions.workspaceFor('s1')).toBeUndefined();
+    sessions.rememberWorkspace('s1', '/w/one');
+    sessions.rememberDir('s1', '/d/moved');
     reopen();
-    expect(state.sessionDirFor('s1')).toBe('/d/moved');
-    expect(state.workspaceFor('s1')).toBe('/w/one');
+    expect(sessions.dirFor('s1')).toBe('/d/moved');
+    expect(sessions.workspaceFor('s1')).toBe('/w/one');
   });
 });
 
@@ -184,16 +199,16 @@ describe('the workspace a hook reported', () => {
     conv.run('minimaxcode-s1', 's1', 'messages', null);
     conv.run('minimaxcode-s2', 's2', 'ledger', '/from/ledger');
     const conversationWorkspace = (sessionId: string): unknown => db.prepare('SELECT workspace_dir FROM conversations WHERE session_id = ?').pluck().get(sessionId);
-    expect(state.workspaceFor('s1')).toBeUndefined();
-    state.rememberWorkspace('s1', '/from/hook');
-    state.rememberWorkspace('s2', '/from/hook/two');
-    state.rememberWorkspace('s9', '/only/hook');
+    expect(sessions.workspaceFor('s1')).toBeUndefined();
+    sessions.rememberWorkspace('s1', '/from/hook');
+    sessions.rememberWorkspace('s2', '/from/hook/two');
+    sessions.rememberWorkspace('s9', '/only/hook');
     expect(conversationWorkspace('s1')).toBe('/from/hook');
     expect(conversationWorkspace('s2')).toBe('/from/ledger');
-    expect(state.workspaceFor('s1')).toBe('/from/hook');
-    expect(state.workspaceFor('s2')).toBe('/from/hook/two');
-    expect(state.workspaceFor('s9')).toBe('/only/hook');
-    expect(state.workspaceFor('unknown')).toBeUndefined();
+    expect(sessions.workspaceFor('s1')).toBe('/from/hook');
+    expect(sessions.workspaceFor('s2')).toBe('/from/hook/two');
+    expect(sessions.workspaceFor('s9')).toBe('/only/hook');
+    expect(sessions.workspaceFor('unknown')).toBeUndefined();
   });
 });
 
@@ -208,19 +223,19 @@ describe('one transaction for messages and marks', () => {
       db.transaction(() => {
         store.upsertConversation({ conversationId: 'c1', sessionId: 's1', source: 'messages' });
         store.appendMessages('c1', messages);
-        state.recordDelivered('local', 'c1', messages.map((m) => m.key));
+        keys.record('local', 'c1', messages.map((m) => m.key));
         if (fail) throw new Error('sink crashed after writing');
       })();
 
     expect(() => deliver(true)).toThrow('sink crashed');
     expect(store.counts()).toEqual({ conversations: 0, messages: 0 });
-    expect(state.deliveredKeys('local', 'c1').size).toBe(0);
+    expect(keys.keysOf('local', 'c1').size).toBe(0);
     expect(store.search('quokka')).toEqual([]);
 
     deliver(false);
     reopen();
     expect(new LocalStore(db).counts()).toEqual({ conversations: 1, messages: 2 });
-    expect([...state.deliveredKeys('local', 'c1')].sort()).toEqual(['m1', 'm2']);
+    expect([...keys.keysOf('local', 'c1')].sort()).toEqual(['m1', 'm2']);
     expect(new LocalStore(db).search('quokka')).toHaveLength(1);
   });
 });

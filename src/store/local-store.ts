@@ -202,6 +202,8 @@ export class LocalStore {
          WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id > @id
          ORDER BY m.id LIMIT @n`,
       ),
+      // EXISTS stops at the first row; count(*) walks every message (seconds on a large store).
+      anyMessage: db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM messages)').pluck(),
       counts: db.prepare<[], { conversations: number; messages: number }>(
         `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
       ),
@@ -380,6 +382,11 @@ export class LocalStore {
   /** The keys stored for a conversation: for the embedded store, its high-water marks. */
   keysOf(conversationId: string): Set<string> {
     return new Set(this.stmts.keysOf.all(conversationId));
+  }
+
+  /** Whether the store holds any message at all (a zero-hit search asks, to say "empty" rather than "no match"). */
+  hasMessages(): boolean {
+    return this.stmts.anyMessage.get() === 1;
   }
 
   counts(): { conversations: number; messages: number } {

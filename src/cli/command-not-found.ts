@@ -1,0 +1,24 @@
+import type { Hook } from '@oclif/core';
+import { EvermeError, exitCodeFor } from '../core/errors.js';
+import { errorEnvelope, reportErrorText, writeStdout } from './output.js';
+
+/**
+ * oclif's `command_not_found` hook: an unknown command is a bad argument like any other, answered
+ * the one way every command answers (one envelope on stdout under `--json`, `error:`/`hint:` on
+ * stderr otherwise, exit 2), never oclif's own banner.
+ */
+const commandNotFound: Hook<'command_not_found'> = async function (opts) {
+  const known = [...opts.config.commandIDs].filter((id) => !id.includes(':')).sort();
+  const err = new EvermeError('invalid_args', `Unknown command: ${opts.id}`, {
+    code: 'unknown_command',
+    hint: `Commands: ${known.join(', ')}. See \`everme --help\`.`,
+  });
+  if ((opts.argv ?? []).includes('--json')) {
+    writeStdout(JSON.stringify(errorEnvelope(err)));
+    process.exitCode = exitCodeFor(err.type);
+  } else {
+    process.exitCode = reportErrorText(err);
+  }
+};
+
+export default commandNotFound;

@@ -1,0 +1,47 @@
+import type Database from 'better-sqlite3';
+import type { SinkName } from '../config/settings.js';
+
+/**
+ * The message marks of a sink that keeps no messages itself (the gateway): the keys it acknowledged,
+ * per conversation. The embedded store needs none: a stored message is its own mark.
+ */
+export class DeliveredKeyStore {
+  private readonly stmts;
+  private readonly inTransaction: (fn: () => void) => void;
+
+  constructor(db: Database.Database) {
+    this.inTransaction = db.transaction((fn: () => void) => fn());
+    this.stmts = {
+      keys: db.prepare<[string, string], string>('SELECT msg_key FROM delivered WHERE sink = ? AND conversation_id = ?').pluck(),
+      record: db.prepare<[string, string, string]>('INSERT INTO delivered (sink, conversation_id, msg_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+      counts: db.prepare<[string], { conversations: number; messages: number }>(
+        'SELECT count(DISTINCT conversation_id) AS conversations, count(*) AS messages FROM delivered WHERE sink = ?',
+      ),
+      forget: db.prepare<[string, string, string]>('DELETE FROM delivered WHERE sink = ? AND conversation_id = ? AND msg_key = ?'),
+    };
+  }
+
+  keysOf(sink: SinkName, conversationId: string): Set<string> {
+    return new Set(this.stmts.keys.all(sink, conversationId));
+  }
+
+  /** Conversations and messages the sink acknowledged. */
+  counts(sink: SinkName): { conversations: number; messages: number } {
+    return this.stmts.counts.get(sink) ?? { conversations: 0, messages: 0 };
+  }
+
+  /** Atomic; inside a caller's transaction it nests as a savepoint. */
+  record(sink: SinkName, conversationId: string, keys: readonly string[]): void {
+    if (keys.length === 0) return;
+    this.inTransaction(() => {
+      for (const key of keys) this.stmts.record.run(sink, conversationId, key);
+    });
+  }
+
+  forget(sink: SinkName, conversationId: string, keys: readonly string[]): void {
+    if (keys.length === 0) return;
+    this.inTransaction(() => {
+      for (const key of keys) this.stmts.forget.run(sink, conversationId, key);
+    });
+  }
+}

@@ -1,0 +1,89 @@
+import type Database from 'better-sqlite3';
+import { z } from 'zod';
+import { parseJsonColumn } from './json-column.js';
+
+export type RunKind = 'import' | 'sync' | 'hook';
+export type RunStatus = 'ok' | 'partial' | 'failed' | 'cancelled';
+
+export interface RunRecord {
+  id: number;
+  kind: RunKind;
+  startedAtMs: number;
+  finishedAtMs?: number;
+  status?: RunStatus;
+  params: Record<string, unknown>;
+  summary?: Record<string, unknown>;
+}
+
+interface RunRow {
+  id: number;
+  started_at_ms: number;
+  finished_at_ms: number | null;
+  status: string | null;
+  params_json: string;
+  summary_json: string | null;
+}
+
+const jsonObjectSchema = z.record(z.string(), z.unknown());
+const runStatusSchema = z.enum(['ok', 'partial', 'failed', 'cancelled']);
+
+/** Imports that covered their range: a failed or cancelled one may have stopped anywhere. */
+const COVERING_IMPORT_STATUSES: readonly RunStatus[] = ['ok', 'partial'];
+
+/** One row per import, sync or hook run: what it was asked, how it ended, its summary. */
+export class RunStore {
+  private readonly stmts;
+
+  constructor(db: Database.Database) {
+    this.stmts = {
+      start: db.prepare<[string, number, string]>('INSERT INTO runs (kind, started_at_ms, params_json) VALUES (?, ?, ?)'),
+      finish: db.prepare<[number, string, string, number]>('UPDATE runs SET finished_at_ms = ?, status = ?, summary_json = ? WHERE id = ?'),
+      last: db.prepare<[string], RunRow>('SELECT id, started_at_ms, finished_at_ms, status, params_json, summary_json FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1'),
+      prune: db.prepare<[string, string, number]>('DELETE FROM runs WHERE kind = ? AND id <= (SELECT id FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?)'),
+      importSinces: db
+        .prepare<[], string>(
+          `SELECT json_extract(params_json, '$.since') AS since FROM runs
+           WHERE kind = 'import' AND finished_at_ms IS NOT NULL
+             AND status IN (${COVERING_IMPORT_STATUSES.map((s) => `'${s}'`).join(', ')})
+             AND json_valid(params_json) AND json_type(params_json, '$.since') = 'text'`,
+        )
+        .pluck(),
+    };
+  }
+
+  start(kind: RunKind, params: object): number {
+    return Number(this.stmts.start.run(kind, Date.now(), JSON.stringify(params)).lastInsertRowid);
+  }
+
+  finish(id: number, summary: object, status: RunStatus): void {
+    this.stmts.finish.run(Date.now(), status, JSON.stringify(summary), id);
+  }
+
+  /** Keeps the newest `keep` runs of a kind: hook workers record one per interval per session. */
+  prune(kind: RunKind, keep: number): void {
+    this.stmts.prune.run(kind, kind, keep);
+  }
+
+  last(kind: RunKind): RunRecord | undefined {
+    const row = this.stmts.last.get(kind);
+    if (!row) return undefined;
+    const run: RunRecord = { id: row.id, kind, startedAtMs: row.started_at_ms, params: parseJsonColumn(row.params_json, jsonObjectSchema) ?? {} };
+    if (row.finished_at_ms !== null) run.finishedAtMs = row.finished_at_ms;
+    const status = runStatusSchema.safeParse(row.status);
+    if (status.success) run.status = status.data;
+    const summary = parseJsonColumn(row.summary_json, jsonObjectSchema);
+    if (summary) run.summary = summary;
+    return run;
+  }
+
+  /** The earliest `since` of an import that ran to the end (ok or partial), as it was given. */
+  earliestImportSince(): string | undefined {
+    let best: { since: string; at: number } | undefined;
+    for (const since of this.stmts.importSinces.all()) {
+      const parsed = Date.parse(since);
+      const at = Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
+      if (!best || at < best.at || (at === best.at && since < best.since)) best = { since, at };
+    }
+    return best?.since;
+  }
+}

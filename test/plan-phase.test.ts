@@ -1,0 +1,140 @@
+/**
+ * The plan phase on worker threads, and one plan for every sink: a worker that dies fails only the
+ * session it was planning, and `show`, the gateway and the embedded store get the same plan.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PlanPool } from '../src/engine/plan-pool.js';
+import { openDatabase } from '../src/store/database.js';
+import { ensureBuilt, repoRoot } from './support/cli.js';
+import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
+import { duplicateKeys, gatewaySignatures, runEngine, storedSignatures, type HarnessEnv } from './support/delivery-harness.js';
+import { conversationFor, expectedTurns, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
+import { tempDir } from './transcript-helpers.js';
+
+let gateway: FakeGateway;
+let env: HarnessEnv;
+
+beforeAll(async () => {
+  ensureBuilt();
+  gateway = await startFakeGateway();
+});
+afterAll(async () => {
+  await gateway.close();
+});
+beforeEach(() => {
+  gateway.reset();
+  const root = tempDir();
+  env = { dataDir: path.join(root, 'data'), stateDir: path.join(root, 'state'), gateway };
+  fs.mkdirSync(env.dataDir);
+});
+
+/** The built worker behind a wrapper that kills it where a session's marker file says (see the wrapper). */
+const crashingWorker = new URL('./support/crashing-plan-worker.mjs', import.meta.url);
+const realWorker = new URL(`file://${path.join(repoRoot, 'dist', 'src', 'engine', 'plan-worker.js')}`);
+
+async function importWith(url: URL, sink: 'local' | 'everme') {
+  const pool = new PlanPool(url, 2);
+  try {
+    return await runEngine(env, 'import', sink, { planner: pool, concurrency: 4 });
+  } finally {
+    await pool.close();
+  }
+}
+
+describe('a plan worker that dies', () => {
+  const SESSIONS = Array.from({ length: 12 }, (_, i) => i + 1);
+  const TURNS = [0, 1, 2];
+
+  it('before planning fails that session only; the others commit, and a re-run completes it exactly once', async () => {
+    const dirs = SESSIONS.map((n) => writeMessagesSession(env.dataDir, n, turnsEnvelopes(`w${n}`, TURNS)));
+    fs.writeFileSync(path.join(dirs[6]!, 'crash-plan-worker-at-start'), '');
+    const first = await importWith(crashingWorker, 'local');
+    expect(first.sessions).toMatchObject({ scanned: 12, delivered: 11, failed: 1 });
+    expect(first.failures).toEqual([{ sessionId: sessionIdFor(7), type: 'internal', message: expect.stringContaining('plan worker') }]);
+    expect(storedSignatures(env.stateDir, conversationFor(7))).toEqual([]);
+
+    fs.rmSync(path.join(dirs[6]!, 'crash-plan-worker-at-start'));
+    const second = await importWith(realWorker, 'local');
+    expect(second.sessions).toMatchObject({ delivered: 1, unchanged: 11, failed: 0 });
+    for (const n of SESSIONS) expect(storedSignatures(env.stateDir, conversationFor(n))).toEqual(expectedTurns(`w${n}`, TURNS));
+    expect(duplicateKeys(env.stateDir)).toEqual([]);
+  });
+
+  it('after a part was delivered to both sinks fails that session only; the re-run sends each sink only what it lacks', async () => {
+    // 700 turns: more messages than one part carries, so the session is delivered in parts.
+    const bigTurns = Array.from({ length: 700 }, (_, i) => i);
+    const dirs = [1, 2, 3].map((n) => writeMessagesSession(env.dataDir, n, turnsEnvelopes(`p${n}`, n === 2 ? bigTurns : TURNS)));
+    fs.writeFileSync(path.join(dirs[1]!, 'crash-plan-worker-after-part'), '');
+    const first = await importWith(crashingWorker, 'everme');
+    expect(first.sessions).toMatchObject({ delivered: 2, failed: 1 });
+    expect(first.failures).toEqual([expect.objectContaining({ sessionId: sessionIdFor(2), type: 'internal' })]);
+    // The gateway acknowledged the first part before the worker died; the store holds none of it.
+    const sentBefore = gateway.messagesFor(conversationFor(2)).length;
+    expect(sentBefore).toBeGreaterThan(0);
+    expect(storedSignatures(env.stateDir, conversationFor(2))).toEqual([]);
+
+    fs.rmSync(path.join(dirs[1]!, 'crash-plan-worker-after-part'));
+    const second = await importWith(realWorker, 'everme');
+    expect(second.sessions).toMatchObject({ delivered: 1, unchanged: 2, failed: 0 });
+    expect(second.sinks[0]!.messages).toBe(700 * 4 - sentBefore);
+    expect(second.sinks[1]!.messages).toBe(700 * 4);
+    for (const n of [1, 2, 3]) {
+      const expected = expectedTurns(`p${n}`, n === 2 ? bigTurns : TURNS);
+      expect(gatewaySignatures(gateway, conversationFor(n))).toEqual(expected);
+      expect(storedSignatures(env.stateDir, conversationFor(n))).toEqual(expected);
+    }
+    expect(duplicateKeys(env.stateDir)).toEqual([]);
+  });
+});
+
+describe('one plan for every sink', () => {
+  it('`show` previews exactly what the gateway receives and the store keeps: the same messages, requests and flushes', async () => {
+    // Tool output large enough that batching trims it, and a credential that redaction masks.
+    const secret = 'sk-ant-api03-' + 'Q'.repeat(90) + 'AA';
+    writeMessagesSession(env.dataDir, 1, turnsEnvelopes('plan', [0, 1, 2, 3, 4, 5], { toolBytes: 90_000, question: `key ${secret}` }));
+    const root = path.dirname(env.dataDir);
+    const cliEnvironment = cliEnv(root, { EVERME_STATE_DIR: env.stateDir, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+    const imported = await runCli(['import', '--since', '2026-09-01', '--data-dir', env.dataDir, '--json'], cliEnvironment);
+    expect(imported.code, imported.stderr).toBe(0);
+    const shown = envelopeOf(await runCli(['show', sessionIdFor(1), '--data-dir', env.dataDir, '--json'], cliEnvironment)).data as {
+      requests: Array<{ messages: number; flush: boolean }>;
+      messages: Array<Record<string, unknown>>;
+    };
+    expect(JSON.stringify(shown)).not.toContain(secret);
+    expect(JSON.stringify(shown)).toContain('bytes cut]');
+
+    const sent = gateway.requestsTo('/mem/agent-memory').map((r) => r.body as { flush: boolean; messages: Array<Record<string, unknown>> });
+    expect(sent.map((body) => ({ messages: body.messages.length, flush: body.flush }))).toEqual(shown.requests);
+    expect(sent.flatMap((body) => body.messages)).toEqual(shown.messages);
+
+    const exported = await runCli(['export', '--data-dir', env.dataDir], cliEnvironment);
+    const stored = exported.stdout.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { message: Record<string, unknown> }).message);
+    expect(stored).toEqual(shown.messages);
+  });
+});
+
+describe('the store a pooled import leaves', () => {
+  it('is the store an import planned on this thread leaves', async () => {
+    for (const n of [1, 2, 3, 4, 5]) writeMessagesSession(env.dataDir, n, turnsEnvelopes(`s${n}`, [0, 1, 2], { toolBytes: 30_000 }));
+    await importWith(realWorker, 'local');
+    const pooled = dumpMessages(env.stateDir);
+    const inline = { ...env, stateDir: `${env.stateDir}-inline` };
+    await runEngine(inline, 'import', 'local');
+    expect(pooled.length).toBeGreaterThan(0);
+    expect(dumpMessages(inline.stateDir)).toEqual(pooled);
+  });
+});
+
+function dumpMessages(stateDir: string): unknown[] {
+  const db = openDatabase(stateDir, { readonly: true });
+  try {
+    return db
+      .prepare('SELECT conversation_id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete FROM messages ORDER BY conversation_id, id')
+      .all();
+  } finally {
+    db.close();
+  }
+}
