@@ -365,14 +365,30 @@ describe('official everme plugin detection', () => {
   it('gives up on a hanging `mcode` at the timeout (its children killed too) and falls back to the runtime state', async () => {
     const bin = tempDir();
     const mcode = path.join(bin, 'mcode');
-    // Not exec'd: the shell waits on a child that holds the output pipe open.
-    writeFileSync(mcode, '#!/bin/sh\nsleep 30\necho "[]"\n');
+    // Not exec'd: the shell waits on a child that holds the output pipe open; both write their pid.
+    const pids = path.join(bin, 'pids');
+    writeFileSync(mcode, `#!/bin/sh\necho $$ >> '${pids}'\nsleep 30 &\necho $! >> '${pids}'\nwait\necho "[]"\n`);
     chmodSync(mcode, 0o755);
     const data = tempDir();
     runtimeState(data, [{ principal: 'acct', updatedAtMs: 1, state: state(installation('everme', true, true)) }]);
     const started = Date.now();
     const found = await detectOfficialPlugin(data, { pathEnv: bin, timeoutMs: 300 });
-    expect(Date.now() - started).toBeLessThan(2000);
+    // A hang budget, well under the child's 30 s: the answer did not wait for the pipe to close.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // `mcode` and the child it started are both gone (killed as a group), not left running.
+    const pidsSeen = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    expect(pidsSeen).toHaveLength(2);
+    // Alive means running: a killed child whose new parent has not reaped it yet is a zombie ('Z').
+    const alive = (pid: number): boolean => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 15_000;
+    while (pidsSeen.some(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(pidsSeen.filter(alive)).toEqual([]);
     expect(found).toMatchObject({ status: 'enabled', source: 'runtime-state' });
     expect(found.evidence[0]).toBe(`\`${mcode} plugin list --json\` did not answer within 300 ms`);
   });

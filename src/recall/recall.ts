@@ -46,7 +46,31 @@ export interface RecallSearchOptions {
   limit: number;
   /** Local store only: this directory and everything below it. */
   project?: string;
+  /** Only messages of this role; a gateway memory whose role is unknown does not pass. */
+  role?: StoredMessage['role'];
+  /** Only messages at or after this time (epoch ms); a gateway memory with no time does not pass. */
+  since?: number;
+  /** Only messages before this time (epoch ms). */
+  until?: number;
   signal?: AbortSignal;
+}
+
+/** The role and time filters of `opts`, as one store applies them in its ranking query (for a hit in hand). */
+export function passesFilters(hit: RecallHit, opts: Pick<RecallSearchOptions, 'role' | 'since' | 'until'>): boolean {
+  if (opts.role !== undefined && hit.role !== opts.role) return false;
+  if (opts.since === undefined && opts.until === undefined) return true;
+  if (hit.timestamp === null) return false;
+  return (opts.since === undefined || hit.timestamp >= opts.since) && (opts.until === undefined || hit.timestamp < opts.until);
+}
+
+function storeFilters(opts: RecallSearchOptions): Pick<RecallSearchOptions, 'project' | 'role' | 'since' | 'until'> {
+  const { project, role, since, until } = opts;
+  return {
+    ...(project === undefined ? {} : { project }),
+    ...(role === undefined ? {} : { role }),
+    ...(since === undefined ? {} : { since }),
+    ...(until === undefined ? {} : { until }),
+  };
 }
 
 export interface LocalContext {
@@ -122,7 +146,8 @@ export class LocalRecall implements Recall {
   search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
     const store = this.open();
     if (!store) return Promise.resolve({ hits: [], storeEmpty: true });
-    const hits = store.search(query, { limit: clampLimit(opts.limit, MAX_RECALL_LIMIT), project: opts.project }).map(localHit);
+    // Filters apply inside the ranking: among the messages that pass them, ranked as mem_search ranks.
+    const hits = store.search(query, { limit: clampLimit(opts.limit, MAX_RECALL_LIMIT), ...storeFilters(opts) }).map(localHit);
     return Promise.resolve({ hits, storeEmpty: hits.length === 0 && this.isEmpty(store) });
   }
 
@@ -263,8 +288,8 @@ export class GatewayRecall implements Recall {
   async search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
     const limit = clampLimit(opts.limit, MAX_RECALL_LIMIT);
     const result = await this.client.search(query, limit, opts.signal);
-    const remote = result.items.map((item) => gatewayHit(item, query));
-    const local = this.local ? (await this.local.search(query, { limit, project: opts.project })).hits : [];
+    const remote = result.items.map((item) => gatewayHit(item, query)).filter((hit) => passesFilters(hit, opts));
+    const local = this.local ? (await this.local.search(query, { limit, ...storeFilters(opts) })).hits : [];
     // The gateway cannot tell "nothing stored" from "nothing matched".
     return { hits: interleave(remote, local).slice(0, limit), storeEmpty: false };
   }

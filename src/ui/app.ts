@@ -8,7 +8,7 @@ import { redactOutput } from '../core/redact-output.js';
 import { WARNING_CODES, type WarningCode } from '../core/warnings.js';
 import { Forgetter, type ForgetCandidate } from '../forget/forget.js';
 import { conversationIdCandidates } from '../core/conversation-id.js';
-import { MAX_RECALL_LIMIT, type RecallHit } from '../recall/recall.js';
+import type { RecallSearchOptions } from '../recall/recall.js';
 import { sessionStartContext } from '../recall/session-recall.js';
 import { buildReport } from '../report/warning-report.js';
 import { collectStatus } from '../status/status.js';
@@ -39,7 +39,7 @@ export const CHART_DAYS = 90;
 export const PAGE_MESSAGES = 200;
 /** Conversations a project page lists. */
 export const PROJECT_CONVERSATIONS = 500;
-/** Results shown as you type; with a role or date filter, the best MAX_RECALL_LIMIT are filtered. */
+/** Results shown as you type, filtered or not. */
 export const SEARCH_RESULTS = 20;
 /** At most this many conversations in one forget from the viewer (a search selection is at most 50). */
 const MAX_FORGET = 100;
@@ -73,14 +73,16 @@ function filtersFrom(c: Context): SearchFilters {
   };
 }
 
-function keep(hit: RecallHit, f: SearchFilters): boolean {
-  if (f.role !== '' && hit.role !== f.role) return false;
+/** The recall options the filters name: project, role and a UTC date range (inclusive days). */
+function recallFilters(f: SearchFilters): Omit<RecallSearchOptions, 'limit'> {
   const from = dayStart(f.from);
   const to = dayStart(f.to);
-  if ((from !== undefined || to !== undefined) && hit.timestamp === null) return false;
-  if (from !== undefined && hit.timestamp! < from) return false;
-  if (to !== undefined && hit.timestamp! >= to + 86_400_000) return false;
-  return true;
+  return {
+    ...(f.project === '' ? {} : { project: f.project }),
+    ...(f.role === '' ? {} : { role: f.role as (typeof ROLES)[number] }),
+    ...(from === undefined ? {} : { since: from }),
+    ...(to === undefined ? {} : { until: to + 86_400_000 }),
+  };
 }
 
 /**
@@ -182,15 +184,13 @@ export function createViewerApp(opts: ViewerAppOptions): Hono {
   const search = async (filters: SearchFilters): Promise<SearchOutcome | undefined> => {
     if (filters.q.trim() === '') return undefined;
     try {
-      // The same call `mem_search` and `everme search` make: same ranking, same snippets (the best
-      // SEARCH_RESULTS of it, or of the best MAX_RECALL_LIMIT when a role or date filter drops some).
-      const filtered = filters.role !== '' || filters.from !== '' || filters.to !== '';
-      const limit = filtered ? MAX_RECALL_LIMIT : SEARCH_RESULTS;
-      const result = await data.recall.search(filters.q, { limit, ...(filters.project === '' ? {} : { project: filters.project }) });
-      return { filters, hits: result.hits.filter((hit) => keep(hit, filters)).slice(0, SEARCH_RESULTS), ranked: result.hits.length, storeEmpty: result.storeEmpty, limit };
+      // The same call `mem_search` and `everme search` make: same ranking, same snippets. The filters
+      // apply inside its ranking query, so they rank every match that passes, however low overall.
+      const result = await data.recall.search(filters.q, { limit: SEARCH_RESULTS, ...recallFilters(filters) });
+      return { filters, hits: result.hits, storeEmpty: result.storeEmpty };
     } catch (err) {
       const e = toEvermeError(err);
-      return { filters, hits: [], ranked: 0, storeEmpty: false, limit: MAX_RECALL_LIMIT, error: redactOutput(`Search failed (${e.type}): ${e.message}`) };
+      return { filters, hits: [], storeEmpty: false, error: redactOutput(`Search failed (${e.type}): ${e.message}`) };
     }
   };
 

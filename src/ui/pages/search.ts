@@ -17,11 +17,12 @@ export interface SearchFilters {
 export interface SearchOutcome {
   filters: SearchFilters;
   hits: RecallHit[];
-  /** Hits recall ranked before the role and date filters applied. */
-  ranked: number;
   storeEmpty: boolean;
-  limit: number;
   error?: string;
+}
+
+function filtered(f: SearchFilters): boolean {
+  return f.project !== '' || f.role !== '' || f.from !== '' || f.to !== '';
 }
 
 function filtersQuery(f: SearchFilters): string {
@@ -40,8 +41,7 @@ export function searchResults(outcome: SearchOutcome | undefined): Html {
   if (outcome.storeEmpty) {
     return h`<div id="results" aria-live="polite" ${attrs}><p>No memories yet: run <code>everme import --since YYYY-MM-DD</code> (or <code>everme sync</code>) first.</p></div>`;
   }
-  if (hits.length === 0) return h`<div id="results" aria-live="polite" ${attrs}><p>No memories match <q>${filters.q}</q>${outcome.ranked > 0 ? ' with these filters' : ''}.</p></div>`;
-  const filtered = filters.role !== '' || filters.from !== '' || filters.to !== '';
+  if (hits.length === 0) return h`<div id="results" aria-live="polite" ${attrs}><p>No memories match <q>${filters.q}</q>${filtered(filters) ? ' with these filters' : ''}.</p></div>`;
   const items = hits.map((hit, i) => {
     // A local hit's id (`m<row id>`) opens its conversation at the message; a gateway memory has none.
     const messageId = hit.source === 'local' && hit.id !== null ? parseMessageId(hit.id) : undefined;
@@ -58,7 +58,7 @@ ${select}
 </li>`;
   });
   return h`<div id="results" aria-live="polite" ${attrs}>
-<p class="muted">${plural(hits.length, 'result')}, best first${filtered ? h` (role and date filters apply to the best ${outcome.limit} matches)` : ''}.</p>
+<p class="muted">${plural(hits.length, 'result')}, best first${filtered(filters) ? ' among the messages that pass the filters' : ''}.</p>
 <form method="get" action="/forget" aria-label="Forget selected conversations">
 <ol class="hits">${items}</ol>
 <div class="actions"><button type="submit" class="danger">Forget the selected conversations…</button></div>
