@@ -199,7 +199,7 @@ describe('everme status', () => {
   it('reports each sink: with a key the gateway and the embedded store, each with its own counts and last run; EVERME_LOCAL_STORE=0 the gateway alone', async () => {
     const dataDir = dataDirFromFixture('report');
     const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };
-    expect(cli(dataDir, ['install', '--json'], env).status).toBe(0);
+    expect((await cli(dataDir, ['install', '--json'], env)).status).toBe(0);
     // The run summary names each sink and what it took.
     const imported = await cliAsync(dataDir, ['import', '--since', '2026-10-01'], env);
     expect(imported.status, imported.stderr).toBe(0);
