@@ -246,7 +246,7 @@ describe('everme ui: the process', { timeout: 90_000 }, () => {
     const result = await v.stop(signal);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/Error|at .*\.js/);
-    await withHeldPort(v.port, async () => undefined);
+    await withHeldPort(v.port, () => Promise.resolve(undefined));
   });
 
   it('without --port it takes the stable per-user port, and a free one when that is taken', async () => {
@@ -309,6 +309,7 @@ describe('everme ui: the process', { timeout: 90_000 }, () => {
     const browser = path.join(bin, 'fake-browser');
     fs.writeFileSync(browser, `#!/bin/sh\nprintf '%s\\n' "$0" "$@" > '${marker}'\n`, { mode: 0o755 });
     const noDisplay = { ...env, BROWSER: browser };
+    // Each viewer is stopped in a finally: a failed expectation must not leave it running.
     const v = await startViewerProcess(store.dataDir, noDisplay, ['--port', '0']);
     try {
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -352,12 +353,14 @@ describe('everme ui: the process', { timeout: 90_000 }, () => {
 async function startViewerProcessOpening(dataDir: string, e: NodeJS.ProcessEnv): Promise<ViewerProcess> {
   const { startCli } = await import('./support/cli-process.js');
   const cli = startCli(['ui', '--port', '0', '--data-dir', dataDir], e);
-  const line = await new Promise<string>((resolve) => {
+  const line = await new Promise<string>((resolve, reject) => {
     let out = '';
     cli.child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (out.includes('\n')) resolve(out.split('\n')[0]!);
     });
+    // Exited before printing its URL: say so rather than wait for the test's timeout.
+    void cli.done.then((r) => reject(new Error(`everme ui exited (${r.code}) before printing its URL:\n${r.stderr}`)));
   });
   const url = new URL(line);
   return { url: line, origin: url.origin, port: Number(url.port), secret: url.searchParams.get('token') ?? '', cli, stop: async () => (cli.child.kill('SIGTERM'), cli.done) };

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { databaseUnavailable, EvermeError, unusableSqliteCode } from '../core/errors.js';
 import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
 import { reindexMessages } from './fts-rebuild.js';
+import { TERM_INDEX_SCHEMA, TermIndexWriter } from './term-index.js';
 
 type Db = Database.Database;
 
@@ -233,6 +234,18 @@ export const MIGRATIONS: readonly Migration[] = [
   );
   INSERT INTO message_days (day, messages) SELECT timestamp / 86400000, count(*) FROM messages GROUP BY 1;
   `,
+  // 11 (issue #26): the term index (term-index.ts): postings of the store's most common words and
+  // every message's length, so a query of common words is scored in milliseconds, exactly as FTS5's
+  // bm25() over every match would score it. Built here from FTS5's own index, once.
+  (db: Db) => {
+    db.exec(TERM_INDEX_SCHEMA);
+    const writer = new TermIndexWriter(db);
+    try {
+      writer.build();
+    } finally {
+      writer.close();
+    }
+  },
 ];
 
 export function databasePath(stateDir: string): string {

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { CONVERSATION_ID_PREFIX, sessionIdOf } from '../core/conversation-id.js';
 import { inProject } from './conversation-list.js';
 import { MessageDays } from './message-days.js';
+import { TermIndexWriter } from './term-index.js';
 
 /** Which conversations a forget (or an export) is about. */
 export type ConversationSelector =
@@ -78,9 +79,11 @@ function toCandidate(row: CandidateRow): ForgetCandidate {
 export class ForgetStore {
   private readonly stmts;
   private readonly removeOne: (conversationId: string, sessionId: string) => number;
+  private readonly terms: TermIndexWriter;
 
   constructor(private readonly db: Database.Database) {
     db.pragma('secure_delete = ON');
+    this.terms = new TermIndexWriter(db);
     this.stmts = {
       all: db.prepare<[], CandidateRow>(`${CANDIDATES} ORDER BY c.created_at_ms IS NULL, c.created_at_ms, k.conversation_id`),
       one: db.prepare<[string], CandidateRow>(`${CANDIDATES} WHERE k.conversation_id = ?`),
@@ -100,6 +103,8 @@ export class ForgetStore {
     const removeOne = db.transaction((conversationId: string, sessionId: string): number => {
       const ids = this.stmts.messageIds.all(conversationId);
       for (const id of ids) this.stmts.deleteFts.run(id);
+      // Its words' postings and lengths too: nothing of the conversation stays in the term index.
+      this.terms.remove(ids);
       days.removeConversation(conversationId);
       this.stmts.deleteMessages.run(conversationId);
       this.stmts.deleteConversation.run(conversationId);

@@ -131,6 +131,8 @@ export interface FtsQuery {
   phrases: string[];
   /** Two-character pieces of CJK runs of three or more: a partial CJK match, ranked below whole ones. */
   pieces: string[];
+  /** Each piece's two characters. */
+  pieceTokens: string[][];
 }
 
 /**
@@ -190,14 +192,15 @@ export function buildFtsQuery(query: string): FtsQuery | undefined {
   const terms = kept.length > 0 ? kept : all;
 
   const phrases = terms.map((t) => phrase(t.tokens, false));
-  const pieces = new Set<string>();
+  const pieces = new Map<string, string[]>();
   for (const term of terms) {
     for (const run of cjkRuns(term.tokens)) {
       if (run.length < 3) continue;
-      for (let i = 0; i + 1 < run.length && pieces.size < MAX_LOOSE_PHRASES; i++) pieces.add(phrase([run[i]!, run[i + 1]!], false));
+      for (let i = 0; i + 1 < run.length && pieces.size < MAX_LOOSE_PHRASES; i++) pieces.set(phrase([run[i]!, run[i + 1]!], false), [run[i]!, run[i + 1]!]);
     }
   }
-  return { terms, phrases, pieces: [...pieces].filter((p) => !phrases.includes(p)) };
+  const loose = [...pieces].filter(([p]) => !phrases.includes(p));
+  return { terms, phrases, pieces: loose.map(([p]) => p), pieceTokens: loose.map(([, tokens]) => tokens) };
 }
 
 function cjkRuns(tokens: string[]): string[][] {

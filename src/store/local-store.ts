@@ -7,6 +7,7 @@ import { parseJsonColumn } from './json-column.js';
 import { clampLimit } from './limits.js';
 import { buildFtsQuery, excerpt, makeSnippet } from './fts-text.js';
 import { MessageRanker, type RankingParams } from './search-ranking.js';
+import { TermIndexWriter } from './term-index.js';
 import {
   encodeMessageRows,
   rowContent,
@@ -121,6 +122,8 @@ export class LocalStore {
   private readonly stmts;
   private readonly days: MessageDays;
   private readonly ranker: MessageRanker;
+  /** Made on the first write: readers never need it. */
+  private termWriter: TermIndexWriter | undefined;
   // Built once: better-sqlite3 nests them as savepoints inside a caller's transaction.
   private readonly appendInTransaction: (conversationId: string, rows: MessageRows) => number;
   private readonly removeInTransaction: (conversationId: string, keys: string[]) => number;
@@ -250,6 +253,13 @@ export class LocalStore {
   /** Indexes rows `appendRowsWithinTransaction` deferred; the caller's transaction must hold their messages. */
   indexRows(rows: readonly FtsRow[]): void {
     for (const [rowid, text] of rows) this.stmts.insertFts.run(rowid, text);
+    // The term index follows FTS5 in the same transaction (search-ranking reads both).
+    this.terms().add(rows);
+  }
+
+  private terms(): TermIndexWriter {
+    this.termWriter ??= new TermIndexWriter(this.db);
+    return this.termWriter;
   }
 
   private appendAll(conversationId: string, rows: MessageRows, deferIndex?: FtsRow[]): number {
@@ -257,6 +267,7 @@ export class LocalStore {
       throw new EvermeError('internal', `Conversation ${conversationId} must be stored before its messages`);
     }
     const summary: AppendSummary = { conversationId, count: 0, minTs: null, maxTs: null, firstUser: null, lastAssistant: null };
+    const index: FtsRow[] = deferIndex ?? [];
     const days = new Map<number, number>();
     let lastAssistant = -1;
     for (let i = 0; i < rows.count; i++) {
@@ -274,10 +285,7 @@ export class LocalStore {
       );
       if (result.changes === 0) continue;
       const indexed = rowIndexedText(rows, i);
-      if (indexed !== null) {
-        if (deferIndex) deferIndex.push([result.lastInsertRowid, indexed]);
-        else this.stmts.insertFts.run(result.lastInsertRowid, indexed);
-      }
+      if (indexed !== null) index.push([result.lastInsertRowid, indexed]);
       summary.count++;
       const day = dayOf(timestamp);
       days.set(day, (days.get(day) ?? 0) + 1);
@@ -289,6 +297,7 @@ export class LocalStore {
         lastAssistant = i;
       }
     }
+    if (!deferIndex) this.indexRows(index);
     if (summary.count === 0) return 0;
     this.days.add(days);
     // Decoded once, for the one message the preview quotes.
@@ -304,7 +313,7 @@ export class LocalStore {
   }
 
   private removeAll(conversationId: string, keys: string[]): number {
-    let removed = 0;
+    const removed: number[] = [];
     const days = new Map<number, number>();
     for (const key of keys) {
       const row = this.stmts.deleteMessage.get(conversationId, key);
@@ -312,10 +321,11 @@ export class LocalStore {
       this.stmts.deleteFts.run(row.id);
       const day = dayOf(row.timestamp);
       days.set(day, (days.get(day) ?? 0) - 1);
-      removed++;
+      removed.push(row.id);
     }
+    this.terms().remove(removed);
     this.days.add(days);
-    if (removed > 0) {
+    if (removed.length > 0) {
       const { count, maxTs } = this.stmts.recount.get(conversationId) ?? { count: 0, maxTs: null };
       const firstUser = this.stmts.firstUser.get(conversationId);
       const lastAssistant = this.stmts.lastAssistant.get(conversationId);
@@ -327,7 +337,7 @@ export class LocalStore {
         lastAssistant: lastAssistant === undefined ? null : excerpt(lastAssistant, PREVIEW_CHARS),
       });
     }
-    return removed;
+    return removed.length;
   }
 
   /**

@@ -1,34 +1,46 @@
 import type Database from 'better-sqlite3';
 import { isScoped, SCOPE_FILTER, type SearchScope } from './search-scope.js';
 import { phrase, type FtsQuery } from './fts-text.js';
+import { indexTerms, Unicode61 } from './fts-tokenizer.js';
+import { POSTING_CHUNK_BITS, readIndexTotals, TermIndexReader, type IndexTotals } from './term-index.js';
 
 /**
  * How a search ranks messages, in two stages.
  *
- * 1. **BM25 over every match.** Each term is looked up on its own (its document frequency), rarest
- *    first. Messages that hold a rare term are scored exactly, on every term of the query, by FTS5's
- *    bm25; a message holding only the common terms can score at most the sum of their BM25 ceilings
- *    (idf × (k1 + 1)), so once the `DEPTH`th best score is above that sum, no such message can enter
- *    the top and none of them needs scoring. When it is not, the next term joins the scored set,
- *    down to scoring every match of every term. No match is ever left out by age or count: the old
- *    "newest 10,000 matches" cap is gone; what bounds the work is the query's selectivity.
- * 2. **Signals on the top `DEPTH`**, each chosen by measurement on the recall bench (bench/recall):
+ * 1. **Exact BM25 over every match** (FTS5's bm25(): k1 1.2, b 0.75, its idf), computed in two
+ *    parts that add up. A query's *common* words (those in thousands of messages: the term index,
+ *    `term-index.ts`) are scored in JavaScript from their postings, every posting of every one of
+ *    them; the rest (rarer words, phrases, CJK runs, prefixes) by FTS5 itself, whose work is small
+ *    because each of those words is in fewer messages than the common threshold. The cost of a
+ *    query is so bounded by what it asks for, not by luck: ~20 ns per posting of its common words
+ *    plus ~1 µs per match of the others, where scoring a common word in FTS5 cost ~1 µs per match
+ *    (300 ms for three common words on the 10x bench tree). Nothing is cut by age or count.
+ *    When FTS5's part is large, only its best rows are fetched, and the result is checked to be
+ *    exact (a row left out scores at most the last row fetched plus the best common-word score);
+ *    if it is not, every row is fetched.
+ * 2. **Signals on the top `depth`**, each chosen by measurement on the recall bench (bench/recall):
  *    the message's role (what the user and the assistant wrote against tool output), its turn (the
  *    score of the message just before it in its conversation: the question an answer answers, or the
  *    call a tool result belongs to, and of the one just after it).
  */
 
+const POSTING_CHUNK = 2 ** POSTING_CHUNK_BITS;
+
+/** FTS5's bm25 constants. */
+const K1 = 1.2;
+const B = 0.75;
+
 /**
- * Below this many matching rows (summed over the terms) every match is scored in one query: the
- * pruning's extra queries would cost more than they save.
+ * The FTS5 part of a query that also has common words is fetched this many rows at a time first:
+ * below, every row.
  */
+const FTS_PART_ROWS = 2000;
+
+/** Without common words: below this many matching rows (summed over the terms) every match is scored in one query. */
 const SCORE_ALL_ROWS = 20_000;
 
-/** A term in more than this share of all messages counts as common (see stage 1). */
+/** Without common words, a term in more than this share of all messages counts as common (see rankByFts). */
 const COMMON_SHARE = 0.02;
-
-/** FTS5's bm25 constants (k1 = 1.2, b = 0.75): the ceiling of one term is idf × (k1 + 1). */
-const K1 = 1.2;
 
 export interface RankingParams {
   /** Messages re-ranked in stage 2 (and proven to be BM25's top in stage 1). */
@@ -47,6 +59,8 @@ export interface RankingParams {
   conversation: number;
   /** A term matches longer words by its opening only when it is no word of its own in the store. */
   prefixFallback: boolean;
+  /** Score common words from the term index (false: FTS5 scores everything, the reference the tests compare with). */
+  termIndex: boolean;
 }
 
 export const DEFAULT_RANKING: RankingParams = {
@@ -59,6 +73,7 @@ export const DEFAULT_RANKING: RankingParams = {
   length: 0,
   conversation: 0,
   prefixFallback: true,
+  termIndex: true,
 };
 
 export interface Ranked {
@@ -75,23 +90,17 @@ interface MetaRow {
   id: number;
   role: string;
   conversation_id: string;
-  /** FTS5's per-row token count (a varint per column; one column here). */
-  sz: Buffer | null;
 }
 
-function tokensOf(sz: Buffer | null): number {
-  if (!sz) return 0;
-  let n = 0;
-  for (let i = 0, shift = 0; i < sz.length; i++, shift += 7) {
-    n += (sz[i]! & 0x7f) * 2 ** shift;
-    if ((sz[i]! & 0x80) === 0) break;
-  }
-  return n;
-}
-
-interface Term {
+interface FtsTerm {
   /** The FTS5 phrase (or `(a OR b)` group) this term is matched by. */
   match: string;
+  df: number;
+  idf: number;
+}
+
+interface IndexTerm {
+  id: number;
   df: number;
   idf: number;
 }
@@ -100,35 +109,110 @@ function orOf(matches: string[]): string {
   return matches.length === 1 ? matches[0]! : matches.map((m) => `(${m})`).join(' OR ');
 }
 
+/** The `k` best (score, id) pairs seen, best first on `sorted()`; ties go to the higher id (the newer message). */
+class TopK {
+  private readonly scores: Float64Array;
+  private readonly ids: Float64Array;
+  size = 0;
+
+  constructor(private readonly k: number) {
+    this.scores = new Float64Array(k);
+    this.ids = new Float64Array(k);
+  }
+
+  /** The score a newcomer must beat once full (-Infinity before). */
+  get floor(): number {
+    return this.size < this.k ? -Infinity : this.scores[0]!;
+  }
+
+  private less(i: number, j: number): boolean {
+    return this.scores[i]! < this.scores[j]! || (this.scores[i] === this.scores[j] && this.ids[i]! < this.ids[j]!);
+  }
+
+  private swap(i: number, j: number): void {
+    const s = this.scores[i]!;
+    this.scores[i] = this.scores[j]!;
+    this.scores[j] = s;
+    const d = this.ids[i]!;
+    this.ids[i] = this.ids[j]!;
+    this.ids[j] = d;
+  }
+
+  push(score: number, id: number): void {
+    if (this.size < this.k) {
+      let i = this.size++;
+      this.scores[i] = score;
+      this.ids[i] = id;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (!this.less(i, parent)) break;
+        this.swap(i, parent);
+        i = parent;
+      }
+      return;
+    }
+    if (score < this.scores[0]! || (score === this.scores[0] && id <= this.ids[0]!)) return;
+    this.scores[0] = score;
+    this.ids[0] = id;
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1;
+      let m = i;
+      if (l < this.size && this.less(l, m)) m = l;
+      if (l + 1 < this.size && this.less(l + 1, m)) m = l + 1;
+      if (m === i) break;
+      this.swap(i, m);
+      i = m;
+    }
+  }
+
+  sorted(): Array<[number, number]> {
+    const out: Array<[number, number]> = [];
+    for (let i = 0; i < this.size; i++) out.push([this.ids[i]!, this.scores[i]!]);
+    return out.sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+  }
+}
+
 export class MessageRanker {
   private readonly count;
-  private readonly total;
   private readonly metaStmt;
+  private readonly scopeIds;
   private readonly version: () => string;
+  private readonly reader: TermIndexReader;
+  private readonly tokenizer = new Unicode61();
+  private readonly snapshot: <T>(fn: () => T) => T;
   private dfCache = new Map<string, number>();
   private cacheVersion = '';
-  private totalRows = 0;
+  private totals: IndexTotals = { rows: 0, tokens: 0 };
   private readonly scoreStmts = new Map<string, Database.Statement<Record<string, unknown>, ScoredRow>>();
+  private readonly acc = new Float64Array(POSTING_CHUNK);
+  private readonly touched = new Int32Array(POSTING_CHUNK);
 
   constructor(private readonly db: Database.Database) {
     this.count = db.prepare<[string], number>('SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?').pluck();
-    this.total = db.prepare<[], number>('SELECT count(*) FROM messages').pluck();
-    this.metaStmt = db.prepare<[string], MetaRow>(
-      `SELECT m.id, m.role, m.conversation_id, d.sz FROM messages m LEFT JOIN messages_fts_docsize d ON d.id = m.id
-       WHERE m.id IN (SELECT value FROM json_each(?))`,
-    );
+    this.metaStmt = db.prepare<[string], MetaRow>('SELECT id, role, conversation_id FROM messages WHERE id IN (SELECT value FROM json_each(?))');
+    this.scopeIds = db
+      .prepare<SearchScope, string | null>(
+        `SELECT group_concat(m.id) FROM conversations c JOIN messages m ON m.conversation_id = c.conversation_id WHERE ${SCOPE_FILTER}`,
+      )
+      .pluck();
+    this.reader = new TermIndexReader(db);
     // data_version moves when another connection commits; total_changes when this one writes.
     const changes = db.prepare<[], number>('SELECT total_changes()').pluck();
     this.version = () => `${String(db.pragma('data_version', { simple: true }))}:${changes.get() ?? 0}`;
+    // Every read of one search in one snapshot: a commit in between (the writer never waits for
+    // readers) would otherwise pair one state's postings with another's counts.
+    const inTransaction = db.transaction((fn: () => unknown) => fn());
+    this.snapshot = <T>(fn: () => T): T => (db.inTransaction ? fn() : (inTransaction(fn) as T));
   }
 
-  /** Document frequencies and the row count, kept while the database is unchanged. */
+  /** Document frequencies, the index's totals and the term index, kept while the database is unchanged. */
   private freshStats(): void {
     const version = this.version();
     if (version === this.cacheVersion) return;
     this.cacheVersion = version;
     this.dfCache = new Map();
-    this.totalRows = this.total.get() ?? 0;
+    this.totals = readIndexTotals(this.db);
+    this.reader.refresh(version);
   }
 
   private df(match: string): number {
@@ -141,72 +225,169 @@ export class MessageRanker {
   }
 
   private idf(df: number): number {
-    // FTS5's own formula, so the bound below is in the units bm25() returns.
-    const idf = Math.log((this.totalRows - df + 0.5) / (df + 0.5));
+    // FTS5's own formula, so scores computed here add up with the ones bm25() returns.
+    const idf = Math.log((this.totals.rows - df + 0.5) / (df + 0.5));
     return idf <= 0 ? 1e-6 : idf;
   }
 
-  private scoreStmt(projectFiltered: boolean): Database.Statement<Record<string, unknown>, ScoredRow> {
-    const key = projectFiltered ? 'project' : 'all';
+  private scoreStmt(scoped: boolean, limited: boolean): Database.Statement<Record<string, unknown>, ScoredRow> {
+    const key = `${scoped}:${limited}`;
     let stmt = this.scoreStmts.get(key);
     if (!stmt) {
-      stmt = projectFiltered
+      const limit = limited ? 'ORDER BY bm25 LIMIT @depth' : '';
+      stmt = scoped
         ? this.db.prepare<Record<string, unknown>, ScoredRow>(
             `SELECT messages_fts.rowid AS id, bm25(messages_fts) AS bm25
              FROM messages_fts
              JOIN messages m ON m.id = messages_fts.rowid
              JOIN conversations c ON c.conversation_id = m.conversation_id
-             WHERE messages_fts MATCH @match AND ${SCOPE_FILTER}
-             ORDER BY bm25 LIMIT @depth`,
+             WHERE messages_fts MATCH @match AND ${SCOPE_FILTER} ${limit}`,
           )
         : this.db.prepare<Record<string, unknown>, ScoredRow>(
-            'SELECT rowid AS id, bm25(messages_fts) AS bm25 FROM messages_fts WHERE messages_fts MATCH @match ORDER BY bm25 LIMIT @depth',
+            `SELECT rowid AS id, bm25(messages_fts) AS bm25 FROM messages_fts WHERE messages_fts MATCH @match ${limit}`,
           );
       this.scoreStmts.set(key, stmt);
     }
     return stmt;
   }
 
-  /** The query's terms as matched: a word by its stem, or by its opening when it is no word of its own here. */
-  private terms(fts: FtsQuery, params: RankingParams): Term[] {
-    const terms: Term[] = [];
+  /**
+   * The query's terms: a single word held by the term index is scored from it; everything else (a
+   * rarer word by its stem, or by its opening when it is no word of its own here; a phrase; a CJK
+   * piece) by FTS5.
+   */
+  private terms(fts: FtsQuery, params: RankingParams): { index: IndexTerm[]; fts: FtsTerm[] } {
+    const index: IndexTerm[] = [];
+    const byFts: FtsTerm[] = [];
+    // A word, or a phrase (a run of CJK characters, a piece of one), the term index holds.
+    const common = (tokens: readonly string[]): boolean => {
+      if (!params.termIndex) return false;
+      const stems = indexTerms(this.tokenizer, tokens.join(' '));
+      const term = stems.length > 0 ? this.reader.term(stems.join(' ')) : undefined;
+      if (!term || term.df === 0) return false;
+      index.push({ id: term.id, df: term.df, idf: this.idf(term.df) });
+      return true;
+    };
     fts.terms.forEach((t, i) => {
+      if (common(t.tokens)) return;
       let match = fts.phrases[i]!;
       let df = this.df(match);
       if (df === 0 && t.prefix && params.prefixFallback) {
         match = phrase(t.tokens, true);
         df = this.df(match);
       }
-      if (df > 0) terms.push({ match, df, idf: this.idf(df) });
+      if (df > 0) byFts.push({ match, df, idf: this.idf(df) });
     });
-    for (const p of fts.pieces) {
+    fts.pieces.forEach((p, i) => {
+      if (common(fts.pieceTokens[i]!)) return;
       const df = this.df(p);
-      if (df > 0) terms.push({ match: p, df, idf: this.idf(df) });
-    }
-    return terms;
+      if (df > 0) byFts.push({ match: p, df, idf: this.idf(df) });
+    });
+    return { index, fts: byFts };
   }
 
   rank(fts: FtsQuery, limit: number, scope: SearchScope, overrides: Partial<RankingParams> = {}): Ranked[] {
-    const params = { ...DEFAULT_RANKING, ...overrides };
+    return this.snapshot(() => this.rankInSnapshot(fts, limit, scope, { ...DEFAULT_RANKING, ...overrides }));
+  }
+
+  private rankInSnapshot(fts: FtsQuery, limit: number, scope: SearchScope, params: RankingParams): Ranked[] {
     this.freshStats();
-    const terms = this.terms(fts, params).sort((a, b) => a.df - b.df);
-    if (terms.length === 0) return [];
+    const terms = this.terms(fts, params);
+    if (terms.index.length === 0 && terms.fts.length === 0) return [];
     const depth = Math.max(params.depth, limit);
-    const filtered = isScoped(scope);
-    const stmt = this.scoreStmt(filtered);
+    const top = terms.index.length > 0 ? this.rankWithIndex(terms.index, terms.fts, depth, scope) : this.rankByFts(terms.fts, depth, scope);
+    return this.signals(top, limit, params);
+  }
+
+  /**
+   * Stage 1 with common words: their scores from the term index, every posting, plus FTS5's for
+   * the other terms, exact (see the class comment).
+   */
+  private rankWithIndex(index: IndexTerm[], byFts: FtsTerm[], depth: number, scope: SearchScope): Array<[number, number]> {
+    let allowed: Set<number> | undefined;
+    if (isScoped(scope)) {
+      const list = this.scopeIds.get(scope);
+      allowed = new Set(list ? list.split(',').map(Number) : []);
+    }
+    const ftsScores = (all: boolean): { rows: ScoredRow[]; last: number } => {
+      if (byFts.length === 0) return { rows: [], last: 0 };
+      const stmt = this.scoreStmt(isScoped(scope), !all);
+      const rows = stmt.all({ ...scope, match: orOf(byFts.map((t) => t.match)), depth: FTS_PART_ROWS });
+      // Fetched whole when fewer came back than asked; else a row left out scores at most the last.
+      const last = !all && rows.length === FTS_PART_ROWS ? -Math.max(...rows.map((r) => r.bm25)) : 0;
+      return { rows, last };
+    };
+    const combine = (fetched: { rows: ScoredRow[]; last: number }): { top: TopK; bestCommon: number } => {
+      const extra = new Map<number, number>();
+      for (const row of fetched.rows) extra.set(row.id, -row.bm25);
+      // One word asked twice ("test tests") counts twice, as in FTS5's bm25 over both phrases.
+      const c1 = new Map<number, number>();
+      for (const t of index) c1.set(t.id, (c1.get(t.id) ?? 0) + t.idf * (K1 + 1));
+      const kb = K1 * (1 - B);
+      const kd = (K1 * B) / Math.max(1e-9, this.totals.tokens / Math.max(1, this.totals.rows));
+      const top = new TopK(depth);
+      let bestCommon = 0;
+      // A chunk's scores in a typed array: its postings arrive chunk by chunk (term-index.ts).
+      const acc = this.acc;
+      const touched = this.touched;
+      let n = 0;
+      let base = 0;
+      this.reader.scan(
+        [...c1.keys()],
+        (termId, id, tf) => {
+          const off = id % POSTING_CHUNK;
+          if (acc[off] === 0) {
+            touched[n++] = off;
+            base = id - off;
+          }
+          acc[off] = acc[off]! + (c1.get(termId)! * tf) / (tf + kb + kd * this.reader.lengthOf(id));
+        },
+        () => {
+          for (let i = 0; i < n; i++) {
+            const off = touched[i]!;
+            const common = acc[off]!;
+            acc[off] = 0;
+            const id = base + off;
+            if (allowed && !allowed.has(id)) continue;
+            if (common > bestCommon) bestCommon = common;
+            const rare = extra.get(id);
+            if (rare !== undefined) extra.delete(id);
+            top.push(common + (rare ?? 0), id);
+          }
+          n = 0;
+        },
+      );
+      for (const [id, rare] of extra) top.push(rare, id);
+      return { top, bestCommon };
+    };
+    let fetched = ftsScores(false);
+    const first = combine(fetched);
+    const bestCommon = first.bestCommon;
+    let top = first.top;
+    if (fetched.last > 0 && top.floor <= fetched.last + bestCommon) {
+      fetched = ftsScores(true);
+      top = combine(fetched).top;
+    }
+    return top.sorted();
+  }
+
+  /**
+   * Stage 1 without common words: FTS5's bm25 over every match, pruned by a bound (rare terms
+   * first). Messages that hold a rare term are scored exactly, on every term; one holding only the
+   * common terms can score at most the sum of their ceilings (idf × (k1 + 1)), so once the `depth`th
+   * best score is above that sum, none of them needs scoring.
+   */
+  private rankByFts(unsorted: FtsTerm[], depth: number, scope: SearchScope): Array<[number, number]> {
+    const terms = [...unsorted].sort((a, b) => a.df - b.df);
+    const stmt = this.scoreStmt(isScoped(scope), true);
     // SQLite keeps only the best `depth` rows of each query (a bounded sort): every match is scored,
     // none is carried into JavaScript but the top.
     const run = (match: string): ScoredRow[] => stmt.all({ ...scope, match, depth });
-    const maxWeight = Math.max(params.user, params.assistant, params.tool);
-
-    // Stage 1: the smallest set of rarest terms whose matches provably hold BM25's top `depth`.
-    // Few matches in all are scored at once; otherwise the rare set starts as the fewest terms
-    // that can fill `depth`, and grows until the bound holds.
     // Each try scores every match of its rare terms, so only two are made: the terms that are not
     // common (each in at most COMMON_SHARE of the messages), then, if the bound does not hold,
     // every term. A query of common terms only is scored whole at once.
     const allRows = terms.reduce((sum, t) => sum + t.df, 0);
-    const uncommon = terms.filter((t) => t.df <= COMMON_SHARE * this.totalRows).length;
+    const uncommon = terms.filter((t) => t.df <= COMMON_SHARE * this.totals.rows).length;
     const tries = allRows <= SCORE_ALL_ROWS || uncommon === 0 || uncommon === terms.length ? [terms.length] : [uncommon, terms.length];
     let scores = new Map<number, number>();
     for (const r of tries) {
@@ -218,15 +399,18 @@ export class MessageRanker {
       for (const row of run(rareMatch)) scores.set(row.id, -row.bm25);
       if (common.length === 0) break;
       // The messages that also hold a common term, scored on every term (bm25 of `(rare) AND
-      // (common)` sums all phrases). The two tops together hold the top of the whole: a message
-      // of the second kind is ranked by its full score, one of the first by its rare-term score.
+      // (common)` sums all phrases). The two tops together hold the top of the whole.
       for (const row of run(`(${rareMatch}) AND (${orOf(common.map((t) => t.match))})`)) scores.set(row.id, -row.bm25);
       const ceiling = common.reduce((sum, t) => sum + t.idf * (K1 + 1), 0);
       if (scores.size >= depth && kthLargest([...scores.values()], depth) > ceiling) break;
     }
+    return [...scores].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, depth);
+  }
 
-    // Stage 2: signals on the top of the exact BM25 ranking.
-    const top = [...scores].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, depth);
+  /** Stage 2: signals on the top of the exact BM25 ranking. */
+  private signals(top: Array<[number, number]>, limit: number, params: RankingParams): Ranked[] {
+    const scores = new Map(top);
+    const maxWeight = Math.max(params.user, params.assistant, params.tool);
     const wanted = new Set<number>();
     for (const [id] of top) {
       wanted.add(id);
@@ -241,7 +425,7 @@ export class MessageRanker {
       if (!a || !b || a.conversation_id !== b.conversation_id) return 0;
       return (scores.get(other) ?? 0) * weight(b.role);
     };
-    const lengths = new Map(top.map(([id]) => [id, tokensOf(meta.get(id)?.sz ?? null)]));
+    const lengths = new Map(top.map(([id]) => [id, this.reader.lengthOf(id)]));
     const meanLength = Math.max(1, [...lengths.values()].reduce((a, b) => a + b, 0) / Math.max(1, lengths.size));
     const best = new Map<string, number[]>();
     if (params.conversation > 0) {

@@ -1,0 +1,728 @@
+import type Database from 'better-sqlite3';
+import { stemInto, Unicode61 } from './fts-tokenizer.js';
+
+/**
+ * The term index: for the few very common words of a store, which messages hold each and how many
+ * times (their postings), and every message's length in tokens, kept next to FTS5's index at write
+ * time. A query's common words are scored from it in JavaScript at ~20 ns a posting, where FTS5's
+ * bm25() costs ~1 µs a row (it looks every row's length up in its docsize table): on the 10x bench
+ * tree three common words hold ~275,000 postings, 5 ms of scoring against ~300 ms. The scores are
+ * FTS5's own formula on FTS5's own counts (`fts-tokenizer.ts` cuts and stems as FTS5 does), so the
+ * ranking is exactly the one bm25() over every match would give; search-ranking.ts adds the rarer
+ * words' scores from FTS5.
+ *
+ * A word is common once it is in COMMON_DOCS messages or more (the store's `common_docs` setting):
+ * below that, FTS5 scores it in a few milliseconds. Words become common as the store grows: the
+ * writer notices (see `nominate`) and fills the new word's postings from FTS5's own index, once.
+ *
+ * Layout (migration 11):
+ * - term_index_terms (id, term, df): the common words (stems, as FTS5 stores them) and how many
+ *   live messages hold each.
+ * - term_index_postings (id = chunk·2³² + term id, last, data): a word's postings among the row ids
+ *   of one chunk (2¹⁴ ids), varint coded; `last` is the highest row id in it. Rows of one chunk are
+ *   neighbours, so a commit's appends touch the B-tree's last pages only.
+ * - term_index_deltas (seq, data): postings of recent small commits (a hook delivers a few messages
+ *   at a time), merged into the chunks once they add up to DELTA_MERGE_BYTES.
+ * - term_index_lengths (chunk, data): every row's token count, 4 bytes a row id, 2¹² ids a row.
+ */
+
+export const POSTING_CHUNK_BITS = 14;
+const POSTING_CHUNK = 1 << POSTING_CHUNK_BITS;
+export const LENGTH_CHUNK_BITS = 12;
+const LENGTH_CHUNK = 1 << LENGTH_CHUNK_BITS;
+/** A word is common from this many messages on (the setting `common_docs` overrides it). */
+export const DEFAULT_COMMON_DOCS = 8192;
+const CHUNK_KEY = 2 ** 32;
+/** Recent postings are merged into their chunks once the deltas hold this many bytes or rows. */
+const DELTA_MERGE_BYTES = 256 * 1024;
+const DELTA_MERGE_ROWS = 64;
+/** About one token in this many nominates its word for a check of whether it became common. */
+const NOMINATE_ONE_IN = 64;
+/** Surface → word cache: slots, and the longest token it holds (longer ones are stemmed each time). */
+const SLOTS = 1 << 16;
+const SLOT_BYTES = 24;
+const MAX_NOMINATION_MEMO = 100_000;
+/** Phrases of up to this many CJK characters can become common terms (longer ones stay with FTS5). */
+const MAX_PHRASE = 6;
+/** FTS5's bm25 constants. */
+const K1 = 1.2;
+const B = 0.75;
+
+export const TERM_INDEX_SCHEMA = `
+  CREATE TABLE term_index_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, df INTEGER NOT NULL);
+  CREATE TABLE term_index_postings (id INTEGER PRIMARY KEY, last INTEGER NOT NULL, data BLOB NOT NULL);
+  CREATE TABLE term_index_deltas (seq INTEGER PRIMARY KEY, data BLOB NOT NULL);
+  CREATE TABLE term_index_lengths (chunk INTEGER PRIMARY KEY, data BLOB NOT NULL);
+  CREATE TABLE term_index_settings (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  CREATE VIRTUAL TABLE term_index_vocab_row USING fts5vocab (messages_fts, row);
+  CREATE VIRTUAL TABLE term_index_vocab_instance USING fts5vocab (messages_fts, instance);
+`;
+
+// ---------------------------------------------------------------------------------------------
+// Codings
+
+/** A growable byte buffer with LEB128 varints. */
+class Bytes {
+  buf = new Uint8Array(256);
+  len = 0;
+
+  varint(v: number): void {
+    if (this.len + 10 > this.buf.length) this.grow(this.len + 10);
+    while (v >= 0x80) {
+      this.buf[this.len++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    this.buf[this.len++] = v;
+  }
+
+  bytes(b: Uint8Array): void {
+    if (this.len + b.length > this.buf.length) this.grow(this.len + b.length);
+    this.buf.set(b, this.len);
+    this.len += b.length;
+  }
+
+  take(): Buffer {
+    const out = Buffer.from(this.buf.subarray(0, this.len));
+    this.len = 0;
+    return out;
+  }
+
+  private grow(min: number): void {
+    const bigger = new Uint8Array(Math.max(min, this.buf.length * 2));
+    bigger.set(this.buf.subarray(0, this.len));
+    this.buf = bigger;
+  }
+}
+
+/** Postings as parallel arrays, row ids ascending. */
+export interface Postings {
+  ids: number[];
+  tfs: number[];
+}
+
+/** Each posting: (gap from the previous id, ×2, +1 when tf > 1), then tf when > 1. `prev` is the id before the first. */
+function encodePostings(out: Bytes, ids: readonly number[], tfs: readonly number[], from: number, to: number, prev: number): void {
+  for (let i = from; i < to; i++) {
+    const tf = tfs[i]!;
+    out.varint((ids[i]! - prev) * 2 + (tf > 1 ? 1 : 0));
+    if (tf > 1) out.varint(tf);
+    prev = ids[i]!;
+  }
+}
+
+/** Calls `each(id, tf)` for the postings in `data[from..to)`, ids from `prev` on. */
+export function decodePostings(data: Uint8Array, from: number, to: number, prev: number, each: (id: number, tf: number) => void): void {
+  let i = from;
+  while (i < to) {
+    let v = 0;
+    let shift = 1;
+    let b: number;
+    do {
+      b = data[i++]!;
+      v += (b & 0x7f) * shift;
+      shift *= 128;
+    } while (b & 0x80);
+    const id = prev + Math.floor(v / 2);
+    let tf = 1;
+    if (v & 1) {
+      tf = 0;
+      shift = 1;
+      do {
+        b = data[i++]!;
+        tf += (b & 0x7f) * shift;
+        shift *= 128;
+      } while (b & 0x80);
+    }
+    prev = id;
+    each(id, tf);
+  }
+}
+
+function readVarint(data: Uint8Array, at: { i: number }): number {
+  let v = 0;
+  let shift = 1;
+  let b: number;
+  do {
+    b = data[at.i++]!;
+    v += (b & 0x7f) * shift;
+    shift *= 128;
+  } while (b & 0x80);
+  return v;
+}
+
+/** A delta row: per word, (term id, byte length, postings from id -1). */
+function encodeDelta(out: Bytes, sections: ReadonlyMap<number, Postings>): Buffer {
+  const body = new Bytes();
+  for (const [termId, p] of sections) {
+    encodePostings(body, p.ids, p.tfs, 0, p.ids.length, -1);
+    out.varint(termId);
+    out.varint(body.len);
+    out.bytes(body.buf.subarray(0, body.len));
+    body.len = 0;
+  }
+  return out.take();
+}
+
+/** The sections of a delta row for the words asked (all when `wanted` is undefined). */
+function decodeDelta(data: Uint8Array, wanted: ReadonlySet<number> | undefined, each: (termId: number, id: number, tf: number) => void): void {
+  const at = { i: 0 };
+  while (at.i < data.length) {
+    const termId = readVarint(data, at);
+    const length = readVarint(data, at);
+    const start = at.i;
+    at.i += length;
+    if (wanted && !wanted.has(termId)) continue;
+    decodePostings(data, start, start + length, -1, (id, tf) => each(termId, id, tf));
+  }
+}
+
+/** SQLite's varint (big-endian, as FTS5 writes its records). */
+function sqliteVarint(data: Uint8Array, at: { i: number }): number {
+  let v = 0;
+  for (let k = 0; k < 8; k++) {
+    const b = data[at.i++]!;
+    v = v * 128 + (b & 0x7f);
+    if (!(b & 0x80)) return v;
+  }
+  return v * 256 + data[at.i++]!;
+}
+
+/** The index's row count and total tokens: FTS5's averages record, the numbers its bm25() uses. */
+export interface IndexTotals {
+  rows: number;
+  tokens: number;
+}
+
+export function readIndexTotals(db: Database.Database): IndexTotals {
+  const block = db.prepare<[], Buffer>('SELECT block FROM messages_fts_data WHERE id = 1').pluck().get();
+  if (!block || block.length === 0) return { rows: 0, tokens: 0 };
+  const at = { i: 0 };
+  const rows = sqliteVarint(block, at);
+  const tokens = at.i < block.length ? sqliteVarint(block, at) : 0;
+  return { rows, tokens };
+}
+
+function commonDocs(db: Database.Database): number {
+  return db.prepare<[], number>("SELECT value FROM term_index_settings WHERE key = 'common_docs'").pluck().get() ?? DEFAULT_COMMON_DOCS;
+}
+
+function lengthsChunk(data: Buffer | undefined): Uint8Array {
+  const out = new Uint8Array(LENGTH_CHUNK * 4);
+  if (data) out.set(data.subarray(0, out.length));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/** A row as the writer indexes it: its row id and the UTF-8 text FTS5 was given. */
+export type IndexedRow = readonly [rowid: number | bigint, text: Uint8Array];
+
+export class TermIndexWriter {
+  private readonly tokenizer = new Unicode61();
+  private readonly stmts;
+  /** Term (a stem, or stems of a phrase joined by a space) → index into termIds; reloaded when another writer made one common. */
+  private common = new Map<string, number>();
+  private termIds: number[] = [];
+  /** The stems common terms are made of → their id here, and each one's single-word term (or -1). */
+  private vocab = new Map<string, number>();
+  private singleOf = new Int32Array(0);
+  /** Phrases by the hash of their stems' ids (phraseHash), and each phrase term's stem ids. */
+  private phrases = new Map<number, number[]>();
+  private phraseVids: Array<number[] | undefined> = [];
+  private phraseLengths: number[] = [];
+  private commonVersion = -1;
+  private threshold = DEFAULT_COMMON_DOCS;
+  private totals: IndexTotals = { rows: 0, tokens: 0 };
+  // Surface cache: a token's folded bytes → its stem's id in `vocab`, or -1.
+  private readonly slotKeys = new Uint8Array(SLOTS * SLOT_BYTES);
+  private readonly slotLens = new Int16Array(SLOTS).fill(-1);
+  private readonly slotHash = new Int32Array(SLOTS);
+  private readonly slotValue = new Int32Array(SLOTS);
+  private readonly stem = new Uint8Array(SLOT_BYTES + 64);
+  /** The last MAX_PHRASE tokens of the current row: stem ids, and code points of CJK characters (else -1). */
+  private readonly ringVid = new Int32Array(MAX_PHRASE);
+  private readonly ringCp = new Int32Array(MAX_PHRASE);
+  /** Nominated terms last found below the threshold: nominations to skip before the next check. */
+  private readonly memo = new Map<string, number>();
+
+  constructor(private readonly db: Database.Database) {
+    this.stmts = {
+      version: db.prepare<[], number>('SELECT coalesce(max(id), 0) FROM term_index_terms').pluck(),
+      terms: db.prepare<[], { id: number; term: string }>('SELECT id, term FROM term_index_terms ORDER BY id'),
+      addDf: db.prepare<[number, number]>('UPDATE term_index_terms SET df = df + ? WHERE id = ?'),
+      insertTerm: db.prepare<[string, number], number>('INSERT INTO term_index_terms (term, df) VALUES (?, ?) RETURNING id').pluck(),
+      dfOf: db.prepare<[string], number>('SELECT doc FROM term_index_vocab_row WHERE term = ?').pluck(),
+      phraseDf: db.prepare<[string], number>('SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?').pluck(),
+      phraseScores: db.prepare<[string], [number, number]>('SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?').raw(),
+      instances: db.prepare<[string], string | null>('SELECT group_concat(doc) FROM term_index_vocab_instance WHERE term = ?').pluck(),
+      getLengths: db.prepare<[number], Buffer>('SELECT data FROM term_index_lengths WHERE chunk = ?').pluck(),
+      putLengths: db.prepare<[number, Uint8Array]>('INSERT OR REPLACE INTO term_index_lengths (chunk, data) VALUES (?, ?)'),
+      getPosting: db.prepare<[number], { last: number; data: Buffer }>('SELECT last, data FROM term_index_postings WHERE id = ?'),
+      putPosting: db.prepare<[number, number, Uint8Array]>('INSERT OR REPLACE INTO term_index_postings (id, last, data) VALUES (?, ?, ?)'),
+      deletePosting: db.prepare<[number]>('DELETE FROM term_index_postings WHERE id = ?'),
+      chunkPostings: db.prepare<[number, number], { id: number; last: number; data: Buffer }>(
+        'SELECT id, last, data FROM term_index_postings WHERE id >= ? AND id < ?',
+      ),
+      addDelta: db.prepare<[Uint8Array]>('INSERT INTO term_index_deltas (data) VALUES (?)'),
+      deltaSize: db.prepare<[], { n: number; bytes: number }>('SELECT count(*) AS n, coalesce(sum(length(data)), 0) AS bytes FROM term_index_deltas'),
+      deltas: db.prepare<[], Buffer>('SELECT data FROM term_index_deltas ORDER BY seq').pluck(),
+      clearDeltas: db.prepare('DELETE FROM term_index_deltas'),
+    };
+  }
+
+  close(): void {
+    this.tokenizer.close();
+  }
+
+  /** The common terms as the database has them now (called inside the write transaction). */
+  private refresh(): void {
+    const version = this.stmts.version.get() ?? 0;
+    if (version === this.commonVersion) return;
+    this.commonVersion = version;
+    this.threshold = commonDocs(this.db);
+    this.common = new Map();
+    this.termIds = [];
+    this.vocab = new Map();
+    this.phrases = new Map();
+    this.phraseVids = [];
+    const singles: Array<[number, number]> = [];
+    const lengths = new Set<number>();
+    const vidOf = (stem: string): number => {
+      let vid = this.vocab.get(stem);
+      if (vid === undefined) this.vocab.set(stem, (vid = this.vocab.size));
+      return vid;
+    };
+    for (const { id, term } of this.stmts.terms.all()) {
+      const index = this.termIds.length;
+      this.common.set(term, index);
+      this.termIds.push(id);
+      const stems = term.split(' ');
+      if (stems.length === 1) {
+        singles.push([vidOf(term), index]);
+        this.phraseVids.push(undefined);
+        continue;
+      }
+      const vids = stems.map(vidOf);
+      this.phraseVids.push(vids);
+      lengths.add(vids.length);
+      const hash = phraseHash(vids, 0, vids.length);
+      this.phrases.set(hash, [...(this.phrases.get(hash) ?? []), index]);
+    }
+    this.phraseLengths = [...lengths].sort((a, b) => a - b);
+    this.singleOf = new Int32Array(this.vocab.size).fill(-1);
+    for (const [vid, index] of singles) this.singleOf[vid] = index;
+    this.slotLens.fill(-1);
+  }
+
+  private stemString(buf: Uint8Array, len: number): string {
+    const out = len + 2 <= this.stem.length ? this.stem : new Uint8Array(len + 2);
+    const n = stemInto(buf, len, out);
+    return Buffer.from(out.buffer, out.byteOffset, n).toString('utf8');
+  }
+
+  /** The id in `vocab` of this token's stem, or -1 (through the surface cache). */
+  private vidOf(buf: Uint8Array, len: number, hash: number): number {
+    if (len > SLOT_BYTES) return this.vocab.get(this.stemString(buf, len)) ?? -1;
+    const slot = hash & (SLOTS - 1);
+    if (this.slotLens[slot] === len && this.slotHash[slot] === (hash | 0) && sameBytes(this.slotKeys, slot * SLOT_BYTES, buf, len)) return this.slotValue[slot]!;
+    const vid = this.vocab.get(this.stemString(buf, len)) ?? -1;
+    this.slotKeys.set(buf.subarray(0, len), slot * SLOT_BYTES);
+    this.slotLens[slot] = len;
+    this.slotHash[slot] = hash | 0;
+    this.slotValue[slot] = vid;
+    return vid;
+  }
+
+  /**
+   * Indexes rows FTS5 was just given, in the caller's transaction: their lengths, their postings
+   * for the common terms, and any term they make common.
+   */
+  add(rows: readonly IndexedRow[]): void {
+    if (rows.length === 0) return;
+    this.refresh();
+    const tf = new Int32Array(this.termIds.length);
+    const touched: number[] = [];
+    const count = (term: number): void => {
+      const before = tf[term]!;
+      tf[term] = before + 1;
+      if (before === 0) touched.push(term);
+    };
+    const postings = new Map<number, Postings>();
+    const nominated = new Set<string>();
+    const lengths = new Map<number, Uint8Array>();
+    const ringVid = this.ringVid;
+    const ringCp = this.ringCp;
+    for (const [rowid, text] of rows) {
+      const id = Number(rowid);
+      let pos = 0;
+      const dl = this.tokenizer.tokenize(text, (buf, len, hash) => {
+        const vid = this.vidOf(buf, len, hash);
+        const at = pos % MAX_PHRASE;
+        ringVid[at] = vid;
+        ringCp[at] = singleCjk(buf, len);
+        pos++;
+        const single = vid >= 0 ? this.singleOf[vid]! : -1;
+        if (single >= 0) count(single);
+        else if (((hash ^ id) & (NOMINATE_ONE_IN - 1)) === 0) nominated.add(this.stemString(buf, len));
+        // Phrases ending here: common ones counted, runs of CJK characters nominated.
+        for (const n of this.phraseLengths) {
+          if (n > pos) break;
+          const h = ringHash(ringVid, pos, n);
+          if (h === undefined) continue;
+          for (const term of this.phrases.get(h) ?? []) if (ringMatches(ringVid, pos, this.phraseVids[term]!)) count(term);
+        }
+        if (ringCp[at] >= 0) {
+          for (let n = 2; n <= MAX_PHRASE && n <= pos; n++) {
+            const h = ringHash(ringCp, pos, n);
+            if (h === undefined) break;
+            if (((h ^ id) & (NOMINATE_ONE_IN - 1)) === 0) nominated.add(ringPhrase(ringCp, pos, n));
+          }
+        }
+      });
+      for (const term of touched) {
+        let p = postings.get(term);
+        if (!p) postings.set(term, (p = { ids: [], tfs: [] }));
+        p.ids.push(id);
+        p.tfs.push(tf[term]!);
+        tf[term] = 0;
+      }
+      touched.length = 0;
+      const chunk = Math.floor(id / LENGTH_CHUNK);
+      let block = lengths.get(chunk);
+      if (!block) lengths.set(chunk, (block = lengthsChunk(this.stmts.getLengths.get(chunk))));
+      new DataView(block.buffer).setUint32((id % LENGTH_CHUNK) * 4, dl, true);
+    }
+    for (const [chunk, block] of lengths) this.stmts.putLengths.run(chunk, block);
+    if (postings.size > 0) {
+      const sections = new Map<number, Postings>();
+      for (const [term, p] of postings) {
+        const termId = this.termIds[term]!;
+        sections.set(termId, p);
+        this.stmts.addDf.run(p.ids.length, termId);
+      }
+      this.stmts.addDelta.run(encodeDelta(new Bytes(), sections));
+      const { n, bytes } = this.stmts.deltaSize.get() ?? { n: 0, bytes: 0 };
+      if (n >= DELTA_MERGE_ROWS || bytes >= DELTA_MERGE_BYTES) this.mergeDeltas();
+    }
+    for (const term of nominated) this.nominate(term);
+  }
+
+  /**
+   * A term seen in new rows: made common if FTS5 now holds it in `threshold` messages. A term
+   * found below is checked again only after about as many more nominations as it would take to
+   * cross (each of its occurrences nominates it with chance 1/NOMINATE_ONE_IN).
+   */
+  private nominate(term: string): void {
+    if (this.common.has(term)) return;
+    const skip = this.memo.get(term);
+    if (skip !== undefined && skip > 0) {
+      this.memo.set(term, skip - 1);
+      return;
+    }
+    const df = term.includes(' ') ? (this.stmts.phraseDf.get(`"${term}"`) ?? 0) : (this.stmts.dfOf.get(term) ?? 0);
+    if (df >= this.threshold && this.promote(term)) {
+      this.memo.delete(term);
+      return;
+    }
+    if (this.memo.size >= MAX_NOMINATION_MEMO) this.memo.clear();
+    this.memo.set(term, Math.floor(Math.max(0, this.threshold - df) / NOMINATE_ONE_IN / 2));
+  }
+
+  /** Makes `term` common: its postings, from FTS5's own index, for every message that holds it. */
+  promote(term: string): boolean {
+    const docs = term.includes(' ') ? this.phrasePostings(term) : this.wordPostings(term);
+    if (!docs) return false;
+    const termId = this.stmts.insertTerm.get(term, docs.ids.length)!;
+    const out = new Bytes();
+    let from = 0;
+    while (from < docs.ids.length) {
+      const chunk = Math.floor(docs.ids[from]! / POSTING_CHUNK);
+      let to = from;
+      while (to < docs.ids.length && Math.floor(docs.ids[to]! / POSTING_CHUNK) === chunk) to++;
+      encodePostings(out, docs.ids, docs.tfs, from, to, chunk * POSTING_CHUNK - 1);
+      this.stmts.putPosting.run(chunk * CHUNK_KEY + termId, docs.ids[to - 1]!, out.take());
+      from = to;
+    }
+    // The new term is counted from the next row on (refresh sees the new version).
+    this.refresh();
+    return true;
+  }
+
+  /** A word's postings: FTS5's instances of it (fts5vocab), one per occurrence, by row. */
+  private wordPostings(stem: string): Postings {
+    const list = this.stmts.instances.get(stem);
+    const docs: Postings = { ids: [], tfs: [] };
+    if (!list) return docs;
+    let v = 0;
+    for (let i = 0; i <= list.length; i++) {
+      const c = i < list.length ? list.charCodeAt(i) : 44;
+      if (c !== 44) {
+        v = v * 10 + c - 48;
+        continue;
+      }
+      if (docs.ids.length > 0 && docs.ids[docs.ids.length - 1] === v) docs.tfs[docs.tfs.length - 1]!++;
+      else {
+        docs.ids.push(v);
+        docs.tfs.push(1);
+      }
+      v = 0;
+    }
+    return docs;
+  }
+
+  /**
+   * A phrase's postings. FTS5 gives a phrase's count in a row only through bm25(), so it is read
+   * back from that: bm25 = -idf·tf·(k1+1) / (tf + k1·(1-b+b·dl/avgdl)), solved for tf with the
+   * row's length, and checked (undefined, and the phrase stays with FTS5, should one not fit).
+   */
+  private phrasePostings(phrase: string): Postings | undefined {
+    this.totals = readIndexTotals(this.db);
+    const rows = this.stmts.phraseScores.all(`"${phrase}"`).sort((a, b) => a[0] - b[0]);
+    const c1 = bm25Idf(this.totals.rows, rows.length) * (K1 + 1);
+    const avgdl = this.totals.tokens / Math.max(1, this.totals.rows);
+    const docs: Postings = { ids: [], tfs: [] };
+    const lengths = new Map<number, DataView>();
+    for (const [id, bm25] of rows) {
+      const chunk = Math.floor(id / LENGTH_CHUNK);
+      let view = lengths.get(chunk);
+      if (!view) lengths.set(chunk, (view = new DataView(lengthsChunk(this.stmts.getLengths.get(chunk)).buffer)));
+      const dl = view.getUint32((id % LENGTH_CHUNK) * 4, true);
+      const k = K1 * (1 - B + (B * dl) / avgdl);
+      const s = -bm25 / c1;
+      const tf = Math.round((s * k) / (1 - s));
+      if (!(tf >= 1) || Math.abs((c1 * tf) / (tf + k) + bm25) > 1e-9 * -bm25) return undefined;
+      docs.ids.push(id);
+      docs.tfs.push(tf);
+    }
+    return docs;
+  }
+
+  /** Moves the deltas' postings into their chunks. */
+  mergeDeltas(): void {
+    const byKey = new Map<number, Postings>();
+    for (const data of this.stmts.deltas.all()) {
+      decodeDelta(data, undefined, (termId, id, tf) => {
+        const key = Math.floor(id / POSTING_CHUNK) * CHUNK_KEY + termId;
+        let p = byKey.get(key);
+        if (!p) byKey.set(key, (p = { ids: [], tfs: [] }));
+        p.ids.push(id);
+        p.tfs.push(tf);
+      });
+    }
+    if (byKey.size === 0) return;
+    const out = new Bytes();
+    for (const key of [...byKey.keys()].sort((a, b) => a - b)) {
+      const add = byKey.get(key)!;
+      const chunkStart = Math.floor(key / CHUNK_KEY) * POSTING_CHUNK;
+      const row = this.stmts.getPosting.get(key);
+      if (row && add.ids[0]! <= row.last) {
+        // Not an append (never expected: row ids only grow): merge whole.
+        const merged = new Map<number, number>();
+        decodePostings(row.data, 0, row.data.length, chunkStart - 1, (id, tf) => merged.set(id, tf));
+        add.ids.forEach((id, i) => merged.set(id, add.tfs[i]!));
+        const ids = [...merged.keys()].sort((a, b) => a - b);
+        encodePostings(out, ids, ids.map((id) => merged.get(id)!), 0, ids.length, chunkStart - 1);
+        this.stmts.putPosting.run(key, ids[ids.length - 1]!, out.take());
+        continue;
+      }
+      if (row) out.bytes(row.data);
+      encodePostings(out, add.ids, add.tfs, 0, add.ids.length, row ? row.last : chunkStart - 1);
+      this.stmts.putPosting.run(key, add.ids[add.ids.length - 1]!, out.take());
+    }
+    this.stmts.clearDeltas.run();
+  }
+
+  /** Forgets rows (deleted from FTS5 in the same transaction): their lengths and postings, their words' counts. */
+  remove(rowids: readonly number[]): void {
+    if (rowids.length === 0) return;
+    this.mergeDeltas();
+    const gone = new Set(rowids);
+    const lengths = new Map<number, Uint8Array>();
+    for (const id of rowids) {
+      const chunk = Math.floor(id / LENGTH_CHUNK);
+      let block = lengths.get(chunk);
+      if (!block) lengths.set(chunk, (block = lengthsChunk(this.stmts.getLengths.get(chunk))));
+      new DataView(block.buffer).setUint32((id % LENGTH_CHUNK) * 4, 0, true);
+    }
+    for (const [chunk, block] of lengths) this.stmts.putLengths.run(chunk, block);
+    const out = new Bytes();
+    for (const chunk of new Set(rowids.map((id) => Math.floor(id / POSTING_CHUNK)))) {
+      const chunkStart = chunk * POSTING_CHUNK;
+      for (const row of this.stmts.chunkPostings.all(chunk * CHUNK_KEY, (chunk + 1) * CHUNK_KEY)) {
+        const ids: number[] = [];
+        const tfs: number[] = [];
+        let removed = 0;
+        decodePostings(row.data, 0, row.data.length, chunkStart - 1, (id, tf) => {
+          if (gone.has(id)) removed++;
+          else {
+            ids.push(id);
+            tfs.push(tf);
+          }
+        });
+        if (removed === 0) continue;
+        const termId = row.id - chunk * CHUNK_KEY;
+        this.stmts.addDf.run(-removed, termId);
+        if (ids.length === 0) {
+          this.stmts.deletePosting.run(row.id);
+          continue;
+        }
+        encodePostings(out, ids, tfs, 0, ids.length, chunkStart - 1);
+        this.stmts.putPosting.run(row.id, ids[ids.length - 1]!, out.take());
+      }
+    }
+  }
+
+  /**
+   * Builds the index for rows FTS5 already holds (migration 11): every row's length from FTS5's
+   * docsize table, and every word in `threshold` messages or more made common.
+   */
+  build(): void {
+    const lengths = new Map<number, Uint8Array>();
+    const at = { i: 0 };
+    for (const [id, sz] of this.db.prepare<[], [number, Buffer]>('SELECT id, sz FROM messages_fts_docsize').raw().iterate()) {
+      const chunk = Math.floor(id / LENGTH_CHUNK);
+      let block = lengths.get(chunk);
+      if (!block) lengths.set(chunk, (block = new Uint8Array(LENGTH_CHUNK * 4)));
+      at.i = 0;
+      new DataView(block.buffer).setUint32((id % LENGTH_CHUNK) * 4, sqliteVarint(sz, at), true);
+    }
+    for (const [chunk, block] of lengths) this.stmts.putLengths.run(chunk, block);
+    this.refresh();
+    const common = this.db.prepare<[number], string>('SELECT term FROM term_index_vocab_row WHERE doc >= ?').pluck().all(this.threshold);
+    for (const stem of common) if (!this.common.has(stem)) this.promote(stem);
+  }
+}
+
+function sameBytes(keys: Uint8Array, at: number, buf: Uint8Array, len: number): boolean {
+  for (let i = 0; i < len; i++) if (keys[at + i] !== buf[i]) return false;
+  return true;
+}
+
+function phraseHash(values: ArrayLike<number>, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ values[i]!, 0x01000193);
+  return h;
+}
+
+/** The hash of the last `n` ring entries before `pos` (undefined when one is -1: no term, no CJK). */
+function ringHash(ring: Int32Array, pos: number, n: number): number | undefined {
+  let h = 0x811c9dc5;
+  for (let k = pos - n; k < pos; k++) {
+    const v = ring[k % MAX_PHRASE]!;
+    if (v < 0) return undefined;
+    h = Math.imul(h ^ v, 0x01000193);
+  }
+  return h;
+}
+
+function ringMatches(ring: Int32Array, pos: number, vids: readonly number[]): boolean {
+  const n = vids.length;
+  for (let k = 0; k < n; k++) if (ring[(pos - n + k) % MAX_PHRASE] !== vids[k]) return false;
+  return true;
+}
+
+function ringPhrase(ring: Int32Array, pos: number, n: number): string {
+  const chars: string[] = [];
+  for (let k = pos - n; k < pos; k++) chars.push(String.fromCodePoint(ring[k % MAX_PHRASE]!));
+  return chars.join(' ');
+}
+
+/**
+ * The code point of a token that is one character at or above U+1100 (a CJK character, which
+ * toFtsText spaces into a token of its own), else -1.
+ */
+function singleCjk(buf: Uint8Array, len: number): number {
+  if (len === 3 && buf[0]! >= 0xe1) return ((buf[0]! & 0x0f) << 12) | ((buf[1]! & 0x3f) << 6) | (buf[2]! & 0x3f);
+  if (len === 4 && buf[0]! >= 0xf0) return ((buf[0]! & 0x07) << 18) | ((buf[1]! & 0x3f) << 12) | ((buf[2]! & 0x3f) << 6) | (buf[3]! & 0x3f);
+  return -1;
+}
+
+/** FTS5's idf. */
+export function bm25Idf(rows: number, df: number): number {
+  const idf = Math.log((rows - df + 0.5) / (df + 0.5));
+  return idf <= 0 ? 1e-6 : idf;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+export interface CommonTerm {
+  id: number;
+  df: number;
+}
+
+/** What a query reads of the term index, in one read transaction (see search-ranking). */
+export class TermIndexReader {
+  private readonly stmts;
+  private terms = new Map<string, CommonTerm>();
+  private lengths = new Map<number, DataView>();
+  private version = '';
+
+  constructor(db: Database.Database) {
+    this.stmts = {
+      terms: db.prepare<[], { id: number; term: string; df: number }>('SELECT id, term, df FROM term_index_terms'),
+      lengths: db.prepare<[], { chunk: number; data: Buffer }>('SELECT chunk, data FROM term_index_lengths'),
+      postings: db.prepare<[string], { id: number; data: Buffer }>('SELECT id, data FROM term_index_postings WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id'),
+      maxChunk: db.prepare<[], number | null>('SELECT max(chunk) FROM term_index_lengths').pluck(),
+      deltas: db.prepare<[], Buffer>('SELECT data FROM term_index_deltas ORDER BY seq').pluck(),
+    };
+  }
+
+  /** Reloads what changed since `version` (the database's change counter). */
+  refresh(version: string): void {
+    if (version === this.version) return;
+    this.version = version;
+    this.terms = new Map(this.stmts.terms.all().map((t) => [t.term, { id: t.id, df: t.df }]));
+    this.lengths = new Map(this.stmts.lengths.all().map((r) => [r.chunk, new DataView(r.data.buffer, r.data.byteOffset, r.data.byteLength)]));
+  }
+
+  term(stem: string): CommonTerm | undefined {
+    return this.terms.get(stem);
+  }
+
+  /** A row's token count (0 when it has no index row). */
+  lengthOf(id: number): number {
+    const view = this.lengths.get(Math.floor(id / LENGTH_CHUNK));
+    return view ? view.getUint32((id % LENGTH_CHUNK) * 4, true) : 0;
+  }
+
+  /**
+   * Calls `each(termId, id, tf)` for every posting of these words, chunk by chunk (all postings of
+   * chunk c come before chunk c+1's; `chunkDone(c)` after each).
+   */
+  scan(termIds: readonly number[], each: (termId: number, id: number, tf: number) => void, chunkDone: (chunk: number) => void): void {
+    const lastChunk = Math.floor(((this.stmts.maxChunk.get() ?? -1) + 1) * LENGTH_CHUNK / POSTING_CHUNK);
+    const keys: number[] = [];
+    for (let chunk = 0; chunk <= lastChunk; chunk++) for (const t of termIds) keys.push(chunk * CHUNK_KEY + t);
+    // Recent postings (not yet merged), by chunk.
+    const recent = new Map<number, Array<[number, number, number]>>();
+    const wanted = new Set(termIds);
+    for (const data of this.stmts.deltas.all()) {
+      decodeDelta(data, wanted, (termId, id, tf) => {
+        const chunk = Math.floor(id / POSTING_CHUNK);
+        let list = recent.get(chunk);
+        if (!list) recent.set(chunk, (list = []));
+        list.push([termId, id, tf]);
+      });
+    }
+    let current = -1;
+    const finish = (upTo: number): void => {
+      for (let c = current; c < upTo; c++) {
+        if (c < 0) continue;
+        for (const [termId, id, tf] of recent.get(c) ?? []) each(termId, id, tf);
+        chunkDone(c);
+      }
+    };
+    for (const row of keys.length > 0 ? this.stmts.postings.all(JSON.stringify(keys)) : []) {
+      const chunk = Math.floor(row.id / CHUNK_KEY);
+      if (chunk !== current) {
+        finish(chunk);
+        current = chunk;
+      }
+      const termId = row.id - chunk * CHUNK_KEY;
+      decodePostings(row.data, 0, row.data.length, chunk * POSTING_CHUNK - 1, (id, tf) => each(termId, id, tf));
+    }
+    finish(lastChunk + 1);
+  }
+}

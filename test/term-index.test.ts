@@ -1,0 +1,222 @@
+import type Database from 'better-sqlite3';
+import fs from 'node:fs';
+import { tempDir } from './support/temp.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
+import { openDatabase } from '../src/store/database.js';
+import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
+import { LocalCommitter, encodeWrite } from '../src/store/local-commit.js';
+import { LocalStore, type ConversationRecord } from '../src/store/local-store.js';
+import { TermIndexReader, TermIndexWriter } from '../src/store/term-index.js';
+
+/**
+ * The term index scores a query's common words in JavaScript; the ranking must be exactly FTS5's
+ * bm25() over every match. A generated store with a low common threshold (so most query words are
+ * common) is checked two ways: the index's counts against FTS5's own index, and search results
+ * against an exhaustive bm25() ranking of the same query.
+ */
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Inflections of one stem, diacritics, CJK and a long tail of rarer words.
+const COMMON = 'test tests testing tested build builds building fix fixed fixes cache cached caching error errors deploy config configs café cafe server client 数据 数据库 テスト 优先级 数'.split(' ');
+const TAIL = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}x${'abcdefgh'[i % 8]}`);
+
+function sentence(rand: () => number, words: number): string {
+  const out: string[] = [];
+  for (let i = 0; i < words; i++) {
+    const r = rand();
+    out.push(r < 0.55 ? COMMON[Math.floor(Math.pow(rand(), 1.5) * COMMON.length)]! : TAIL[Math.floor(Math.pow(rand(), 2.5) * TAIL.length)]!);
+  }
+  return toFtsText(out.join(rand() < 0.3 ? ', ' : ' '));
+}
+
+let dir: string;
+let db: Database.Database;
+let store: LocalStore;
+let clock = 1_790_000_000_000;
+
+beforeEach(() => {
+  dir = tempDir('everme-terms-');
+  db = openDatabase(dir);
+  // Low enough that most of COMMON becomes common while the store fills.
+  db.prepare("INSERT INTO term_index_settings (key, value) VALUES ('common_docs', 30)").run();
+  store = new LocalStore(db);
+});
+afterEach(() => {
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function message(rand: () => number): AgentMessage {
+  const r = rand();
+  // Lengths from a few words to long tool outputs with repeated words (tf well above 1).
+  const text = sentence(rand, r < 0.4 ? 3 + Math.floor(rand() * 10) : r < 0.8 ? 20 + Math.floor(rand() * 40) : 150 + Math.floor(rand() * 400));
+  if (r < 0.4) return { role: 'user', timestamp: ++clock, content: text };
+  if (r < 0.8) return { role: 'assistant', timestamp: ++clock, content: text, turnComplete: true };
+  return { role: 'tool', timestamp: ++clock, toolCallId: 'call_1', content: text };
+}
+
+/** Fills the store in writes of 1 to 120 messages (small ones stay in deltas, large ones merge), some through the group committer. */
+function fill(rand: () => number, conversations: number, messages: number, prefix = 'c'): void {
+  const committer = new LocalCommitter(db);
+  let written = 0;
+  let seq = 0;
+  while (written < messages) {
+    const id = `${prefix}${Math.floor(rand() * conversations)}`;
+    const size = rand() < 0.7 ? 1 + Math.floor(rand() * 5) : 20 + Math.floor(rand() * 100);
+    const keyed: KeyedMessage[] = Array.from({ length: size }, () => ({ key: `k${seq++}`, message: message(rand) }));
+    const conversation: ConversationRecord = { conversationId: id, sessionId: `s-${id}`, source: 'messages', workspaceDir: `/home/demo/${id.slice(0, 2)}`, createdAtMs: clock };
+    if (rand() < 0.5) {
+      store.upsertConversation(conversation);
+      store.appendMessages(id, keyed);
+    } else {
+      const [outcome] = committer.commitMany([encodeWrite({ conversation, messages: keyed }), encodeWrite({ conversation, messages: [] })]);
+      expect(outcome).toBeUndefined();
+    }
+    written += size;
+  }
+}
+
+/** FTS5's own postings: term → row id → tf. A phrase (stems joined by spaces) counts where its stems stand in a row. */
+function ftsPostings(terms: readonly string[]): Map<string, Map<number, number>> {
+  db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.check_instances USING fts5vocab (main, messages_fts, instance)');
+  const counts = db.prepare<[string], [number, number]>('SELECT doc, count(*) FROM check_instances WHERE term = ? GROUP BY doc').raw();
+  const offsets = db.prepare<[string], number>('SELECT doc * 1000000 + offset FROM check_instances WHERE term = ?').pluck();
+  return new Map(
+    terms.map((term) => {
+      const stems = term.split(' ');
+      if (stems.length === 1) return [term, new Map(counts.all(term))];
+      const at = stems.map((stem) => new Set(offsets.all(stem)));
+      const tf = new Map<number, number>();
+      for (const start of at[0]!) {
+        if (stems.every((_, k) => at[k]!.has(start + k))) tf.set(Math.floor(start / 1_000_000), (tf.get(Math.floor(start / 1_000_000)) ?? 0) + 1);
+      }
+      return [term, tf];
+    }),
+  );
+}
+
+function expectIndexMatchesFts(minTerms = 8): void {
+  const reader = new TermIndexReader(db);
+  reader.refresh('check');
+  const terms = db.prepare<[], { id: number; term: string; df: number }>('SELECT id, term, df FROM term_index_terms').all();
+  expect(terms.length).toBeGreaterThan(minTerms);
+  const expected = ftsPostings(terms.map((t) => t.term));
+  const got = new Map(terms.map((t) => [t.id, new Map<number, number>()]));
+  reader.scan(terms.map((t) => t.id), (termId, id, tf) => got.get(termId)!.set(id, tf), () => undefined);
+  for (const t of terms) {
+    expect([...got.get(t.id)!].sort((a, b) => a[0] - b[0]), t.term).toEqual([...expected.get(t.term)!].sort((a, b) => a[0] - b[0]));
+    expect(t.df, t.term).toBe(expected.get(t.term)!.size);
+  }
+  // Every row's length is FTS5's (docsize), and a row FTS5 no longer holds has none.
+  const sizes = db.prepare<[], { id: number }>('SELECT id FROM messages').all();
+  db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.check_rows USING fts5vocab (main, messages_fts, instance)");
+  const lengths = new Map<number, number>();
+  for (const [doc] of db.prepare<[], [number]>('SELECT doc FROM check_rows').raw().all()) lengths.set(doc, (lengths.get(doc) ?? 0) + 1);
+  for (const { id } of sizes) expect(reader.lengthOf(id), `row ${id}`).toBe(lengths.get(id) ?? 0);
+}
+
+/** bm25() over every match of the query's phrases, best first: the reference. */
+function exhaustive(query: string, k: number): Array<[number, number]> {
+  const fts = buildFtsQuery(query)!;
+  const match = [...fts.phrases, ...fts.pieces].map((p) => `(${p})`).join(' OR ');
+  return db
+    .prepare<[string], [number, number]>('SELECT rowid, -bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ? ORDER BY bm25(messages_fts)')
+    .raw()
+    .all(match)
+    .sort((a, b) => b[1] - a[1] || b[0] - a[0])
+    .slice(0, k);
+}
+
+/** Same top k: equal scores, and the same ids wherever the score is not tied with a neighbour. */
+function expectSameTop(query: string, got: Array<{ id: number; score: number }>, want: Array<[number, number]>): void {
+  expect(got.length, query).toBe(want.length);
+  got.forEach((hit, i) => {
+    expect(hit.score, `${query} #${i}`).toBeCloseTo(want[i]![1], 9);
+    const tied = want.some(([id, s], j) => j !== i && Math.abs(s - want[i]![1]) < 1e-9 && id !== want[i]![0]);
+    if (!tied) expect(hit.id, `${query} #${i}`).toBe(want[i]![0]);
+  });
+}
+
+const UNIT = { user: 1, assistant: 1, tool: 1 };
+
+describe('term index', () => {
+  it('holds exactly FTS5s postings and lengths for its common words, through small and large writes, merges and deletions', () => {
+    const rand = mulberry32(3);
+    fill(rand, 40, 1500);
+    expectIndexMatchesFts();
+    // Rewinds: messages removed from several conversations, then more written (the highest row id
+    // freed and given again).
+    const ids = db.prepare<[], { conversation_id: string; msg_key: string }>('SELECT conversation_id, msg_key FROM messages WHERE id % 7 = 0 OR id = (SELECT max(id) FROM messages)').all();
+    const byConversation = new Map<string, string[]>();
+    for (const r of ids) byConversation.set(r.conversation_id, [...(byConversation.get(r.conversation_id) ?? []), r.msg_key]);
+    for (const [c, keys] of byConversation) store.removeMessages(c, keys);
+    fill(rand, 40, 200, 'd');
+    expectIndexMatchesFts();
+  });
+
+  it('ranks common-word queries exactly as bm25() over every match (top 20), common words alone or with rarer ones', () => {
+    const rand = mulberry32(5);
+    fill(rand, 50, 3000);
+    const common = new Set(db.prepare<[], string>('SELECT term FROM term_index_terms').pluck().all());
+    expect(common.has('test') && common.has('build') && common.has('cach')).toBe(true);
+    // Runs of CJK characters become common phrases too.
+    expect(common.has('数 据') && common.has('テ ス ト')).toBe(true);
+    const queries = ['test', 'build test', 'tests testing', 'the test', 'fixed errors in the cache', 'deploy config server', 'café', '数据', '数据库', '优先级很高', '据库', 'テスト cache', `${TAIL[3]} test`, `${TAIL[1]} ${TAIL[50]} build`, 'caching build errors deploy client'];
+    for (let i = 0; i < 40; i++) queries.push(sentence(rand, 1 + Math.floor(rand() * 5)));
+    for (const query of queries) {
+      const got = store.search(query, { limit: 20, ranking: { ...UNIT, depth: 20 } }).map((h) => ({ id: h.messageId, score: h.score }));
+      expectSameTop(query, got, exhaustive(query, 20));
+    }
+    // And with FTS5 doing everything (the old path) the same rows come back.
+    for (const query of queries.slice(0, 10)) {
+      const viaIndex = store.search(query, { limit: 10, ranking: { ...UNIT, depth: 10 } }).map((h) => ({ id: h.messageId, score: h.score }));
+      const viaFts = store.search(query, { limit: 10, ranking: { ...UNIT, depth: 10, termIndex: false } }).map((h): [number, number] => [h.messageId, h.score]);
+      expectSameTop(query, viaIndex, viaFts);
+    }
+  });
+
+  it('ranks exactly within a project, and when the rarer words match more rows than are fetched at first', () => {
+    const rand = mulberry32(9);
+    fill(rand, 30, 2500);
+    // A word in many rows that stays below the common threshold's reach: raise the threshold so
+    // only the most frequent words are common, and the FTS5 part is larger than its first fetch.
+    db.prepare("UPDATE term_index_settings SET value = 5000 WHERE key = 'common_docs'").run();
+    for (const query of ['build w0xa', 'test w1xb w2xc', 'cache w0xa w1xb w2xc w3xd']) {
+      const got = store.search(query, { limit: 20, ranking: { ...UNIT, depth: 20 } }).map((h) => ({ id: h.messageId, score: h.score }));
+      expectSameTop(query, got, exhaustive(query, 20));
+    }
+    const inProject = (id: number) => db.prepare<[number], string>('SELECT c.workspace_dir FROM messages m JOIN conversations c USING (conversation_id) WHERE m.id = ?').pluck().get(id) === '/home/demo/c1';
+    for (const query of ['test', 'build cache', 'fixed errors w5xf']) {
+      const hits = store.search(query, { limit: 10, project: '/home/demo/c1', ranking: { ...UNIT, depth: 10 } });
+      const want = exhaustive(query, 100_000).filter(([id]) => inProject(id)).slice(0, 10);
+      expectSameTop(query, hits.map((h) => ({ id: h.messageId, score: h.score })), want);
+    }
+  });
+
+  it('counts CJK, accented and other scripts as FTS5 does (migration-built and written rows agree)', () => {
+    store.upsertConversation({ conversationId: 'u', sessionId: 's-u', source: 'messages', createdAtMs: clock });
+    const texts = ['Café CAFÉ cafe\u0301 naïve', toFtsText('数据库的数据很多数据'), 'Привет привет мир', 'ｆｕｌｌｗｉｄｔｈ ＴＥＳＴ test'];
+    const keyed = Array.from({ length: 40 }, (_, i): KeyedMessage => ({ key: `u${i}`, message: { role: 'user', timestamp: ++clock, content: texts[i % texts.length]! } }));
+    db.prepare("UPDATE term_index_settings SET value = 5 WHERE key = 'common_docs'").run();
+    store.appendMessages('u', keyed);
+    // As migration 11 builds it for a store that has rows: every word in 5 rows or more made common.
+    const writer = new TermIndexWriter(db);
+    writer.build();
+    writer.close();
+    expect(db.prepare<[], string>('SELECT term FROM term_index_terms').pluck().all()).toEqual(expect.arrayContaining(['cafe', '数', 'привет', 'test']));
+    // Then written by the writer, counted by the JavaScript tokenizer.
+    store.appendMessages('u', keyed.map((k) => ({ ...k, key: `${k.key}b` })));
+    expectIndexMatchesFts(5);
+  });
+});
