@@ -61,5 +61,5 @@ export async function openBrowser(url: string, log: (line: string) => void, env:
   } catch {
     failed();
   }
-  return launch.remove;
+  return () => launch.remove();
 }
