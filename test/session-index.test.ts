@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -196,20 +195,41 @@ describe('an index in a directory the reader may not write to', () => {
    * Runs `code` in a child that cannot write to `dir`: as `nobody` when the tests run as root (root
    * writes anywhere), as this user otherwise. The directory is made read-only for everyone but root.
    */
+  /** Gives every ancestor of `dirs` search permission for others; returns what to restore. */
+  function traversable(dirs: readonly string[]): Array<[string, number]> {
+    const changed: Array<[string, number]> = [];
+    for (const start of dirs) {
+      for (let d = path.dirname(start); ; d = path.dirname(d)) {
+        const mode = fs.statSync(d).mode & 0o7777;
+        if ((mode & 0o005) !== 0o005 && !changed.some(([c]) => c === d)) {
+          changed.push([d, mode]);
+          fs.chmodSync(d, mode | 0o005);
+        }
+        if (path.dirname(d) === d) break;
+      }
+    }
+    return changed;
+  }
+
   function asReader(dir: string, code: string): { status: number | null; stdout: string; stderr: string } {
     const root = process.getuid?.() === 0;
     // A temp dir the reader may use for its private copy, and the way down to `dir`.
     const readerTmp = fresh();
     fs.chmodSync(readerTmp, 0o1777);
-    fs.chmodSync(os.tmpdir(), 0o755);
     expect(fs.statSync(dir).mode & 0o222).toBe(0);
-    const result = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: readerTmp },
-      ...(root ? { uid: 65534, gid: 65534 } : {}),
-    });
-    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+    // The suite's temp dirs (0700, made by mkdtemp) must let the reader pass on its way down.
+    const opened = traversable([dir, readerTmp]);
+    try {
+      const result = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: readerTmp },
+        ...(root ? { uid: 65534, gid: 65534 } : {}),
+      });
+      return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+    } finally {
+      for (const [d, mode] of opened) fs.chmodSync(d, mode);
+    }
   }
 
   it('at rest (no -wal, no -shm) is read all the same, while SQLite alone cannot open it read-only there', () => {
