@@ -169,7 +169,7 @@ describe('exactly once at each of two sinks (the gateway and the embedded store)
       ['everme', 3, 0],
       ['local', 2, 1],
     ]);
-    expect(first.failures).toEqual([expect.objectContaining({ sessionId: sessionIdFor(2), message: expect.stringContaining('disk full') })]);
+    expect(first.failures).toEqual([expect.objectContaining({ sessionId: sessionIdFor(2), message: expect.stringContaining('disk full') as unknown })]);
     expectEveryMessageExactlyOnce();
 
     const fixed = openDatabase(env.stateDir);

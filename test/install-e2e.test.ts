@@ -8,6 +8,16 @@ import { readHookCommand } from '../src/install/markdown-hooks.js';
 import { filesContaining, hashTree, tempDir } from './install-helpers.js';
 import { hermeticEnv } from './support/hermetic-env.js';
 
+/** The CLI's --json envelope, as far as these tests read it. */
+interface InstallEnvelope {
+  ok: boolean;
+  data: { steps: Array<{ status: string }> };
+  error: { type: string; code?: string };
+}
+function parseEnvelope(stdout: string): InstallEnvelope {
+  return JSON.parse(stdout) as InstallEnvelope;
+}
+
 /**
  * End to end through the real CLI, from a throwaway "npx cache" copy of the built package that is
  * deleted after install: what MiniMax Code runs must live entirely in the data dir.
@@ -113,7 +123,7 @@ describe('everme install / uninstall, end to end', () => {
     const before = hashTree(fresh);
     const run = cli(['install', '--dry-run', '--json', '--api-key', KEY], fresh);
     expect(run.status).toBe(0);
-    const envelope = JSON.parse(run.stdout);
+    const envelope = parseEnvelope(run.stdout);
     expect(envelope.ok).toBe(true);
     expect(envelope.data.steps.map((s: { status: string }) => s.status)).toEqual(['created', 'created', 'created', 'created', 'created', 'updated']);
     expect(hashTree(fresh)).toEqual(before);
@@ -128,7 +138,7 @@ describe('everme install / uninstall, end to end', () => {
     const installed = hashTree(data);
     const second = cli(['install', '--api-key', KEY, '--json']);
     expect(second.status, second.stderr).toBe(0);
-    const envelope = JSON.parse(second.stdout);
+    const envelope = parseEnvelope(second.stdout);
     expect(envelope.data.steps.every((s: { status: string }) => s.status === 'unchanged')).toBe(true);
     expect(hashTree(data)).toEqual(installed);
   });
@@ -140,7 +150,7 @@ describe('everme install / uninstall, end to end', () => {
     writeFileSync(path.join(other, 'mcp.json'), broken);
     const json = cli(['install', '--json'], other);
     expect(json.status).toBe(1);
-    const envelope = JSON.parse(json.stdout);
+    const envelope = parseEnvelope(json.stdout);
     expect(envelope.ok).toBe(false);
     expect(envelope.error).toMatchObject({ type: 'conflict', code: 'mcp_config_invalid' });
     expect(readFileSync(path.join(other, 'mcp.json'), 'utf8')).toBe(broken);
@@ -208,12 +218,12 @@ describe('everme install / uninstall, end to end', () => {
     const before = hashTree(data);
     const run = cli(['install', '--json'], data, stagedEntry());
     expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout).data.steps.map((s: { status: string }) => s.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(parseEnvelope(run.stdout).data.steps.map((s: { status: string }) => s.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
     expect(hashTree(data)).toEqual(before);
   });
 
   it('the registered MCP server answers initialize', async () => {
-    const config = JSON.parse(readFileSync(path.join(data, 'mcp.json'), 'utf8'));
+    const config = JSON.parse(readFileSync(path.join(data, 'mcp.json'), 'utf8')) as { mcpServers: Record<string, unknown> };
     const server = config.mcpServers['everme-memory'] as { command: string; args: string[]; env: Record<string, string> };
     const child = spawn(server.command, server.args, { env: { ...hostEnv(), ...server.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     try {
@@ -224,10 +234,10 @@ describe('everme install / uninstall, end to end', () => {
           buffered += chunk.toString('utf8');
           for (const line of buffered.split('\n').slice(0, -1)) {
             try {
-              const message = JSON.parse(line);
+              const message = JSON.parse(line) as { id?: number; result?: { serverInfo?: unknown } };
               if (message.id === 1) {
                 clearTimeout(timer);
-                resolve(message);
+                resolve({ ...message, id: 1 });
               }
             } catch {
               // not a frame
@@ -249,7 +259,7 @@ describe('everme install / uninstall, end to end', () => {
   it('an invalid key is refused without echoing it', () => {
     const run = cli(['install', '--json', '--api-key', `${KEY}\nEVERME_API_BASE=http://evil`]);
     expect(run.status).toBe(2);
-    expect(JSON.parse(run.stdout).error.type).toBe('invalid_args');
+    expect(parseEnvelope(run.stdout).error.type).toBe('invalid_args');
   });
 
   it('never shows the key: not in any file but everme.env (no output of any test shows it: see cli())', () => {

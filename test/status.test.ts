@@ -196,6 +196,33 @@ describe('everme status', () => {
     expect(enabled.hooks.warnings.map((w) => w.code)).toEqual(['no_hook_events']);
   }, 60_000);
 
+  it('reports each sink: with a key the gateway and the embedded store, each with its own counts and last run; EVERME_LOCAL_STORE=0 the gateway alone', async () => {
+    const dataDir = dataDirFromFixture('report');
+    const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };
+    expect((await cli(dataDir, ['install', '--json'], env)).status).toBe(0);
+    // The run summary names each sink and what it took.
+    const imported = await cliAsync(dataDir, ['import', '--since', '2026-10-01'], env);
+    expect(imported.status, imported.stderr).toBe(0);
+    expect(imported.stdout).toMatch(/^import → everme \+ local since 2026-10-01$/m);
+    expect(imported.stdout).toMatch(/^  everme: 2 delivered; \d+ messages delivered in \d+ requests$/m);
+    expect(imported.stdout).toMatch(/^  local: 2 delivered; \d+ messages delivered in \d+ requests$/m);
+
+    const both = JSON.parse((await cliAsync(dataDir, ['status', '--json'], env)).stdout) as { data: StatusData & { sinks: Array<Record<string, unknown>> } };
+    const messages = both.data.store.messages;
+    expect(messages).toBeGreaterThan(0);
+    expect(both.data.sinks).toEqual([
+      { sink: 'everme', sessions: 2, conversations: 2, messages, lastRun: expect.objectContaining({ kind: 'import', delivered: 2, failed: 0, messages }) as unknown },
+      { sink: 'local', sessions: 2, conversations: 2, messages, lastRun: expect.objectContaining({ kind: 'import', delivered: 2, failed: 0, messages }) as unknown },
+    ]);
+    const text = (await cliAsync(dataDir, ['status'], env)).stdout;
+    expect(text).toMatch(new RegExp(`^  everme: +2 sessions, 2 conversations, ${messages} messages; last import `, 'm'));
+    expect(text).toMatch(new RegExp(`^  local: +2 sessions, 2 conversations, ${messages} messages; last import `, 'm'));
+
+    const gatewayOnly = JSON.parse((await cliAsync(dataDir, ['status', '--json'], { ...env, EVERME_LOCAL_STORE: '0' })).stdout) as { data: { sinks: Array<{ sink: string }> } };
+    expect(gatewayOnly.data.sinks.map((s) => s.sink)).toEqual(['everme']);
+    // Five CLI processes: a budget for a loaded two-core machine.
+  }, 120_000);
+
   it('says whether the gateway answers, and never prints the key', async () => {
     const dataDir = dataDirFromFixture('report');
     const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };
