@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { cliEntry } from './support/cli.js';
 import { envelopeOf, runCli } from './support/cli-process.js';
 import { launchChromium } from './support/browser.js';
 import { startViewerProcess, type ViewerProcess } from './support/viewer-process.js';
+import { writeLaunchFile } from '../src/ui/open-browser.js';
 import { ALPHA, AWS_KEY, BETA, buildViewerFixture, RECALL_CHARS, WORDS, type ViewerFixture } from './support/viewer-fixture.js';
 
 /**
@@ -41,8 +43,10 @@ beforeAll(async () => {
   // spawns nothing can still take seconds.
   page.setDefaultTimeout(60_000);
   page.on('pageerror', (err) => pageErrors.push(err.message));
-  // The URL as printed: its secret becomes the session's cookie.
+  // The URL as printed: its secret becomes the session's cookie, and the page refreshes to the
+  // address without it.
   await page.goto(viewer.url);
+  await page.waitForURL(`${viewer.origin}/`);
 }, 60_000);
 
 afterAll(async () => {
@@ -274,6 +278,22 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/search$/);
     expect(await page.evaluate('document.activeElement?.id')).toBe('q');
+  });
+
+  it('the launch file `everme ui` opens a browser with (file://, no secret in argv) lands logged in', async () => {
+    // A fresh profile: no cookie yet, as when the browser is started for the first time.
+    const fresh = await browser.newContext();
+    const launch = writeLaunchFile(viewer.url);
+    try {
+      const p = await fresh.newPage();
+      await p.goto(pathToFileURL(launch.file).href);
+      await p.waitForURL(`${viewer.origin}/`);
+      await p.waitForSelector('#projects');
+      expect(await p.locator('#projects').textContent()).toContain(ALPHA);
+    } finally {
+      launch.remove();
+      await fresh.close();
+    }
   });
 
   it('made no request outside 127.0.0.1, and no script error', () => {
