@@ -56,10 +56,8 @@ export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'bench/.corpus/', 'fixtures/', 'oclif.manifest.json', 'bin/'] },
   {
     files: ['**/*.ts'],
-    // The rules below rather than all of recommendedTypeChecked: its no-unsafe-* family flags the
-    // tests' JSON.parse'd envelopes (about 60 findings) and require-await flags oclif's async
-    // flag parsers; both are worth a follow-up, not a blocker for the layer rule.
-    extends: [tseslint.configs.base],
+    // The whole type-checked set (no-unsafe-* and the rest), with the rules below on top.
+    extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       // One program over sources and tests (tsconfig.test.json includes both).
       parserOptions: { project: './tsconfig.test.json', tsconfigRootDir: import.meta.dirname },
@@ -74,6 +72,14 @@ export default tseslint.config(
       'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'], extensionAlias: { '.js': ['.ts', '.js'] } })],
     },
     rules: {
+      // Off, the one rule of the set that is: what it finds here are functions async by contract.
+      // The transcript readers are async generators consumed with `for await` (the engine, the hook
+      // worker, export re-import); several read with synchronous calls inside, which is their
+      // implementation, not their interface. Made synchronous, each one turns its callers into
+      // async functions without an await in turn, up through the engine (tried: 8 findings became
+      // 8 others one level up). oclif's hooks and the MCP SDK's handlers are async by contract too.
+      // A missing await where one is needed is what the promise rules below catch.
+      '@typescript-eslint/require-await': 'off',
       // The promise rules: a promise nobody awaits loses its error; one passed where a plain
       // callback is expected (an event handler) is never awaited either.
       '@typescript-eslint/no-floating-promises': 'error',

@@ -18,6 +18,12 @@ const AVG_BYTES = Number(process.env.BENCH_AVG_BYTES ?? 38_000);
 const BIG_BYTES = Number(process.env.BENCH_BIG_MB ?? 500) * 1024 * 1024;
 const HUGE_LINE_BYTES = Number(process.env.BENCH_HUGE_LINE_MB ?? 1024) * 1024 * 1024;
 /** Multiples of BENCH_SESSIONS to measure, for the growth table (the 10× tree is ~1.5 GB, cached). */
+/**
+ * `BENCH_ENGINE_ONLY=1`: the engine's targets alone (cold import on each scale and the 8× tree, cores,
+ * RSS, no-op sync, the hook, the marginal import, two sinks, code size), without the recall bench,
+ * the plugin-route, export and viewer rows, or the big transcript: about a third of the run's time.
+ */
+const ENGINE_ONLY = process.env.BENCH_ENGINE_ONLY === '1';
 const SCALES = (process.env.BENCH_SCALES ?? '1,3,10')
   .split(',')
   .map((s) => Number(s.trim()))
@@ -389,6 +395,7 @@ function hookTimes(stateDir: string, corpusRoot: string, rows: string[]): void {
 /** Everything measured once, on the 1× store the import just built (forget last: it rewrites the index). */
 async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number, coldCpuMs: number, rows: string[]): Promise<void> {
   hookTimes(stateDir, corpusRoot, rows);
+  if (ENGINE_ONLY) return;
   // The plugin route on the same store: recall at session start, and a turn delivered after Stop.
   rows.push(...benchSessionStart(repo, corpusRoot, stateDir));
   rows.push(...(await benchStopToDelivered(repo, stateDir)));
@@ -557,9 +564,11 @@ function recallDrop(base: RecallBenchResult, scaled: RecallBenchResult, scale: n
 async function main(): Promise<void> {
   const rows: string[] = [`load average at start: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')} (${os.cpus().length} cores)`];
   // Recall quality first: the questions' conversations alone, then (below) beside the largest history.
-  const recallAlone = await runRecallBench({ label: 'alone' });
-  rows.push(...recallAlone.rows);
-  process.stderr.write(`${recallAlone.rows.join('\n')}\n`);
+  const recallAlone = ENGINE_ONLY ? undefined : await runRecallBench({ label: 'alone' });
+  if (recallAlone) {
+    rows.push(...recallAlone.rows);
+    process.stderr.write(`${recallAlone.rows.join('\n')}\n`);
+  }
   const table: ScaleRow[] = [];
   for (const [i, scale] of SCALES.entries()) {
     const first = i === 0;
@@ -569,6 +578,7 @@ async function main(): Promise<void> {
       ? (stateDir: string, root: string, coldMs: number, coldCpuMs: number) => onFirstStore(stateDir, root, coldMs, coldCpuMs, rows)
       : largest
         ? async (stateDir: string, root: string) => {
+            if (!recallAlone) return marginalImport(stateDir, rows, scale);
             rows.push(...benchSessionStart(repo, root, stateDir).map((row) => `${row}  [${scale}× store]`));
             // Recall and warm mem_search latency with the questions' conversations beside this history.
             const scaled = await runRecallBench({ beside: stateDir, label: `beside the ${scale}× history`, timeQueries: QUERIES });
@@ -587,7 +597,7 @@ async function main(): Promise<void> {
   }
   bigToolOutputs(rows);
   await twoSinks(rows);
-  if (process.env.BENCH_SKIP_BIG !== '1') await bigTranscript(rows);
+  if (process.env.BENCH_SKIP_BIG !== '1' && !ENGINE_ONLY) await bigTranscript(rows);
   rows.push(...codeSizeRows(repo));
   rows.push(...growthTable(table));
   rows.push(`load average at end: ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);

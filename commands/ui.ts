@@ -21,6 +21,7 @@ export default class Ui extends EvermeCommand {
     const { flags } = await this.parse(Ui);
     const settings = this.settings();
     const viewer = await startViewer({ settings, ...(flags.port === undefined ? {} : { port: flags.port }) });
+    let removeLaunchFile: (() => void) | undefined;
     try {
       // One line on stdout as soon as it serves (with --json, the one envelope). Written as is, not
       // through the output redaction: the URL's secret is this launch's key to the page and must
@@ -29,12 +30,13 @@ export default class Ui extends EvermeCommand {
       process.stdout.write(`${line}\n`);
       this.announced = true;
       writeStderr(`everme ui: serving ${settings.stateDir} at ${viewer.origin} (Ctrl-C to stop)`);
-      if (shouldOpenBrowser(flags.open)) await openBrowser(viewer.url, writeStderr);
+      if (shouldOpenBrowser(flags.open)) removeLaunchFile = await openBrowser(viewer.url, writeStderr);
       await new Promise<void>((resolve) => {
         if (this.abort.signal.aborted) resolve();
         else this.abort.signal.addEventListener('abort', () => resolve(), { once: true });
       });
     } finally {
+      removeLaunchFile?.();
       await viewer.close();
     }
     return { url: viewer.url, port: viewer.port };

@@ -40,6 +40,7 @@ try {
   });
   const page = await browser.newPage({ viewport: { width: 1000, height: 520 }, colorScheme: 'light' });
   await page.goto(url);
+  await page.waitForURL(`${new URL(url).origin}/`);
   await page.goto(`${new URL(url).origin}/search`);
   await page.getByLabel('Words to find').pressSequentially('widget', { delay: 20 });
   await page.waitForSelector('#results[data-query="widget"]');

@@ -1,14 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliEntry, ensureBuilt } from './support/cli.js';
+import { hermeticEnv } from './support/hermetic-env.js';
+import { tempDir } from './support/temp.js';
 
 function run(args: string[], env: Record<string, string> = {}) {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-home-'));
   return spawnSync(process.execPath, [cliEntry, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, ...env },
+    env: hermeticEnv(tempDir('everme-home-'), env),
     encoding: 'utf8',
   });
 }

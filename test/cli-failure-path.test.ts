@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliEntry, ensureBuilt } from './support/cli.js';
+import { hermeticEnv } from './support/hermetic-env.js';
+import { tempDir } from './support/temp.js';
 
 /**
  * One failure path for every command: in text mode a failing command leaves stdout empty and says
@@ -14,7 +15,7 @@ import { cliEntry, ensureBuilt } from './support/cli.js';
 const KEY = 'evt_0123456789abcdef0123456789abcdef';
 
 function dataDir(opts: { brokenMcp?: boolean } = {}): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-fail-'));
+  const dir = tempDir('everme-fail-');
   fs.mkdirSync(path.join(dir, 'v2', 'sessions'), { recursive: true });
   if (opts.brokenMcp) fs.writeFileSync(path.join(dir, 'mcp.json'), '{ "mcpServers": { ');
   return dir;
@@ -22,7 +23,7 @@ function dataDir(opts: { brokenMcp?: boolean } = {}): string {
 
 function cli(dir: string, args: string[]) {
   return spawnSync(process.execPath, [cliEntry, ...args, '--data-dir', dir], {
-    env: { PATH: process.env.PATH ?? '', HOME: dir },
+    env: hermeticEnv(dir),
     encoding: 'utf8',
     timeout: 120_000,
   });

@@ -7,6 +7,7 @@ import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-pro
 import { duplicateKeys, gatewaySignatures, runEngine, storedSignatures } from './support/delivery-harness.js';
 import { conversationFor, expectedTurns, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
+import { holdSessionLock, someSessionOf } from './support/session-hold.js';
 import { tempDir } from './transcript-helpers.js';
 
 /** Stored messages so far, or 0 while the database does not exist or is still being created. */
@@ -42,9 +43,9 @@ describe('an import killed with SIGKILL', () => {
     const dataDir = path.join(root, 'data');
     const stateDir = path.join(root, 'state');
     fs.mkdirSync(dataDir);
-    // Large enough that the kill lands while the import still runs: 200 sessions (2.4 MB) were
-    // once all committed before the kill took effect, on a loaded machine, after the writer thread
-    // had got faster (the re-run then had nothing left to prove).
+    // Enough sessions that the kill usually lands among the commits (200 were once all committed
+    // before it took effect). Size alone proves nothing on a loaded machine, so one session's lock
+    // is held (below) until after the kill: the import cannot finish first.
     generateCorpus(dataDir, 600, 12_000);
     const env = cliEnv(root, { EVERME_STATE_DIR: stateDir });
     const args = ['import', '--since', '2026-01-01', '--data-dir', dataDir, '--sink', 'local', '--json'];
@@ -54,10 +55,12 @@ describe('an import killed with SIGKILL', () => {
     const expected = storedKeys(path.join(root, 'clean-state'));
     expect(expected.length).toBe(clean.messages);
 
+    const release = holdSessionLock(stateDir, someSessionOf(path.join(root, 'clean-state')));
     const victim = startCli(args, env);
-    await waitFor(() => storedCount(stateDir) > 0, 20_000, 'the first stored messages');
+    await waitFor(() => storedCount(stateDir) > 0, 60_000, 'the first stored messages');
     victim.child.kill('SIGKILL');
     const killed = await victim.done;
+    release();
     expect(killed.signal).toBe('SIGKILL');
     // Killed mid-run: some, not all, of the messages made it.
     const partial = storedCount(stateDir);
@@ -68,7 +71,9 @@ describe('an import killed with SIGKILL', () => {
     expect(rerun.code).toBe(0);
     expect(duplicateKeys(stateDir)).toEqual([]);
     expect(storedKeys(stateDir)).toEqual(expected);
-  });
+    // Three imports of 600 sessions: minutes, not seconds, on a loaded 2-core machine. A hang
+    // budget, not a speed limit.
+  }, 180_000);
 });
 
 describe('an import to the gateway and the store killed with SIGKILL between the two sinks’ commits', () => {

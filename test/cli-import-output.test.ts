@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliTree } from './support/cli-tree.js';
+import { cliEntry } from './support/cli.js';
 import { openDatabase } from '../src/store/database.js';
 import { LocalStore } from '../src/store/local-store.js';
 import type { FakeGateway } from './support/fake-gateway.js';
@@ -46,6 +48,22 @@ describe('everme import output', () => {
     expect(result.stderr).toBe('');
   });
 
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('on a terminal, draws a progress bar (sessions, messages, bytes, ETA) on stderr, never on stdout', () => {
+    writeMessagesSession(dataDir, 1, turnsEnvelopes('p', [0, 1]));
+    writeMessagesSession(dataDir, 2, turnsEnvelopes('q', [0]));
+    const stdoutFile = path.join(root, 'tty-stdout.txt');
+    const command = [process.execPath, cliEntry, ...importArgs('--sink', 'local')].map((a) => `'${a}'`).join(' ');
+    // stderr alone goes to the pseudo-terminal `script` makes; stdout (the summary) to a file.
+    const r = spawnSync('script', ['-qec', `${command} > '${stdoutFile}'`, '/dev/null'], { env: localEnv(), encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/import \[[^\]]*\] \d\/2 sessions \| \d+ messages \| [\d.]+ (B|KiB) \| ETA/);
+    // The bar, not the plain lines of a log.
+    expect(r.stdout).not.toMatch(/^import: \d+\/\d+ sessions/m);
+    const stdout = fs.readFileSync(stdoutFile, 'utf8');
+    expect(stdout).not.toContain('sessions |');
+    expect(stdout).toContain('sessions: 2 scanned, 2 delivered');
+  });
+
   it('without a terminal, prints plain progress lines on stderr and a summary that ends with the warnings line', async () => {
     const dir = writeMessagesSession(dataDir, 1, turnsEnvelopes('t', [0, 1]));
     fs.appendFileSync(path.join(dir, 'messages.jsonl'), '{"broken\n');
@@ -73,7 +91,8 @@ describe('everme import output', () => {
     expect(gateway.requests).toHaveLength(0);
 
     fs.writeFileSync(path.join(dataDir, 'everme.env'), `EVERME_API_KEY=${gateway.token}\nEVERME_API_BASE=${gateway.url}\n`);
-    const remote = await runCli(importArgs('--json'), localEnv());
+    // The base too comes from the file alone.
+    const remote = await runCli(importArgs('--json'), cliEnv(root, { EVERME_STATE_DIR: stateDir, EVERME_API_BASE: null }));
     expect(envelopeOf(remote).data).toMatchObject({ sink: 'everme', messages: 4 });
     expect(gatewaySignatures(gateway, conversationFor(1))).toEqual(expectedTurns('d', [0]));
 

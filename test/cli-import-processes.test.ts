@@ -34,11 +34,24 @@ function expectEachExactlyOnce(ids: number[]): void {
 describe('two everme processes at once', () => {
   it('never deliver a message twice: each session is worked on by one of them, the other finds it done', async () => {
     const ids = writeTree(10);
-    // Slow answers keep both runs busy long enough to meet on the same sessions.
-    slowWrites(200, 40);
-    const [a, b] = await Promise.all([runCli(importArgs('--concurrency', '2'), env), runCli(importArgs('--concurrency', '2'), env)]);
-    expect([a.code, b.code]).toEqual([0, 0]);
+    // The first import's two workers each send one request that the gateway holds: it is mid-run,
+    // holding two sessions, while the second import starts and delivers others. That the two runs
+    // overlapped is then a fact, not a hope about timing.
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    gateway.failNext({ kind: 'hold', until: held, path: '/mem/agent-memory' }, { kind: 'hold', until: held, path: '/mem/agent-memory' });
+    const first = startCli(importArgs('--concurrency', '2'), env);
+    await waitFor(() => gateway.requestsTo('/mem/agent-memory').length === 2, 60_000, "the first import's two held requests");
+    // Four workers: two wait for the sessions the first import holds, two go on with others.
+    const second = startCli(importArgs('--concurrency', '4'), env);
+    await waitFor(() => gateway.requestsTo('/mem/agent-memory').length >= 3, 60_000, "the second import's first request");
+    letGo();
+    const [a, b] = [await first.done, await second.done];
+    expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
     const [da, db] = [envelopeOf(a).data!, envelopeOf(b).data!];
+    // Both did part of the work, and together all of it, once.
+    expect(da.messages).toBeGreaterThan(0);
+    expect(db.messages).toBeGreaterThan(0);
     const total = ids.length * TURNS.length * 4;
     expect((da.messages as number) + (db.messages as number)).toBe(total);
     expectEachExactlyOnce(ids);

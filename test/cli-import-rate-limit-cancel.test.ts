@@ -10,7 +10,7 @@ describe('Ctrl-C during a 429 back-off', () => {
   let tree!: CliTree;
   useCliTree((t) => (tree = t));
 
-  it('ends the Retry-After wait: exit 130 within 2 s, and a re-run delivers every message exactly once', async () => {
+  it('ends the Retry-After wait: exit 130 long before the 60 s it was told to wait, and a re-run delivers every message exactly once', async () => {
     // Nine turns of ~20 KB of tool output: three or more requests for the one conversation.
     writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('wait', TURNS, { toolBytes: 20_000 }));
     const args = ['import', '--since', '2026-09-01', '--data-dir', tree.dataDir, '--concurrency', '1'];
@@ -24,7 +24,8 @@ describe('Ctrl-C during a 429 back-off', () => {
     const interruptedAt = Date.now();
     run.child.kill('SIGINT');
     const interrupted = await run.done;
-    expect(Date.now() - interruptedAt).toBeLessThan(2000);
+    // A hang detector: 15 s is far below the 60 s wait, and above any loaded machine's exit time.
+    expect(Date.now() - interruptedAt).toBeLessThan(15_000);
     expect(interrupted.code).toBe(130);
     expect(interrupted.stdout).toBe('');
     // Nothing new started after the interrupt.

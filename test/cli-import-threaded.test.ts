@@ -11,6 +11,7 @@ import { openDatabase } from '../src/store/database.js';
 import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
 import { repoRoot } from './support/cli.js';
 import { duplicateKeys, runEngine } from './support/delivery-harness.js';
+import { holdSessionLock, someSessionOf } from './support/session-hold.js';
 import { tempDir } from './transcript-helpers.js';
 
 const SINCE = '2026-01-01';
@@ -162,11 +163,15 @@ describe('an import committed on the writer thread', () => {
 
     const stateDir = path.join(root, 'state');
     const env = cliEnv(root, { EVERME_STATE_DIR: stateDir });
+    // One session's lock held until after Ctrl-C: the import cannot finish before the signal lands
+    // (with the corpus alone, it sometimes did on a loaded machine).
+    const release = holdSessionLock(stateDir, someSessionOf(expectedState));
     const run = startCli(cliArgs(dataDir), env);
     // Past the inline start: enough sessions committed that the thread is writing.
-    await waitFor(() => countFingerprints(stateDir) > 20, 20_000, 'the first sessions on the thread');
+    await waitFor(() => countFingerprints(stateDir) > 20, 60_000, 'the first sessions on the thread');
     run.child.kill('SIGINT');
     const interrupted = await run.done;
+    release();
     expect(interrupted.code).toBe(130);
     expect(envelopeOf(interrupted)).toMatchObject({ ok: false, error: { type: 'cancelled' } });
 
@@ -184,7 +189,8 @@ describe('an import committed on the writer thread', () => {
     const rerun = await runCli(cliArgs(dataDir), env);
     expect(rerun.code).toBe(0);
     expect(dump(stateDir)).toEqual(expected);
-  });
+    // Three imports of 200 sessions: a hang budget for a loaded 2-core machine, not a speed limit.
+  }, 180_000);
 });
 
 function countFingerprints(stateDir: string): number {

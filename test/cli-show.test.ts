@@ -2,11 +2,12 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliEntry, ensureBuilt, repoRoot } from './support/cli.js';
+import { hermeticEnv } from './support/hermetic-env.js';
 import { makeSession, jsonl, tempDir } from './transcript-helpers.js';
 
 function show(dataDir: string, ...args: string[]) {
   return spawnSync(process.execPath, [cliEntry, 'show', ...args, '--data-dir', dataDir], {
-    env: { PATH: process.env.PATH ?? '', HOME: tempDir() },
+    env: hermeticEnv(tempDir()),
     encoding: 'utf8',
   });
 }

@@ -66,4 +66,26 @@ describe('everme sync', () => {
     expect(gatewaySignatures(gateway, conversationFor(1))).toEqual(expectedTurns('new', [0, 1]));
     expect(gatewaySignatures(gateway, conversationFor(9))).toEqual(expectedTurns('old', [0, 1]));
   });
+
+  it('with no import yet, looks back 24 hours: a session of today is delivered, one of 10 days ago is not scanned', async () => {
+    const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10).replaceAll('-', '/');
+    const now = Date.now();
+    const recent = sessionIdFor(3);
+    makeSession(dataDir, day(now), recent, { createdAtMs: now - 60 * 60_000, files: { 'messages.jsonl': jsonlOf(turnsEnvelopes('recent', [0])) } });
+    const stale = now - 10 * 24 * 60 * 60_000;
+    makeSession(dataDir, day(stale), sessionIdFor(4), { createdAtMs: stale, files: { 'messages.jsonl': jsonlOf(turnsEnvelopes('stale', [0])) } });
+
+    const before = Date.now();
+    const run = await sync();
+    const after = Date.now();
+    expect(run.code, run.stderr).toBe(0);
+    const data = envelopeOf(run).data as { since: string; sessions: { scanned: number; delivered: number } };
+    // The horizon is the moment 24 hours before the run, not a day boundary or an older import.
+    const since = Date.parse(data.since);
+    expect(since).toBeGreaterThanOrEqual(before - 24 * 60 * 60_000 - 1000);
+    expect(since).toBeLessThanOrEqual(after - 24 * 60 * 60_000);
+    expect(data.sessions).toMatchObject({ scanned: 1, delivered: 1 });
+    expect(gatewaySignatures(gateway, conversationFor(3))).toEqual(expectedTurns('recent', [0]));
+    expect(gateway.messagesFor(conversationFor(4))).toEqual([]);
+  });
 });

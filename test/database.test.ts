@@ -1,23 +1,12 @@
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from './support/temp.js';
 import { EvermeError } from '../src/core/errors.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
-import { WORKSPACE_FOR_SESSION_SQL } from '../src/store/session-workspace.js';
 import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/session-store.js';
-
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-'));
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
 
 /** A store as a release that knew only the first `version` migrations left it, opened raw. */
 function storeAtVersion(stateDir: string, version: number): Database.Database {
@@ -122,16 +111,15 @@ describe("migration 8: a session's conversations are found by session id", () =>
       .all(...params)
       .map((row) => row.detail);
 
-  it('fills a recorded workspace and looks one up through the session index, never every workspace-less conversation', () => {
+  it('fills a recorded workspace through the session index, never every workspace-less conversation', () => {
     const db = openDatabase(tempDir());
     try {
       // Many conversations without a workspace: without the index, SQLite went through all of them.
       const conv = db.prepare('INSERT INTO conversations (conversation_id, session_id, source) VALUES (?, ?, ?)');
       for (let i = 0; i < 50; i++) conv.run(`minimaxcode-s${i}`, `s${i}`, 'messages');
-      for (const steps of [plan(db, FILL_CONVERSATION_WORKSPACE_SQL, '/w', 's1'), plan(db, WORKSPACE_FOR_SESSION_SQL, 's1', 's1')]) {
-        expect(steps.some((step) => step.includes('conversations_by_session'))).toBe(true);
-        expect(steps.some((step) => /^SCAN conversations\b/.test(step) || step.includes('conversations_by_workspace'))).toBe(false);
-      }
+      const steps = plan(db, FILL_CONVERSATION_WORKSPACE_SQL, '/w', 's1');
+      expect(steps.some((step) => step.includes('conversations_by_session'))).toBe(true);
+      expect(steps.some((step) => /^SCAN conversations\b/.test(step) || step.includes('conversations_by_workspace'))).toBe(false);
       db.prepare(FILL_CONVERSATION_WORKSPACE_SQL).run('/w', 's1');
       expect(db.prepare('SELECT session_id FROM conversations WHERE workspace_dir IS NOT NULL').pluck().all()).toEqual(['s1']);
     } finally {

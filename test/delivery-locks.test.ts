@@ -5,9 +5,24 @@ import { EvermeError } from '../src/core/errors.js';
 import { SessionLocks } from '../src/engine/session-lock.js';
 import { openDatabase } from '../src/store/database.js';
 import { startFakeGateway, type Fault } from './support/fake-gateway.js';
-import { CREATED_AT_MS, DAY, conversationFor, expectedTurns, jsonlOf, sessionIdFor, turnsEnvelopes } from './support/delivery-trees.js';
+import { CREATED_AT_MS, DAY, conversationFor, expectedTurns, jsonlOf, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { gatewaySignatures, runEngine } from './support/delivery-harness.js';
+import { cliEnv, envelopeOf, startCli, waitFor } from './support/cli-process.js';
 import { makeSession, tempDir } from './transcript-helpers.js';
+
+/** How many runs the store has recorded (each import records its run as it starts). */
+function runsRecorded(stateDir: string): number {
+  try {
+    const db = openDatabase(stateDir, { readonly: true });
+    try {
+      return db.prepare<[], number>('SELECT count(*) FROM runs').pluck().get() ?? 0;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
 
 const SESSION = 'mvs_00000000000000000000000000000001';
 
@@ -89,8 +104,50 @@ describe('SessionLocks', () => {
   });
 });
 
-describe('the session lock inside one run', () => {
-  it('keeps two directories of one session id from being delivered at the same time', async () => {
+describe('the session lock between two processes', () => {
+  it('makes a second import wait while the first delivers the session, then find it done: each message once', async () => {
+    const gateway = await startFakeGateway();
+    try {
+      const root = tempDir();
+      const dataDir = path.join(root, 'data');
+      const stateDir = path.join(root, 'state');
+      const opts = { toolBytes: 25_000 };
+      writeMessagesSession(dataDir, 1, turnsEnvelopes('held', [0, 1, 2, 3], opts));
+      const env = cliEnv(root, { EVERME_STATE_DIR: stateDir, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+      const args = ['import', '--since', '2026-09-01', '--data-dir', dataDir, '--concurrency', '1', '--json'];
+      // The first import's first request is held: it holds the session's lock, and nothing of the
+      // session is acknowledged (no mark has moved) until the test lets the request through.
+      let letGo!: () => void;
+      gateway.failNext({ kind: 'hold', until: new Promise<void>((resolve) => (letGo = resolve)), path: '/mem/agent-memory' });
+      const first = startCli(args, env);
+      await waitFor(() => gateway.requestsTo('/mem/agent-memory').length === 1, 60_000, "the first import's first request");
+
+      const second = startCli(args, env);
+      let secondExitedAt: number | undefined;
+      void second.done.then(() => (secondExitedAt = Date.now()));
+      // The second import has started its run; it gets 5 s to reach the session. Without the lock it
+      // delivers the whole session in that time (nothing is marked yet) and exits.
+      await waitFor(() => runsRecorded(stateDir) === 2, 60_000, 'the second import to start its run');
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      const releasedAt = Date.now();
+      letGo();
+      const [a, b] = [await first.done, await second.done];
+      expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
+      // Contended for real: the second import was still waiting when the first was let go.
+      expect(secondExitedAt).toBeGreaterThanOrEqual(releasedAt);
+      expect(envelopeOf(a).data).toMatchObject({ messages: 16 });
+      expect(envelopeOf(b).data).toMatchObject({ messages: 0, requests: 0 });
+      expect(gatewaySignatures(gateway, conversationFor(1))).toEqual(expectedTurns('held', [0, 1, 2, 3], opts));
+    } finally {
+      await gateway.close();
+    }
+  }, 180_000);
+});
+
+describe('a session copied to a second directory', () => {
+  // Discovery drops the second directory of one session id, so the lock is never contended here;
+  // the contended lock is the test above.
+  it('is delivered once, from one of its directories', async () => {
     const gateway = await startFakeGateway();
     try {
       const root = tempDir();

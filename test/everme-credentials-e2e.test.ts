@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { envelopeOf, runCli } from './support/cli-process.js';
+import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
 import { conversationFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { parseEnvText } from '../src/config/env-file.js';
@@ -22,7 +22,7 @@ describe('credentials as EverMe\'s own installer writes them', () => {
     writeEverMeEnvFile(tree.dataDir, tree.gateway.url, tree.gateway.token);
     writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('cred', [1, 2]));
     // Only the state dir comes from the environment: no key, no base.
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tree.root, LANG: 'C.UTF-8', EVERME_STATE_DIR: tree.stateDir };
+    const env = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_BASE: null });
 
     const imported = envelopeOf(await runCli(['import', '--since', '2026-09-01', '--data-dir', tree.dataDir, '--json'], env));
     expect(imported.ok).toBe(true);
@@ -47,7 +47,7 @@ describe('credentials as EverMe\'s own installer writes them', () => {
 
   it('status in text mode names the credential masked and where it came from', async () => {
     writeEverMeEnvFile(tree.dataDir, tree.gateway.url, tree.gateway.token);
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tree.root, LANG: 'C.UTF-8', EVERME_STATE_DIR: tree.stateDir, EVERME_API_KEY: 'emk_envkey000000000000' };
+    const env = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_KEY: 'emk_envkey000000000000', EVERME_API_BASE: null });
     const status = await runCli(['status', '--data-dir', tree.dataDir], env);
     const all = status.stdout + status.stderr;
     expect(all).toContain(`credential:   EVERME_AGENT_TOKEN evt_fake_REDACTED from everme.env, agent ${AGENT_ID}`);
@@ -56,7 +56,7 @@ describe('credentials as EverMe\'s own installer writes them', () => {
   });
 
   it('`install --api-key` writes an everme.env that a plain dotenv reader (EverMe\'s hooks) reads back', async () => {
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tree.root, LANG: 'C.UTF-8', EVERME_STATE_DIR: tree.stateDir };
+    const env = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_BASE: null });
     const r = await runCli(['install', '--data-dir', tree.dataDir, '--api-key', 'evt_inst1234567890abcdef', '--api-base', tree.gateway.url, '--json'], env);
     expect(r.stdout + r.stderr).not.toContain('evt_inst1234567890abcdef');
     const file = path.join(tree.dataDir, 'everme.env');

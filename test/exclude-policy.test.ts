@@ -37,6 +37,20 @@ describe('ExclusionPolicy', () => {
     expect(policy.ruleFor('/home/v/work/client-acme')).toBeUndefined();
   });
 
+  it('understands ?, […] and {a,b} in a glob (README), each matching only what it says', async () => {
+    const policy = await ExclusionPolicy.load(['~/q/app?', '~/r/v[0-9]', '~/s/{alpha,beta}-svc'], HOME);
+    expect(policy.ruleFor('/home/u/q/app1')).toEqual({ kind: 'pattern', pattern: '~/q/app?' });
+    expect(policy.ruleFor('/home/u/q/appX/src')).toEqual({ kind: 'pattern', pattern: '~/q/app?' });
+    expect(policy.ruleFor('/home/u/q/app')).toBeUndefined();
+    expect(policy.ruleFor('/home/u/q/app12')).toBeUndefined();
+    expect(policy.ruleFor('/home/u/r/v7')).toEqual({ kind: 'pattern', pattern: '~/r/v[0-9]' });
+    expect(policy.ruleFor('/home/u/r/vx')).toBeUndefined();
+    expect(policy.ruleFor('/home/u/r/v10')).toBeUndefined();
+    expect(policy.ruleFor('/home/u/s/alpha-svc')).toEqual({ kind: 'pattern', pattern: '~/s/{alpha,beta}-svc' });
+    expect(policy.ruleFor('/home/u/s/beta-svc/lib')).toEqual({ kind: 'pattern', pattern: '~/s/{alpha,beta}-svc' });
+    expect(policy.ruleFor('/home/u/s/gamma-svc')).toBeUndefined();
+  });
+
   it('takes plain paths literally and a bare name as a directory name anywhere in the path', async () => {
     const policy = await ExclusionPolicy.load(['/srv/p(1)/', 'secret-*'], HOME);
     expect(policy.ruleFor('/srv/p(1)')?.kind).toBe('pattern');

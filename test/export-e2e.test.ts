@@ -114,9 +114,14 @@ describe('everme export', { timeout: 120_000 }, () => {
     const a = await cli(['export']);
     const b = await cli(['export']);
     expect(a.stdout).toBe(b.stdout);
-    await cli(['export', '--format', 'markdown', '--out', path.join(tree.root, 'm1')]);
-    await cli(['export', '--format', 'markdown', '--out', path.join(tree.root, 'm2')]);
+    expect(a.code).toBe(0);
+    for (const out of ['m1', 'm2']) {
+      const run = await cli(['export', '--format', 'markdown', '--out', path.join(tree.root, out)]);
+      expect(run.code, run.stderr).toBe(0);
+    }
     const names = fs.readdirSync(path.join(tree.root, 'm1')).sort();
+    // One file a conversation of the demo store: the byte comparison below runs over all three.
+    expect(names.filter((n) => n.endsWith('.md'))).toHaveLength(3);
     expect(names).toEqual(fs.readdirSync(path.join(tree.root, 'm2')).sort());
     for (const name of names) {
       expect(fs.readFileSync(path.join(tree.root, 'm1', name), 'utf8')).toBe(fs.readFileSync(path.join(tree.root, 'm2', name), 'utf8'));
@@ -169,5 +174,36 @@ describe('everme export', { timeout: 120_000 }, () => {
     const text = await cli(['import', '--from-export', file], localEnv(path.join(tree.root, 'state-d')));
     expect(text.stdout).toContain('warnings: invalid_json 1, invalid_record 1 (lines skipped)');
     expect(text.stdout).not.toContain('not json');
+  });
+
+  it('import --from-export keeps a forgotten conversation and an excluded workspace out', async () => {
+    await importDemo();
+    const file = path.join(tree.root, 'all.jsonl');
+    fs.writeFileSync(file, (await cli(['export'])).stdout);
+    const all = lines(fs.readFileSync(file, 'utf8'));
+    const conversations = [...new Set(all.map((l) => l.conversationId))];
+    const workspaceOf = new Map(all.filter((l) => l.conversation?.workspaceDir !== undefined).map((l) => [l.conversationId, String(l.conversation!.workspaceDir)]));
+    const excludedWorkspace = [...workspaceOf.values()][0];
+    const forgotten = conversations.find((id) => workspaceOf.get(id) !== excludedWorkspace);
+    // The premise: a conversation outside the excluded workspace to forget, and one inside it.
+    expect(forgotten).toBeDefined();
+    expect(excludedWorkspace).toBeDefined();
+    const exported = async (env: NodeJS.ProcessEnv): Promise<string[]> => [...new Set(lines((await cli(['export'], env)).stdout).map((l) => l.conversationId))].sort();
+
+    // Forgotten after the export was written: loading that export again does not bring it back.
+    const forget = envelopeOf(await cli(['forget', '--conversation', forgotten!, '--yes', '--json']));
+    expect(forget.ok).toBe(true);
+    const reloaded = envelopeOf(await cli(['import', '--from-export', file, '--json']));
+    expect(reloaded.ok).toBe(true);
+    expect(await exported(localEnv())).toEqual(conversations.filter((id) => id !== forgotten).sort());
+
+    // A fresh store that excludes a workspace loads everything but that workspace's conversations.
+    const excluding = cliEnv(tree.root, { EVERME_STATE_DIR: path.join(tree.root, 'state-excl'), EVERME_EXCLUDE: excludedWorkspace });
+    const loaded = envelopeOf(await cli(['import', '--from-export', file, '--json'], excluding));
+    expect(loaded.ok).toBe(true);
+    const kept = conversations.filter((id) => workspaceOf.get(id) !== excludedWorkspace).sort();
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(conversations.length);
+    expect(await exported(excluding)).toEqual(kept);
   });
 });

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -93,6 +94,34 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(await searchHits(WORD[1])).toHaveLength(3);
     const undoAgain = await cli(['forget', '--undo', '--conversation', conversationFor(1)]);
     expect(undoAgain.code).toBe(1);
+  });
+
+  it('forgets while another process reads the store, and says the last bytes leave the log once that reader closes', async () => {
+    writeTree();
+    await importAll();
+    // Another process's reader (an open MCP server, say): a read transaction holding its snapshot.
+    const reader = new Database(path.join(tree.stateDir, 'everme.db'), { readonly: true });
+    try {
+      reader.prepare('BEGIN').run();
+      expect(reader.prepare('SELECT count(*) AS n FROM messages').get()).toMatchObject({ n: expect.any(Number) as number });
+
+      const r = envelopeOf(await cli(['forget', '--session', sessionIdFor(1), '--yes', '--json']));
+      expect(r.data).toMatchObject({ dryRun: false, removedMessages: 8, checkpointed: false });
+      const text = await cli(['forget', '--session', sessionIdFor(2), '--yes']);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toContain('note: another process is reading the store; the last deleted bytes leave the file once it closes.');
+      // Gone for everyone else already.
+      expect(await searchHits(WORD[1])).toEqual([]);
+      expect(await searchHits(WORD[2])).toEqual([]);
+    } finally {
+      reader.close();
+    }
+    // The reader gone, the next forget checkpoints fully and no forgotten word is left in the file.
+    const after = envelopeOf(await cli(['forget', '--session', sessionIdFor(4), '--yes', '--json']));
+    expect(after.data).toMatchObject({ checkpointed: true });
+    expect(storeBytes()).not.toContain(WORD[1]);
+    expect(storeBytes()).not.toContain(WORD[2]);
+    expect(storeBytes()).toContain(WORD[3]);
   });
 
   it('--conversation, --project and --before each pick exactly their conversations', async () => {

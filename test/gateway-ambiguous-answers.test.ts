@@ -134,8 +134,8 @@ describe('a mangled 2xx with the embedded store kept too', () => {
     expect(first.code, first.stderr).toBe(0);
     const data = envelopeOf(first).data!;
     expect(data.sinks).toEqual([
-      expect.objectContaining({ sink: 'everme', sessions: expect.objectContaining({ delivered: 2, failed: 0 }) }),
-      expect.objectContaining({ sink: 'local', sessions: expect.objectContaining({ delivered: 2, failed: 0 }) }),
+      expect.objectContaining({ sink: 'everme', sessions: expect.objectContaining({ delivered: 2, failed: 0 }) as unknown }) as unknown,
+      expect.objectContaining({ sink: 'local', sessions: expect.objectContaining({ delivered: 2, failed: 0 }) as unknown }) as unknown,
     ]);
     expect(data.warnings).toMatchObject({ gateway_response_invalid: 1 });
     // Recorded for the report as the gateway's own warning, next to the reader's.

@@ -268,7 +268,7 @@ describe('everme hook (the real CLI, fail-open)', () => {
     );
     // Only what the host passes a hook: no everme variable in the environment, and the data dir
     // under its older name.
-    const env = hookEnv({ HOME: dataDir, MAVIS_DATA_DIR: dataDir });
+    const env = hookEnv({ HOME: dataDir, MAVIS_DATA_DIR: dataDir, EVERME_API_BASE: null });
     const run = await runHookCli(hookStdin(sessionId), env);
     expectFailOpen(run);
     await waitForWorkers(stateDir);
@@ -309,8 +309,10 @@ describe('everme hook (the real CLI, fail-open)', () => {
   it('gives up within the watchdog, still exiting 0, when the host never closes stdin', async () => {
     const { dataDir, stateDir } = dirs();
     mkdirSync(path.join(dataDir, 'v2', 'sessions'), { recursive: true });
-    const run = await runHookCli('{"session_id":', gatewayEnv(dataDir, stateDir), { keepOpen: true });
+    // The watchdog at its default (2.5 s). Without it the hook would wait for stdin until the
+    // harness kills it at 60 s (no exit code): 15 s tells the two apart on a loaded machine too.
+    const run = await runHookCli('{"session_id":', { ...gatewayEnv(dataDir, stateDir), EVERME_HOOK_WATCHDOG_MS: undefined }, { keepOpen: true });
     expectFailOpen(run);
-    expect(run.ms).toBeLessThan(4500);
+    expect(run.ms).toBeLessThan(15_000);
   });
 });

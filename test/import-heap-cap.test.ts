@@ -93,6 +93,6 @@ describe('import under a capped heap', () => {
     await waitFor(() => (worker = childrenOf(parent).find((pid) => cmdline(pid).includes(HEAP_CAP_FLAG))) !== undefined, 10_000, 'the capped child');
     run.child.kill('SIGKILL');
     expect((await run.done).signal).toBe('SIGKILL');
-    await waitFor(() => !alive(worker!) || fs.readFileSync(`/proc/${worker!}/stat`, 'utf8').includes(') Z'), 5_000, 'the child to exit');
+    await waitFor(() => !alive(worker!) || fs.readFileSync(`/proc/${worker!}/stat`, 'utf8').includes(') Z'), 15_000, 'the child to exit');
   });
 });

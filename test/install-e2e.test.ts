@@ -1,11 +1,22 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HookDocument } from '../src/install/local-plugin.js';
 import { readHookCommand } from '../src/install/markdown-hooks.js';
 import { filesContaining, hashTree, tempDir } from './install-helpers.js';
+import { hermeticEnv } from './support/hermetic-env.js';
+
+/** The CLI's --json envelope, as far as these tests read it. */
+interface InstallEnvelope {
+  ok: boolean;
+  data: { steps: Array<{ status: string }> };
+  error: { type: string; code?: string };
+}
+function parseEnvelope(stdout: string): InstallEnvelope {
+  return JSON.parse(stdout) as InstallEnvelope;
+}
 
 /**
  * End to end through the real CLI, from a throwaway "npx cache" copy of the built package that is
@@ -19,28 +30,59 @@ const KEY = 'evt_a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
 const HOOK_STDIN = path.join(repoRoot, 'fixtures', 'minimax', 'hooks', 'posttooluse-stdin.native.json');
 const FIXTURE_MCP = path.join(repoRoot, 'fixtures', 'minimax', 'mcp.json');
 
+/*
+ * Every test stands alone (it passes run alone, and in any order): beforeAll installs once into
+ * `data` from a throwaway "npx cache" copy; a test that removes something works on a data dir of
+ * its own, or puts back what it moved.
+ */
 let work: string;
 let sourceRoot: string;
 let home: string;
 let data: string;
-let beforeInstall: Map<string, string>;
-/** The CLI entry used: the source install at first, the staged runtime once the source is deleted. */
-let entry: string;
-const outputs: string[] = [];
+/** The CLI as npx runs it: the source install. */
+let sourceEntry: string;
+/** The install beforeAll ran. */
+let firstInstall: SpawnSyncReturns<string>;
 
-/** The reduced environment MiniMax gives hooks: no MINIMAX_DATA_DIR, no key in the environment. */
+/**
+ * The reduced environment MiniMax gives hooks: no MINIMAX_DATA_DIR, no key in the environment; the
+ * hermetic env's loopback API base keeps the key install wrote from reaching the real service.
+ */
 function hostEnv(): NodeJS.ProcessEnv {
-  return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' };
+  return hermeticEnv(home, { PATH: '/usr/local/bin:/usr/bin:/bin' });
 }
 
-function cli(args: string[], dataDir = data): SpawnSyncReturns<string> {
+/** Runs `node <entry> args --data-dir <dataDir>`; no run of any test may print the key. */
+function cli(args: string[], dataDir = data, entry = sourceEntry): SpawnSyncReturns<string> {
   const run = spawnSync(process.execPath, [entry, ...args, '--data-dir', dataDir], {
     encoding: 'utf8',
     env: hostEnv(),
-    timeout: 60_000,
+    timeout: 120_000,
   });
-  outputs.push(run.stdout, run.stderr);
+  expect(run.stdout + run.stderr, `everme ${args[0]} printed the key`).not.toContain(KEY);
   return run;
+}
+
+/** The runtime install staged into a data dir, which hooks and the MCP server run. */
+const stagedEntry = (dataDir = data): string => path.join(dataDir, 'everme', 'runtime', 'bin', 'run.js');
+
+/** A data dir as MiniMax Code leaves it before any install: sessions and the fixture mcp.json. */
+function freshDataDir(name: string): string {
+  const dir = path.join(work, name, '.minimax');
+  mkdirSync(path.join(dir, 'v2', 'sessions'), { recursive: true });
+  cpSync(FIXTURE_MCP, path.join(dir, 'mcp.json'));
+  return dir;
+}
+
+/** Runs `body` with the source install moved away (as npx deletes its cache), and puts it back. */
+function withoutSourceInstall(body: () => void): void {
+  const npx = path.join(work, '_npx');
+  renameSync(npx, `${npx}-away`);
+  try {
+    body();
+  } finally {
+    renameSync(`${npx}-away`, npx);
+  }
 }
 
 /** npx layout: the package under node_modules/@everme/, its dependencies hoisted beside it. */
@@ -59,20 +101,16 @@ function makeSourceInstall(): string {
 }
 
 beforeAll(() => {
-  if (!existsSync(path.join(builtRoot, 'dist', 'commands', 'install.js')) && builtRoot === repoRoot) {
-    spawnSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore', timeout: 240_000 });
-  }
   if (!existsSync(path.join(builtRoot, 'dist', 'commands', 'install.js'))) {
     throw new Error(`the package is not built (${path.join(builtRoot, 'dist')} has no commands/install.js): run npm run build`);
   }
   work = tempDir('everme-e2e-');
   sourceRoot = makeSourceInstall();
-  entry = path.join(sourceRoot, 'bin', 'run.js');
-  home = path.join(work, 'home');
-  data = path.join(home, '.minimax');
-  mkdirSync(path.join(data, 'v2', 'sessions'), { recursive: true });
-  cpSync(FIXTURE_MCP, path.join(data, 'mcp.json'));
-  beforeInstall = hashTree(data);
+  sourceEntry = path.join(sourceRoot, 'bin', 'run.js');
+  data = freshDataDir('home');
+  home = path.dirname(data);
+  firstInstall = cli(['install', '--api-key', KEY]);
+  if (firstInstall.status !== 0) throw new Error(`install failed: ${firstInstall.stderr}`);
 }, 300_000);
 
 afterAll(() => {
@@ -81,17 +119,18 @@ afterAll(() => {
 
 describe('everme install / uninstall, end to end', () => {
   it('--dry-run through the CLI writes nothing', () => {
-    const run = cli(['install', '--dry-run', '--json', '--api-key', KEY]);
+    const fresh = freshDataDir('dry-run');
+    const before = hashTree(fresh);
+    const run = cli(['install', '--dry-run', '--json', '--api-key', KEY], fresh);
     expect(run.status).toBe(0);
-    const envelope = JSON.parse(run.stdout);
+    const envelope = parseEnvelope(run.stdout);
     expect(envelope.ok).toBe(true);
     expect(envelope.data.steps.map((s: { status: string }) => s.status)).toEqual(['created', 'created', 'created', 'created', 'created', 'updated']);
-    expect(hashTree(data)).toEqual(beforeInstall);
+    expect(hashTree(fresh)).toEqual(before);
   });
 
   it('installs, then a second install is byte-for-byte a no-op', () => {
-    const first = cli(['install', '--api-key', KEY]);
-    expect(first.status, first.stderr).toBe(0);
+    const first = firstInstall;
     expect(first.stdout).toMatch(/created\s+runtime/);
     expect(first.stdout).toContain('EVERME_API_KEY set (evt_a1b2_REDACTED)');
     expect(first.stdout).toMatch(/everme import --since \d{4}-\d{2}-\d{2}/);
@@ -99,7 +138,7 @@ describe('everme install / uninstall, end to end', () => {
     const installed = hashTree(data);
     const second = cli(['install', '--api-key', KEY, '--json']);
     expect(second.status, second.stderr).toBe(0);
-    const envelope = JSON.parse(second.stdout);
+    const envelope = parseEnvelope(second.stdout);
     expect(envelope.data.steps.every((s: { status: string }) => s.status === 'unchanged')).toBe(true);
     expect(hashTree(data)).toEqual(installed);
   });
@@ -111,7 +150,7 @@ describe('everme install / uninstall, end to end', () => {
     writeFileSync(path.join(other, 'mcp.json'), broken);
     const json = cli(['install', '--json'], other);
     expect(json.status).toBe(1);
-    const envelope = JSON.parse(json.stdout);
+    const envelope = parseEnvelope(json.stdout);
     expect(envelope.ok).toBe(false);
     expect(envelope.error).toMatchObject({ type: 'conflict', code: 'mcp_config_invalid' });
     expect(readFileSync(path.join(other, 'mcp.json'), 'utf8')).toBe(broken);
@@ -131,9 +170,7 @@ describe('everme install / uninstall, end to end', () => {
     for (const dev of ['vitest', 'typescript', 'oclif', '@types']) expect(existsSync(path.join(modules, dev)), dev).toBe(false);
   });
 
-  it('runs each hook command from the staged runtime after the source install is gone', () => {
-    rmSync(path.join(work, '_npx'), { recursive: true, force: true });
-    entry = path.join(data, 'everme', 'runtime', 'bin', 'run.js');
+  it('runs each hook command from the staged runtime after the source install is gone', () => withoutSourceInstall(() => {
     for (const name of ['everme-pre-tool-use.md', 'everme-post-tool-use.md']) {
       const command = readHookCommand(readFileSync(path.join(data, 'hooks', name), 'utf8'));
       expect(command).toBeDefined();
@@ -143,9 +180,9 @@ describe('everme install / uninstall, end to end', () => {
       expect(run.status).toBe(0);
       expect(run.stdout).toBe('');
     }
-  });
+  }));
 
-  it('writes the everme-memory plugin: a manifest and a hook document the host reads, every command running under sh with only PATH and HOME', () => {
+  it('writes the everme-memory plugin: a manifest and a hook document the host reads, every command running under sh with only PATH and HOME', () => withoutSourceInstall(() => {
     const plugin = path.join(data, 'plugins', 'everme-memory');
     expect(hashTree(plugin).size).toBe(4); // .claude-plugin/, its plugin.json, hooks/, hooks.json: nothing else
     expect(JSON.parse(readFileSync(path.join(plugin, '.claude-plugin', 'plugin.json'), 'utf8'))).toMatchObject({ name: 'everme-memory' });
@@ -161,9 +198,8 @@ describe('everme install / uninstall, end to end', () => {
       SessionEnd: 'sessionend-stdin.native.json',
     };
     expect(Object.keys(doc.hooks).sort()).toEqual(Object.keys(payloads).sort());
-    // The install holds a key, so SessionStart asks the gateway: a refused loopback port, never the
-    // real service (a recall that cannot reach the gateway prints nothing at all).
-    appendFileSync(path.join(data, 'everme.env'), 'EVERME_API_BASE=http://127.0.0.1:9\n');
+    // The install holds a key, so SessionStart asks the gateway: the hermetic env's refused loopback
+    // port, never the real service (a recall that cannot reach the gateway prints nothing at all).
     for (const [event, groups] of Object.entries(doc.hooks)) {
       expect(groups).toHaveLength(1);
       const [group] = groups;
@@ -171,23 +207,23 @@ describe('everme install / uninstall, end to end', () => {
       const command = group!.hooks[0]!.command;
       expect(command).toContain(path.join(data, 'everme', 'runtime', 'bin', 'run.js'));
       const input = readFileSync(path.join(repoRoot, 'fixtures', 'minimax', 'hooks', payloads[event]!));
-      const run = spawnSync('sh', ['-c', command], { input, env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home }, encoding: 'utf8', timeout: 15_000 });
+      const run = spawnSync('sh', ['-c', command], { input, env: hostEnv(), encoding: 'utf8', timeout: 15_000 });
       expect(run.stderr, event).toBe('');
       expect(run.status, event).toBe(0);
       expect(run.stdout, event).toBe('');
     }
-  });
+  }));
 
   it('install run from the staged runtime itself finds nothing to change', () => {
     const before = hashTree(data);
-    const run = cli(['install', '--json']);
+    const run = cli(['install', '--json'], data, stagedEntry());
     expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout).data.steps.map((s: { status: string }) => s.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(parseEnvelope(run.stdout).data.steps.map((s: { status: string }) => s.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged', 'unchanged']);
     expect(hashTree(data)).toEqual(before);
   });
 
   it('the registered MCP server answers initialize', async () => {
-    const config = JSON.parse(readFileSync(path.join(data, 'mcp.json'), 'utf8'));
+    const config = JSON.parse(readFileSync(path.join(data, 'mcp.json'), 'utf8')) as { mcpServers: Record<string, unknown> };
     const server = config.mcpServers['everme-memory'] as { command: string; args: string[]; env: Record<string, string> };
     const child = spawn(server.command, server.args, { env: { ...hostEnv(), ...server.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     try {
@@ -198,10 +234,10 @@ describe('everme install / uninstall, end to end', () => {
           buffered += chunk.toString('utf8');
           for (const line of buffered.split('\n').slice(0, -1)) {
             try {
-              const message = JSON.parse(line);
+              const message = JSON.parse(line) as { id?: number; result?: { serverInfo?: unknown } };
               if (message.id === 1) {
                 clearTimeout(timer);
-                resolve(message);
+                resolve({ ...message, id: 1 });
               }
             } catch {
               // not a frame
@@ -223,23 +259,26 @@ describe('everme install / uninstall, end to end', () => {
   it('an invalid key is refused without echoing it', () => {
     const run = cli(['install', '--json', '--api-key', `${KEY}\nEVERME_API_BASE=http://evil`]);
     expect(run.status).toBe(2);
-    expect(JSON.parse(run.stdout).error.type).toBe('invalid_args');
+    expect(parseEnvelope(run.stdout).error.type).toBe('invalid_args');
   });
 
-  it('never shows the key: not in any output, not in any file but everme.env', () => {
+  it('never shows the key: not in any file but everme.env (no output of any test shows it: see cli())', () => {
     expect(filesContaining(data, KEY)).toEqual(['everme.env']);
-    expect(outputs.length).toBeGreaterThan(8);
-    for (const output of outputs) expect(output).not.toContain(KEY);
+    expect(firstInstall.stdout).toContain('evt_a1b2_REDACTED');
   });
 
   it('uninstall, run from the staged runtime itself, leaves every byte it did not add', () => {
-    const run = cli(['uninstall']);
+    // A data dir of its own: the others keep theirs installed.
+    const own = freshDataDir('uninstall');
+    const beforeInstall = hashTree(own);
+    expect(cli(['install', '--api-key', KEY], own).status).toBe(0);
+    const run = cli(['uninstall'], own, stagedEntry(own));
     expect(run.status, run.stderr).toBe(0);
-    expect(readFileSync(path.join(data, 'mcp.json')).equals(readFileSync(FIXTURE_MCP))).toBe(true);
-    expect(existsSync(path.join(data, 'everme', 'runtime'))).toBe(false);
+    expect(readFileSync(path.join(own, 'mcp.json')).equals(readFileSync(FIXTURE_MCP))).toBe(true);
+    expect(existsSync(path.join(own, 'everme', 'runtime'))).toBe(false);
     // What stays is what the user keeps without --purge: the env file (it holds the key) and the
-    // store the hook wrote into.
-    const after = [...hashTree(data).entries()].filter(([rel]) => rel !== 'everme.env' && !rel.startsWith('everme/'));
+    // state dir.
+    const after = [...hashTree(own).entries()].filter(([rel]) => rel !== 'everme.env' && !rel.startsWith('everme/'));
     expect(new Map(after)).toEqual(beforeInstall);
     expect(run.stdout).not.toContain(KEY);
   });

@@ -66,7 +66,7 @@ describe('everme install', () => {
       expect(groups[0]!.hooks[0]!.timeout).toBeLessThanOrEqual(5);
     }
     expect(readFileSync(path.join(data, 'hooks', 'everme-post-tool-use.md'), 'utf8')).toContain('  PostToolUse:\n');
-    expect(JSON.parse(readFileSync(path.join(data, 'mcp.json'), 'utf8')).mcpServers[MCP_SERVER_NAME]).toEqual({
+    expect((JSON.parse(readFileSync(path.join(data, 'mcp.json'), 'utf8')) as { mcpServers: Record<string, unknown> }).mcpServers[MCP_SERVER_NAME]).toEqual({
       command: '/usr/bin/node',
       args: [runJs, 'mcp'],
       env: { MINIMAX_DATA_DIR: data },
@@ -76,7 +76,7 @@ describe('everme install', () => {
     expect(statSync(path.join(data, 'everme.env')).mode & 0o777).toBe(0o600);
     expect(result.apiKey).toBe('none');
     expect(result.next).toEqual(['everme import --since 2026-09-01']);
-    expect(JSON.parse(readFileSync(path.join(data, 'everme', 'install.json'), 'utf8')).created).toEqual([
+    expect((JSON.parse(readFileSync(path.join(data, 'everme', 'install.json'), 'utf8')) as { created: string[] }).created).toEqual([
       'everme',
       'everme.env',
       'hooks',

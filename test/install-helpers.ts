@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, lstatSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, lstatSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
+import { tempDir as makeTempDir } from './support/temp.js';
 
 export function tempDir(prefix = 'everme-install-'): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+  return makeTempDir(prefix);
 }
 
 /** Every file, directory and symlink under `root`, with content hash (or link target) and permission bits: equal maps mean equal trees. */

@@ -13,6 +13,12 @@ import { detectOfficialPlugin } from '../src/install/official-plugin.js';
 import { productionClosure, runtimeFiles, stageRuntime } from '../src/install/staging.js';
 import { makeFakePackage, tempDir } from './install-helpers.js';
 
+/** An mcp.json as these tests read it back: its servers by name, and whatever else the user keeps. */
+type McpDoc = { mcpServers: Record<string, Record<string, unknown>>; [key: string]: unknown };
+function readMcp(file: string): McpDoc {
+  return JSON.parse(readFileSync(file, 'utf8')) as McpDoc;
+}
+
 const FIXTURE_MCP = path.join(repoRoot, 'fixtures', 'minimax', 'mcp.json');
 const entry = { command: '/usr/bin/node', args: ['/data/everme/runtime/bin/run.js', 'mcp'], env: { MINIMAX_DATA_DIR: '/data' } };
 
@@ -42,7 +48,7 @@ describe('production closure', () => {
   it('refuses a source whose regular dependency is not installed', () => {
     const root = tempDir();
     makeFakePackage(root);
-    const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+    const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     manifest.dependencies.vanished = '1';
     writeFileSync(path.join(root, 'package.json'), JSON.stringify(manifest));
     expect(() => productionClosure(root)).toThrow(/vanished/);
@@ -76,9 +82,9 @@ describe('stageRuntime', () => {
     expect(stageRuntime({ sourceRoot: root, runtimeDir: runtime, node: '/usr/bin/node', dataDir: data, dryRun: false }).status).toBe('unchanged');
     expect(statSync(path.join(runtime, 'package.json')).ino).toBe(inode);
     expect(stageRuntime({ sourceRoot: root, runtimeDir: runtime, node: '/opt/node/bin/node', dataDir: data, dryRun: true }).status).toBe('updated');
-    expect(JSON.parse(readFileSync(path.join(runtime, 'runtime.json'), 'utf8')).node).toBe('/usr/bin/node');
+    expect((JSON.parse(readFileSync(path.join(runtime, 'runtime.json'), 'utf8')) as { node: string }).node).toBe('/usr/bin/node');
     expect(stageRuntime({ sourceRoot: root, runtimeDir: runtime, node: '/opt/node/bin/node', dataDir: data, dryRun: false }).status).toBe('updated');
-    expect(JSON.parse(readFileSync(path.join(runtime, 'runtime.json'), 'utf8')).node).toBe('/opt/node/bin/node');
+    expect((JSON.parse(readFileSync(path.join(runtime, 'runtime.json'), 'utf8')) as { node: string }).node).toBe('/opt/node/bin/node');
     expect(readdirSync(path.join(data, 'everme'))).toEqual(['runtime']);
   });
 
@@ -173,12 +179,12 @@ describe('mcp.json', () => {
 
   it('adds our server after the user\'s, keeping their servers, keys and order, and backs the old file up', () => {
     const file = fixtureCopy();
-    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    const doc = readMcp(file);
     doc.theme = 'dark';
     writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
     const original = readFileSync(file);
     expect(upsertMcpServer(file, entry, false)).toMatchObject({ status: 'updated', backup: mcpBackupPath(file) });
-    const next = JSON.parse(readFileSync(file, 'utf8'));
+    const next = readMcp(file);
     expect(Object.keys(next)).toEqual(['mcpServers', 'theme']);
     expect(Object.keys(next.mcpServers)).toEqual(['repo-notes', 'docs-search', 'disabled-one', MCP_SERVER_NAME]);
     expect(next.mcpServers['docs-search']).toEqual(doc.mcpServers['docs-search']);
@@ -202,11 +208,11 @@ describe('mcp.json', () => {
   it('keeps what the user added to our entry (a timeout, enabled) when it updates it', () => {
     const file = fixtureCopy();
     upsertMcpServer(file, entry, false);
-    const doc = JSON.parse(readFileSync(file, 'utf8'));
-    doc.mcpServers[MCP_SERVER_NAME].timeout = 90000;
+    const doc = readMcp(file);
+    doc.mcpServers[MCP_SERVER_NAME]!.timeout = 90000;
     writeFileSync(file, JSON.stringify(doc, null, 2));
     upsertMcpServer(file, { ...entry, command: '/opt/node' }, false);
-    expect(JSON.parse(readFileSync(file, 'utf8')).mcpServers[MCP_SERVER_NAME]).toEqual({ ...entry, command: '/opt/node', timeout: 90000 });
+    expect(readMcp(file).mcpServers[MCP_SERVER_NAME]).toEqual({ ...entry, command: '/opt/node', timeout: 90000 });
   });
 
   it('leaves a file that is not valid JSON, or whose mcpServers is not an object, untouched', () => {
@@ -229,11 +235,11 @@ describe('mcp.json', () => {
     expect(existsSync(mcpBackupPath(file))).toBe(false);
 
     upsertMcpServer(file, entry, false);
-    const edited = JSON.parse(readFileSync(file, 'utf8'));
+    const edited = readMcp(file);
     edited.mcpServers.added = { command: 'x' };
     writeFileSync(file, `${JSON.stringify(edited, null, 2)}\n`);
     removeMcpServer(file, { fileCreatedByInstall: false, backupCreatedByInstall: true, dryRun: false });
-    const after = JSON.parse(readFileSync(file, 'utf8'));
+    const after = readMcp(file);
     expect(Object.keys(after.mcpServers)).toEqual(['repo-notes', 'docs-search', 'disabled-one', 'added']);
   });
 
@@ -246,11 +252,11 @@ describe('mcp.json', () => {
     expect(existsSync(file)).toBe(false);
 
     upsertMcpServer(file, entry, false);
-    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    const doc = readMcp(file);
     doc.mcpServers.mine = { command: 'mine' };
     writeFileSync(file, JSON.stringify(doc, null, 2));
     expect(removeMcpServer(file, { fileCreatedByInstall: true, backupCreatedByInstall: false, dryRun: false }).status).toBe('removed');
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ mcpServers: { mine: { command: 'mine' } } });
+    expect(readMcp(file)).toEqual({ mcpServers: { mine: { command: 'mine' } } });
   });
 });
 
@@ -359,14 +365,30 @@ describe('official everme plugin detection', () => {
   it('gives up on a hanging `mcode` at the timeout (its children killed too) and falls back to the runtime state', async () => {
     const bin = tempDir();
     const mcode = path.join(bin, 'mcode');
-    // Not exec'd: the shell waits on a child that holds the output pipe open.
-    writeFileSync(mcode, '#!/bin/sh\nsleep 30\necho "[]"\n');
+    // Not exec'd: the shell waits on a child that holds the output pipe open; both write their pid.
+    const pids = path.join(bin, 'pids');
+    writeFileSync(mcode, `#!/bin/sh\necho $$ >> '${pids}'\nsleep 30 &\necho $! >> '${pids}'\nwait\necho "[]"\n`);
     chmodSync(mcode, 0o755);
     const data = tempDir();
     runtimeState(data, [{ principal: 'acct', updatedAtMs: 1, state: state(installation('everme', true, true)) }]);
     const started = Date.now();
     const found = await detectOfficialPlugin(data, { pathEnv: bin, timeoutMs: 300 });
-    expect(Date.now() - started).toBeLessThan(2000);
+    // A hang budget, well under the child's 30 s: the answer did not wait for the pipe to close.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // `mcode` and the child it started are both gone (killed as a group), not left running.
+    const pidsSeen = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    expect(pidsSeen).toHaveLength(2);
+    // Alive means running: a killed child whose new parent has not reaped it yet is a zombie ('Z').
+    const alive = (pid: number): boolean => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 15_000;
+    while (pidsSeen.some(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(pidsSeen.filter(alive)).toEqual([]);
     expect(found).toMatchObject({ status: 'enabled', source: 'runtime-state' });
     expect(found.evidence[0]).toBe(`\`${mcode} plugin list --json\` did not answer within 300 ms`);
   });

@@ -1,8 +1,7 @@
 import type Database from 'better-sqlite3';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from './support/temp.js';
 import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
 import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
@@ -15,7 +14,7 @@ let db: Database.Database;
 let store: LocalStore;
 
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-'));
+  dir = tempDir('everme-');
   db = openDatabase(dir);
   store = new LocalStore(db);
 });

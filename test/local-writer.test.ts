@@ -201,7 +201,10 @@ describe('ScalingWriter', () => {
     const writer = track(new ScalingWriter(db, { stateDir: dir, threadAfter: 0 }));
     await writer.write(encodeWrite(sessionWrite(1)));
     await writer.write(encodeWrite(sessionWrite(2)));
-    expect(fileURLToPath(import.meta.url).endsWith('.ts')).toBe(true);
+    // The precondition, checked rather than assumed: the sources have no compiled thread entry
+    // beside them (the test runner loads src/store/local-writer.ts, whose sibling .js is absent).
+    expect(fs.existsSync(fileURLToPath(new URL('../src/store/local-writer-thread.js', import.meta.url)))).toBe(false);
+    expect(fs.existsSync(fileURLToPath(new URL('../src/store/local-writer-thread.ts', import.meta.url)))).toBe(true);
     expect(writer.thread()).toBeUndefined();
     expect(stored(dir, 2).fingerprint).toBe(true);
   });

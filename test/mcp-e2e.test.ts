@@ -196,7 +196,10 @@ describe('everme mcp over stdio, local store', () => {
     });
   });
 
-  it('keeps stdout to protocol frames (the client saw nothing else) and logs to stderr', () => {
+  it('keeps stdout to protocol frames (the client saw nothing else) and logs to stderr', async () => {
+    // Its own calls, so the check means the same run alone or after the others.
+    expect((await call(widget.client, 'mem_search', { query: 'migration' })).isError).toBe(false);
+    expect((await call(widget.client, 'mem_context', {})).isError).toBe(false);
     expect(widget.protocolErrors).toEqual([]);
     expect(widget.stderr.join('')).toContain('everme mcp: serving');
   });

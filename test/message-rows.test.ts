@@ -1,9 +1,8 @@
 import type Database from 'better-sqlite3';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from './support/temp.js';
 import type { KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
 import { encodeMessageRows, rowContentText, rowIndexedText, rowsTransferList, type MessageRows } from '../src/store/message-rows.js';
@@ -14,7 +13,7 @@ let db: Database.Database;
 let store: LocalStore;
 
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-rows-'));
+  dir = tempDir('everme-rows-');
   db = openDatabase(dir);
   store = new LocalStore(db);
   store.upsertConversation({ conversationId: 'c1', sessionId: 's1', source: 'messages' });

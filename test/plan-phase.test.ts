@@ -53,7 +53,7 @@ describe('a plan worker that dies', () => {
     fs.writeFileSync(path.join(dirs[6]!, 'crash-plan-worker-at-start'), '');
     const first = await importWith(crashingWorker, 'local');
     expect(first.sessions).toMatchObject({ scanned: 12, delivered: 11, failed: 1 });
-    expect(first.failures).toEqual([{ sessionId: sessionIdFor(7), type: 'internal', message: expect.stringContaining('plan worker') }]);
+    expect(first.failures).toEqual([{ sessionId: sessionIdFor(7), type: 'internal', message: expect.stringContaining('plan worker') as unknown }]);
     expect(storedSignatures(env.stateDir, conversationFor(7))).toEqual([]);
 
     fs.rmSync(path.join(dirs[6]!, 'crash-plan-worker-at-start'));

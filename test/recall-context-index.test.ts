@@ -113,14 +113,21 @@ describe('renderSessionStartContext', () => {
   }));
 
   it('stays within every budget, keeps whole entries, newest first, and labels itself as data', () => {
+    // The least any rendering takes: the newest entry alone. A budget that holds it must render (a
+    // bare `continue` on undefined here once let every check below be skipped).
+    const smallest = renderSessionStartContext({ kind: 'local', project: '/home/u/proj', conversations: conversations.slice(0, 1) }, 100_000)!.length;
+    let rendered = 0;
     for (let budget = 200; budget <= 6000; budget += 97) {
       const text = renderSessionStartContext({ kind: 'local', project: '/home/u/proj', conversations }, budget);
+      expect(text === undefined, `budget ${budget}`).toBe(budget < smallest);
       if (text === undefined) continue;
+      rendered++;
       expect(text.length).toBeLessThanOrEqual(budget);
       expect(text.startsWith(DATA_PREFACE)).toBe(true);
       expect(text).toContain('- **2026-11-01 00:00 UTC**');
       expect(text).toContain('question 0');
     }
+    expect(rendered).toBeGreaterThan(55);
     const roomy = renderSessionStartContext({ kind: 'local', project: '/home/u/proj', conversations: conversations.slice(0, 3) }, 4000)!;
     expect(roomy.indexOf('question 0')).toBeLessThan(roomy.indexOf('question 1'));
     expect(roomy).not.toContain('not shown');

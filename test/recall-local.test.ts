@@ -73,8 +73,8 @@ describe('LocalRecall', () => {
     const recall = recallFor(store.stateDir);
 
     const inWidget = await recall.context({ project: path.join(projects, 'widget'), query: '백업' });
-    expect(inWidget.kind).toBe('local');
-    if (inWidget.kind !== 'local') return;
+    // An early return here would skip every check below: a context of another kind fails instead.
+    if (inWidget.kind !== 'local') throw new Error(`expected a local context, got ${(inWidget as { kind: string }).kind}`);
     expect(inWidget.scope).toBe('project');
     expect(inWidget.conversations.map((c) => c.conversationId)).toEqual([5, 2, 1].map(conversationIdFor));
     // The Korean match lives in another project: the hits fall back to all of them.
@@ -83,7 +83,7 @@ describe('LocalRecall', () => {
 
     const nowhere = await recall.context({ project: path.join(root, 'nowhere') });
     expect(nowhere).toMatchObject({ scope: 'all', storeEmpty: false });
-    if (nowhere.kind !== 'local') return;
+    if (nowhere.kind !== 'local') throw new Error(`expected a local context, got ${(nowhere as { kind: string }).kind}`);
     expect(nowhere.conversations.map((c) => c.conversationId)).toEqual([6, 5, 4, 3, 2, 1].map(conversationIdFor));
   });
 });

@@ -1,18 +1,19 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, repoRoot } from './support/cli.js';
+import { hermeticEnv } from './support/hermetic-env.js';
+import { tempDir } from './support/temp.js';
 
 const fixture = path.join(repoRoot, 'fixtures', 'report');
 const BAD = 'mvs_4e9a7c1d2b3f40c8a6d5e4f3b2a1c0d9';
 const CLEAN = 'mvs_c1ea9c1ea9c1ea9c1ea9c1ea9c1ea9c1';
 
 function setup() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-report-'));
+  const dataDir = tempDir('everme-report-');
   fs.cpSync(fixture, dataDir, { recursive: true });
-  const env = { ...process.env, EVERME_STATE_DIR: path.join(dataDir, 'state'), EVERME_API_KEY: '', MINIMAX_DATA_DIR: '' };
+  const env = hermeticEnv(dataDir, { EVERME_STATE_DIR: path.join(dataDir, 'state') });
   const run = (...args: string[]) => spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'run.js'), ...args, '--data-dir', dataDir], { env, encoding: 'utf8' });
   const json = (...args: string[]) => {
     const r = run(...args, '--json');

@@ -9,6 +9,22 @@ import { SECRET_RULES } from '../src/memory/secret-rules.js';
 import { AN, B64, HEX, rnd, SECRET_CASES as CASES } from '../bench/secret-suite.js';
 import { expectLinearTime } from './support/linear-time.js';
 
+/**
+ * A deterministic "random" sequence of a test body's own, so filtering with -t or shuffling never
+ * changes that test's input (the shared `rnd` of bench/secret-suite.ts moves with whatever ran
+ * before it).
+ */
+function randomStrings(seed: number): (charset: string, n: number) => string {
+  return (charset, n) => {
+    let out = '';
+    for (let i = 0; i < n; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      out += charset[seed % charset.length];
+    }
+    return out;
+  };
+}
+
 describe('the secret rule table', () => {
   it('has a positive and a negative case for every rule', () => {
     expect(Object.keys(CASES).sort()).toEqual(SECRET_RULES.map((r) => r.id).sort());
@@ -48,6 +64,7 @@ describe('providers covered by the generic rules', () => {
 
 describe('a key split by an escaped newline', () => {
   it('is masked whole, both halves', () => {
+    const rnd = randomStrings(7);
     const first = `sk-proj-${rnd(AN, 24)}`;
     const second = rnd(AN, 20);
     const masked = redactText(`export OPENAI_API_KEY=${first}\\\n${second}\nnext`);
@@ -148,6 +165,7 @@ describe('a key split by a line break (wrapped terminal output)', () => {
 
 describe('benign values survive', () => {
   it('git SHAs, UUIDs, hashes, base64 images and ordinary hex come back unchanged', () => {
+    const rnd = randomStrings(11);
     const png = `data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk${rnd(B64, 2000)}==`;
     const text = [
       'commit 3f9c2a7d41e84b0c9d5a6e1f7b2c8d40aa11bb22 (HEAD -> main)',

@@ -1,9 +1,7 @@
 import type Database from 'better-sqlite3';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { workspaceForSession } from '../src/store/session-workspace.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from './support/temp.js';
 import type { WarningEntry } from '../src/core/warnings.js';
 import { openDatabase } from '../src/store/database.js';
 import { DeliveredKeyStore } from '../src/store/delivered-key-store.js';
@@ -31,7 +29,7 @@ function open(): void {
 }
 
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-'));
+  dir = tempDir('everme-');
   open();
 });
 afterEach(() => {
@@ -196,19 +194,21 @@ describe('session memory', () => {
 });
 
 describe('the workspace a hook reported', () => {
-  it('reaches a conversation stored without one, never overrides one its files named, and answers workspaceForSession', () => {
+  it('reaches a conversation stored without one, never overrides one its files named, and is what workspaceFor answers', () => {
     const conv = db.prepare('INSERT INTO conversations (conversation_id, session_id, source, workspace_dir) VALUES (?, ?, ?, ?)');
     conv.run('minimaxcode-s1', 's1', 'messages', null);
     conv.run('minimaxcode-s2', 's2', 'ledger', '/from/ledger');
-    expect(workspaceForSession(db, 's1')).toBeUndefined();
+    const conversationWorkspace = (sessionId: string): unknown => db.prepare('SELECT workspace_dir FROM conversations WHERE session_id = ?').pluck().get(sessionId);
+    expect(sessions.workspaceFor('s1')).toBeUndefined();
     sessions.rememberWorkspace('s1', '/from/hook');
     sessions.rememberWorkspace('s2', '/from/hook/two');
     sessions.rememberWorkspace('s9', '/only/hook');
-    expect(workspaceForSession(db, 's1')).toBe('/from/hook');
-    expect(workspaceForSession(db, 's2')).toBe('/from/ledger');
-    expect(workspaceForSession(db, 's9')).toBe('/only/hook');
-    expect(workspaceForSession(db, 'unknown')).toBeUndefined();
-    expect(db.prepare('SELECT workspace_dir FROM conversations WHERE session_id = ?').pluck().get('s1')).toBe('/from/hook');
+    expect(conversationWorkspace('s1')).toBe('/from/hook');
+    expect(conversationWorkspace('s2')).toBe('/from/ledger');
+    expect(sessions.workspaceFor('s1')).toBe('/from/hook');
+    expect(sessions.workspaceFor('s2')).toBe('/from/hook/two');
+    expect(sessions.workspaceFor('s9')).toBe('/only/hook');
+    expect(sessions.workspaceFor('unknown')).toBeUndefined();
   });
 });
 

@@ -1,10 +1,12 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEntry, ensureBuilt, repoRoot } from './support/cli.js';
+import { spawnAsync } from './support/cli-process.js';
 import { FAKE_GATEWAY_TOKEN, startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
+import { hermeticEnv } from './support/hermetic-env.js';
+import { tempDir } from './support/temp.js';
 
 interface StatusData {
   sessions: number;
@@ -26,24 +28,20 @@ interface StatusData {
 }
 
 function dataDirFromFixture(name: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-status-'));
+  const dir = tempDir('everme-status-');
   fs.cpSync(path.join(repoRoot, 'fixtures', name), dir, { recursive: true });
   return dir;
 }
 
 function cli(dataDir: string, args: string[], env: Record<string, string> = {}, input?: string) {
-  return spawnSync(process.execPath, [cliEntry, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: dataDir, ...env, MINIMAX_DATA_DIR: dataDir },
-    input,
-    encoding: 'utf8',
-  });
+  return spawnAsync(process.execPath, [cliEntry, ...args], { env: hermeticEnv(dataDir, { ...env, MINIMAX_DATA_DIR: dataDir }), input });
 }
 
 /** Async, so the in-process fake gateway can answer while the CLI runs. */
 function cliAsync(dataDir: string, args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [cliEntry, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: dataDir, ...env, MINIMAX_DATA_DIR: dataDir },
+      env: hermeticEnv(dataDir, { ...env, MINIMAX_DATA_DIR: dataDir }),
     });
     let stdout = '';
     let stderr = '';
@@ -61,9 +59,9 @@ describe('everme status', () => {
   });
   afterAll(async () => gateway.close());
 
-  it('exits non-zero with a hint when nothing is installed or imported', () => {
+  it('exits non-zero with a hint when nothing is installed or imported', async () => {
     const dataDir = dataDirFromFixture('report');
-    const r = cli(dataDir, ['status', '--json']);
+    const r = await cli(dataDir, ['status', '--json']);
     expect(r.status).toBe(1);
     const body = JSON.parse(r.stdout) as { ok: false; error: { type: string; hint: string; detail: { status: StatusData } } };
     expect(body.ok).toBe(false);
@@ -89,50 +87,50 @@ describe('everme status', () => {
     return JSON.stringify({ ...base, session_id: 'mvs_4e9a7c1d2b3f40c8a6d5e4f3b2a1c0d9', ...extra });
   }
 
-  function statusJson(dataDir: string, env: Record<string, string> = {}): { code: number | null; data: StatusData; stderr: string } {
-    const r = cli(dataDir, ['status', '--json'], env);
+  async function statusJson(dataDir: string, env: Record<string, string> = {}): Promise<{ code: number | null; data: StatusData; stderr: string }> {
+    const r = await cli(dataDir, ['status', '--json'], env);
     const body = JSON.parse(r.stdout) as { ok: boolean; data?: StatusData; error?: { detail: { status: StatusData } } };
     return { code: r.status, data: body.data ?? body.error!.detail.status, stderr: r.stderr };
   }
 
-  it('warns, naming every event never received, when hooks are installed but MiniMax Code has not run one', () => {
+  it('warns, naming every event never received, when hooks are installed but MiniMax Code has not run one', async () => {
     const dataDir = dataDirFromFixture('report');
-    expect(cli(dataDir, ['install', '--json']).status).toBe(0);
-    expect(cli(dataDir, ['import', '--since', '2026-10-01', '--json']).status).toBe(0);
+    expect((await cli(dataDir, ['install', '--json'])).status).toBe(0);
+    expect((await cli(dataDir, ['import', '--since', '2026-10-01', '--json'])).status).toBe(0);
     // A hand-run hook is no sign of the host: it names no event and no route.
-    cli(dataDir, ['hook'], {}, 'garbage');
-    const { code, data } = statusJson(dataDir);
+    await cli(dataDir, ['hook'], {}, 'garbage');
+    const { code, data } = await statusJson(dataDir);
     expect(code).toBe(0);
     expect(data.hooks.arrivals).toEqual([]);
     expect(data.hooks.warnings.map((w) => w.code)).toEqual(['no_hook_events']);
     expect(data.hooks.warnings[0]!.missing).toEqual(['SessionStart', 'PreToolUse', 'PostToolUse', 'Stop', 'PreCompact', 'SessionEnd']);
-    const text = cli(dataDir, ['status']);
+    const text = await cli(dataDir, ['status']);
     expect(text.status).toBe(0);
     expect(text.stdout).toContain('warning: hooks are installed, but MiniMax Code has not run one yet (never received: SessionStart, PreToolUse, PostToolUse, Stop, PreCompact, SessionEnd)');
     expect(text.stdout).toContain('Start a MiniMax Code session');
     expect(text.stdout).toMatch(/ {2}plugin: none received\n {2}markdown: none received/);
   }, 60_000);
 
-  it('reports each route, every event that arrived through it with its last time, latency, outcomes, the store and warnings', () => {
+  it('reports each route, every event that arrived through it with its last time, latency, outcomes, the store and warnings', async () => {
     const dataDir = dataDirFromFixture('report');
-    expect(cli(dataDir, ['install', '--json']).status).toBe(0);
-    expect(cli(dataDir, ['import', '--since', '2026-10-01', '--json']).status).toBe(0);
-    const hostEnv = { PATH: process.env.PATH ?? '', HOME: dataDir, EVERME_MINIMAX_SYNC_INTERVAL_MS: '100' };
+    expect((await cli(dataDir, ['install', '--json'])).status).toBe(0);
+    expect((await cli(dataDir, ['import', '--since', '2026-10-01', '--json'])).status).toBe(0);
+    const hostEnv = hermeticEnv(dataDir, { EVERME_MINIMAX_SYNC_INTERVAL_MS: '100' });
     const markdownCommand = /command: "(.*)"/.exec(fs.readFileSync(path.join(dataDir, 'hooks', 'everme-post-tool-use.md'), 'utf8'))![1]!.replace(/\\"/g, '"');
     const before = Date.now();
     const runs = [
-      spawnSync('sh', ['-c', markdownCommand], { env: hostEnv, input: payload('PostToolUse'), encoding: 'utf8' }),
-      spawnSync('sh', ['-c', pluginCommand(dataDir, 'SessionStart')], { env: hostEnv, input: payload('SessionStart', { cwd: '/nowhere' }), encoding: 'utf8' }),
-      spawnSync('sh', ['-c', pluginCommand(dataDir, 'Stop')], { env: hostEnv, input: payload('Stop'), encoding: 'utf8' }),
-      spawnSync('sh', ['-c', pluginCommand(dataDir, 'Stop')], { env: hostEnv, input: payload('Stop'), encoding: 'utf8' }),
+      await spawnAsync('sh', ['-c', markdownCommand], { env: hostEnv, input: payload('PostToolUse') }),
+      await spawnAsync('sh', ['-c', pluginCommand(dataDir, 'SessionStart')], { env: hostEnv, input: payload('SessionStart', { cwd: '/nowhere' }) }),
+      await spawnAsync('sh', ['-c', pluginCommand(dataDir, 'Stop')], { env: hostEnv, input: payload('Stop') }),
+      await spawnAsync('sh', ['-c', pluginCommand(dataDir, 'Stop')], { env: hostEnv, input: payload('Stop') }),
     ];
     for (const run of runs) {
       expect(run.status).toBe(0);
       expect(run.stdout).toBe('');
     }
-    cli(dataDir, ['hook'], {}, 'garbage');
+    await cli(dataDir, ['hook'], {}, 'garbage');
 
-    const { code, data: status, stderr } = statusJson(dataDir);
+    const { code, data: status, stderr } = await statusJson(dataDir);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(status.sink).toBe('local');
@@ -169,7 +167,7 @@ describe('everme status', () => {
     expect(status.warnings).toBe(7);
     expect(status.problems).toEqual([]);
 
-    const text = cli(dataDir, ['status']);
+    const text = await cli(dataDir, ['status']);
     expect(text.status).toBe(0);
     expect(text.stdout).toContain(`plugin hooks: ${path.join(dataDir, 'plugins', 'everme-memory')}, enabled state cannot be verified`);
     expect(text.stdout).toContain('markdown hooks: PreToolUse, PostToolUse');
@@ -180,30 +178,57 @@ describe('everme status', () => {
     expect(text.stdout).not.toContain('warning:');
   }, 60_000);
 
-  it('asks `mcode plugin list --json` whether the plugin is enabled, and warns when it is disabled', () => {
+  it('asks `mcode plugin list --json` whether the plugin is enabled, and warns when it is disabled', async () => {
     const dataDir = dataDirFromFixture('report');
-    expect(cli(dataDir, ['install', '--json']).status).toBe(0);
-    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-mcode-'));
+    expect((await cli(dataDir, ['install', '--json'])).status).toBe(0);
+    const bin = tempDir('everme-mcode-');
     const mcode = path.join(bin, 'mcode');
     const list = (enabled: boolean) =>
       fs.writeFileSync(mcode, `#!/bin/sh\necho '{"plugins":[{"id":"everme@official","enabled":false},{"id":"everme-memory@local","name":"everme-memory","enabled":${enabled}}]}'\n`, { mode: 0o755 });
     const env = { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` };
     list(false);
-    const disabled = statusJson(dataDir, env).data;
+    const disabled = (await statusJson(dataDir, env)).data;
     expect(disabled.hooks.plugin.enabled).toBe('disabled');
     expect(disabled.hooks.warnings.map((w) => w.code)).toEqual(['plugin_disabled', 'no_hook_events']);
     list(true);
-    const enabled = statusJson(dataDir, env).data;
+    const enabled = (await statusJson(dataDir, env)).data;
     expect(enabled.hooks.plugin.enabled).toBe('enabled');
     expect(enabled.hooks.warnings.map((w) => w.code)).toEqual(['no_hook_events']);
   }, 60_000);
+
+  it('reports each sink: with a key the gateway and the embedded store, each with its own counts and last run; EVERME_LOCAL_STORE=0 the gateway alone', async () => {
+    const dataDir = dataDirFromFixture('report');
+    const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };
+    expect((await cli(dataDir, ['install', '--json'], env)).status).toBe(0);
+    // The run summary names each sink and what it took.
+    const imported = await cliAsync(dataDir, ['import', '--since', '2026-10-01'], env);
+    expect(imported.status, imported.stderr).toBe(0);
+    expect(imported.stdout).toMatch(/^import → everme \+ local since 2026-10-01$/m);
+    expect(imported.stdout).toMatch(/^  everme: 2 delivered; \d+ messages delivered in \d+ requests$/m);
+    expect(imported.stdout).toMatch(/^  local: 2 delivered; \d+ messages delivered in \d+ requests$/m);
+
+    const both = JSON.parse((await cliAsync(dataDir, ['status', '--json'], env)).stdout) as { data: StatusData & { sinks: Array<Record<string, unknown>> } };
+    const messages = both.data.store.messages;
+    expect(messages).toBeGreaterThan(0);
+    expect(both.data.sinks).toEqual([
+      { sink: 'everme', sessions: 2, conversations: 2, messages, lastRun: expect.objectContaining({ kind: 'import', delivered: 2, failed: 0, messages }) as unknown },
+      { sink: 'local', sessions: 2, conversations: 2, messages, lastRun: expect.objectContaining({ kind: 'import', delivered: 2, failed: 0, messages }) as unknown },
+    ]);
+    const text = (await cliAsync(dataDir, ['status'], env)).stdout;
+    expect(text).toMatch(new RegExp(`^  everme: +2 sessions, 2 conversations, ${messages} messages; last import `, 'm'));
+    expect(text).toMatch(new RegExp(`^  local: +2 sessions, 2 conversations, ${messages} messages; last import `, 'm'));
+
+    const gatewayOnly = JSON.parse((await cliAsync(dataDir, ['status', '--json'], { ...env, EVERME_LOCAL_STORE: '0' })).stdout) as { data: { sinks: Array<{ sink: string }> } };
+    expect(gatewayOnly.data.sinks.map((s) => s.sink)).toEqual(['everme']);
+    // Five CLI processes: a budget for a loaded two-core machine.
+  }, 120_000);
 
   it('says whether the gateway answers, and never prints the key', async () => {
     const dataDir = dataDirFromFixture('report');
     const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };
     // Installed and imported, so the gateway is the only thing left that can fail.
-    expect(cli(dataDir, ['install', '--json'], env).status).toBe(0);
-    expect(cli(dataDir, ['import', '--since', '2026-10-01', '--sink', 'local', '--json']).status).toBe(0);
+    expect((await cli(dataDir, ['install', '--json'], env)).status).toBe(0);
+    expect((await cli(dataDir, ['import', '--since', '2026-10-01', '--sink', 'local', '--json'])).status).toBe(0);
     const up = await cliAsync(dataDir, ['status', '--json'], env);
     expect(up.status).toBe(0);
     const upBody = JSON.parse(up.stdout) as { ok: boolean; data: StatusData };

@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { tempDir } from './support/temp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
 import { openDatabase } from '../src/store/database.js';
@@ -47,7 +46,7 @@ let store: LocalStore;
 let clock = 1_790_000_000_000;
 
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-terms-'));
+  dir = tempDir('everme-terms-');
   db = openDatabase(dir);
   // Low enough that most of COMMON becomes common while the store fills.
   db.prepare("INSERT INTO term_index_settings (key, value) VALUES ('common_docs', 30)").run();

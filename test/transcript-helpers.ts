@@ -1,15 +1,13 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from './support/temp.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const minimaxFixtures = path.join(repoRoot, 'fixtures', 'minimax');
 export const transcriptFixtures = path.join(repoRoot, 'fixtures', 'transcript');
 
-export function tempDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'everme-'));
-}
+export { tempDir };
 
 /** A writable copy of a fixture tree. */
 export function copyTree(src: string): string {

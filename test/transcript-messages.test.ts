@@ -62,7 +62,7 @@ describe('choosing the history file', () => {
     expect((await read({ sessionId: SID, dir, createdAtMs: 1 })).items).toHaveLength(1);
   });
 
-  it('has nothing yet when there are no history files at all', async () => {
+  it('has nothing yet when there are no history files at all', () => {
     const dir = makeSession(tempDir(), '2026/07/21', SID);
     expect(chooseHistoryFile(dir)).toEqual({ source: 'none' });
   });

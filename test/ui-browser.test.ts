@@ -1,11 +1,23 @@
 import { spawn } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { cliEntry } from './support/cli.js';
 import { envelopeOf, runCli } from './support/cli-process.js';
 import { launchChromium } from './support/browser.js';
 import { startViewerProcess, type ViewerProcess } from './support/viewer-process.js';
+import { writeLaunchFile } from '../src/ui/open-browser.js';
 import { ALPHA, AWS_KEY, BETA, buildViewerFixture, RECALL_CHARS, WORDS, type ViewerFixture } from './support/viewer-fixture.js';
+
+/**
+ * What the page-side callbacks touch of an element: the tests' program has Node's types, not the
+ * DOM's, so Playwright's element type does not resolve here.
+ */
+interface PageElement {
+  getAttribute(name: string): string | null;
+  querySelector(selector: string): { textContent: string | null } | null;
+  classList: ArrayLike<string>;
+}
 
 /**
  * `everme ui` in a real browser: Debian's Chromium, headless, driven by playwright-core, against
@@ -31,8 +43,10 @@ beforeAll(async () => {
   // spawns nothing can still take seconds.
   page.setDefaultTimeout(60_000);
   page.on('pageerror', (err) => pageErrors.push(err.message));
-  // The URL as printed: its secret becomes the session's cookie.
+  // The URL as printed: its secret becomes the session's cookie, and the page refreshes to the
+  // address without it.
   await page.goto(viewer.url);
+  await page.waitForURL(`${viewer.origin}/`);
 }, 60_000);
 
 afterAll(async () => {
@@ -76,7 +90,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     const bars = page.locator('#activity-chart rect.bar');
     expect(await bars.count()).toBe(90);
     const byDay = Object.fromEntries(
-      await bars.evaluateAll((rects) => rects.map((r) => [r.getAttribute('data-day') ?? '', Number(r.getAttribute('data-messages'))] as const)),
+      await bars.evaluateAll((rects: PageElement[]) => rects.map((r) => [r.getAttribute('data-day') ?? '', Number(r.getAttribute('data-messages'))] as const)),
     ) as Record<string, number>;
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
     expect(byDay[day(fx.days.alpha)]).toBe(4);
@@ -85,7 +99,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     expect(byDay[day(fx.days.hostile)]).toBe(2);
     expect(Object.values(byDay).reduce((a, b) => a + b, 0)).toBe(10);
     // The tallest bar is the alpha day; an empty day has no height.
-    const heights = await bars.evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('height'))));
+    const heights = await bars.evaluateAll((rects: PageElement[]) => rects.map((r) => Number(r.getAttribute('height'))));
     expect(Math.max(...heights)).toBe(heights[Object.keys(byDay).indexOf(day(fx.days.alpha))]);
     expect(await page.locator('#activity-chart').getAttribute('aria-label')).toContain('10 messages');
   });
@@ -109,7 +123,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
 
   it('searches as you type: marked results, ranked exactly as everme search / mem_search rank them', async () => {
     await typeSearch(WORDS.alpha);
-    const shown = await page.locator('#results li.hit').evaluateAll((lis) =>
+    const shown = await page.locator('#results li.hit').evaluateAll((lis: PageElement[]) =>
       lis.map((li) => ({ conversationId: li.getAttribute('data-conversation'), snippet: li.querySelector('.snippet')?.textContent ?? '' })),
     );
     const expected = await cliSearch(WORDS.alpha);
@@ -150,7 +164,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
 
   it('shows a conversation: roles distinct, tools collapsed under their names, masks visible, warnings inline', async () => {
     await page.goto(`${viewer.origin}/conversation/minimaxcode-${fx.sessions.alpha}`);
-    const roles = await page.locator('article.message').evaluateAll((as) => as.map((a) => a.classList[1]));
+    const roles = await page.locator('article.message').evaluateAll((as: PageElement[]) => as.map((a) => a.classList[1]));
     expect(roles).toEqual(['user', 'assistant', 'tool', 'assistant']);
     const call = page.locator('details.tool-call');
     expect(await call.locator('summary').textContent()).toBe('tool call: bash');
@@ -264,6 +278,22 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/search$/);
     expect(await page.evaluate('document.activeElement?.id')).toBe('q');
+  });
+
+  it('the launch file `everme ui` opens a browser with (file://, no secret in argv) lands logged in', async () => {
+    // A fresh profile: no cookie yet, as when the browser is started for the first time.
+    const fresh = await browser.newContext();
+    const launch = writeLaunchFile(viewer.url);
+    try {
+      const p = await fresh.newPage();
+      await p.goto(pathToFileURL(launch.file).href);
+      await p.waitForURL(`${viewer.origin}/`);
+      await p.waitForSelector('#projects');
+      expect(await p.locator('#projects').textContent()).toContain(ALPHA);
+    } finally {
+      launch.remove();
+      await fresh.close();
+    }
   });
 
   it('made no request outside 127.0.0.1, and no script error', () => {

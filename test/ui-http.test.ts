@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
 import { cookieFor, rawRequest, startViewerProcess, type RawResponse, type ViewerProcess } from './support/viewer-process.js';
@@ -110,13 +111,17 @@ describe('everme ui: the secret', () => {
 
   it('the URL trades its secret for an HttpOnly, SameSite=Strict cookie and drops it from the address', async () => {
     const r = await get(`/search?q=${WORD}&token=${viewer.secret}`);
-    expect(r.status).toBe(303);
-    expect(r.headers.location).toBe(`/search?q=${WORD}`);
+    // A page that refreshes to the address without the secret (a redirect would lose the Strict
+    // cookie when the visit came from another site, such as the file:// launch page).
+    expect(r.status).toBe(200);
+    expect(r.body).toContain(`<meta http-equiv="refresh" content="0;url=/search?q=${WORD}">`);
+    expect(r.body).not.toContain(viewer.secret);
     const cookie = String(r.headers['set-cookie']);
     expect(cookie).toContain(`everme_ui_${viewer.port}=${viewer.secret}`);
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Strict/i);
-    expect(r.body).not.toContain(WORD);
+    // No memory on that page.
+    expect(r.body).not.toContain('alpha.toml');
   });
 
   it.each(PATHS)('%s with the secret: served', async (pathname) => {
@@ -241,7 +246,7 @@ describe('everme ui: the process', { timeout: 90_000 }, () => {
     const result = await v.stop(signal);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/Error|at .*\.js/);
-    await withHeldPort(v.port, async () => undefined);
+    await withHeldPort(v.port, () => Promise.resolve(undefined));
   });
 
   it('without --port it takes the stable per-user port, and a free one when that is taken', async () => {
@@ -295,24 +300,52 @@ describe('everme ui: the process', { timeout: 90_000 }, () => {
     expect(String(envelope.data?.url)).toContain(`token=${v.secret}`);
   });
 
-  it('opens $BROWSER on the URL only where there is a display', async () => {
-    // A fake browser ($BROWSER) records being started, and with what; with no DISPLAY nothing may start it.
+  it('opens $BROWSER only where there is a display, with a private launch file: the secret is never in its arguments', async () => {
+    // A fake browser ($BROWSER) records being started, and its whole argv (what `ps` shows every
+    // user); with no DISPLAY nothing may start it.
     const bin = path.join(root, 'fake-bin');
     const marker = path.join(root, 'browser-ran');
     fs.mkdirSync(bin, { recursive: true });
     const browser = path.join(bin, 'fake-browser');
-    fs.writeFileSync(browser, `#!/bin/sh\necho "$1" > '${marker}'\n`, { mode: 0o755 });
+    fs.writeFileSync(browser, `#!/bin/sh\nprintf '%s\\n' "$0" "$@" > '${marker}'\n`, { mode: 0o755 });
     const noDisplay = { ...env, BROWSER: browser };
+    // Each viewer is stopped in a finally: a failed expectation must not leave it running.
     const v = await startViewerProcess(store.dataDir, noDisplay, ['--port', '0']);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(fs.existsSync(marker)).toBe(false);
-    await v.stop();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(fs.existsSync(marker)).toBe(false);
+    } finally {
+      await v.stop();
+    }
     // With a display (and without --no-open) the same fake browser is started.
-    const withDisplay = startViewerProcessOpening(store.dataDir, { ...noDisplay, DISPLAY: ':99' });
-    const opened = await withDisplay;
-    await waitForFile(marker);
-    expect(fs.readFileSync(marker, 'utf8').trim()).toBe(opened.url);
-    await opened.stop();
+    const opened = await startViewerProcessOpening(store.dataDir, { ...noDisplay, DISPLAY: ':99' });
+    let launchFile: string;
+    try {
+      await waitForFile(marker);
+      const argv = fs.readFileSync(marker, 'utf8').trim().split('\n');
+      expect(argv[0]).toBe(browser);
+      expect(argv.join(' ')).not.toContain(opened.secret);
+      expect(argv).toHaveLength(2);
+      const launch = new URL(argv[1]!);
+      expect(launch.protocol).toBe('file:');
+      launchFile = fileURLToPath(launch);
+      // Readable by this user only: a 0600 file in a 0700 directory of its own.
+      expect(fs.statSync(launchFile).mode & 0o777).toBe(0o600);
+      expect(fs.statSync(path.dirname(launchFile)).mode & 0o777).toBe(0o700);
+      // Following it lands logged in: it refreshes to the printed URL, whose visit sets the cookie.
+      const target = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(fs.readFileSync(launchFile, 'utf8'))?.[1];
+      expect(target).toBe(opened.url);
+      const visit = await rawRequest({ port: opened.port, path: new URL(target!).pathname + new URL(target!).search });
+      expect(visit.status).toBe(200);
+      const cookie = String(visit.headers['set-cookie']).split(';')[0]!;
+      const home = await rawRequest({ port: opened.port, path: '/', headers: { Cookie: cookie } });
+      expect(home.status).toBe(200);
+      expect(home.body).toContain(ALPHA);
+    } finally {
+      await opened.stop();
+    }
+    // Stopping the viewer removes the launch file and its directory.
+    expect(fs.existsSync(path.dirname(launchFile))).toBe(false);
   });
 });
 
@@ -320,12 +353,14 @@ describe('everme ui: the process', { timeout: 90_000 }, () => {
 async function startViewerProcessOpening(dataDir: string, e: NodeJS.ProcessEnv): Promise<ViewerProcess> {
   const { startCli } = await import('./support/cli-process.js');
   const cli = startCli(['ui', '--port', '0', '--data-dir', dataDir], e);
-  const line = await new Promise<string>((resolve) => {
+  const line = await new Promise<string>((resolve, reject) => {
     let out = '';
     cli.child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (out.includes('\n')) resolve(out.split('\n')[0]!);
     });
+    // Exited before printing its URL: say so rather than wait for the test's timeout.
+    void cli.done.then((r) => reject(new Error(`everme ui exited (${r.code}) before printing its URL:\n${r.stderr}`)));
   });
   const url = new URL(line);
   return { url: line, origin: url.origin, port: Number(url.port), secret: url.searchParams.get('token') ?? '', cli, stop: async () => (cli.child.kill('SIGTERM'), cli.done) };

@@ -7,7 +7,7 @@ import { errorEnvelope, reportErrorText, writeStdout } from './output.js';
  * the one way every command answers (one envelope on stdout under `--json`, `error:`/`hint:` on
  * stderr otherwise, exit 2), never oclif's own banner.
  */
-const commandNotFound: Hook<'command_not_found'> = async function (opts) {
+const commandNotFound: Hook<'command_not_found'> = function (opts) {
   const known = [...opts.config.commandIDs].filter((id) => !id.includes(':')).sort();
   const err = new EvermeError('invalid_args', `Unknown command: ${opts.id}`, {
     code: 'unknown_command',
@@ -19,6 +19,8 @@ const commandNotFound: Hook<'command_not_found'> = async function (opts) {
   } else {
     process.exitCode = reportErrorText(err);
   }
+  // oclif awaits a hook: it answers at once.
+  return Promise.resolve();
 };
 
 export default commandNotFound;

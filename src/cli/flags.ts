@@ -42,10 +42,6 @@ export function sinceFlag(description: string) {
   return sinceDay({ description });
 }
 
-export function requiredSinceFlag(description: string) {
-  return sinceDay({ description, required: true });
-}
-
 export const concurrencyFlag = Flags.integer({
   description: 'sessions processed at once (default: 2 for the local store, 4 for the gateway)',
   min: 1,

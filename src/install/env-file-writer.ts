@@ -84,8 +84,8 @@ export function renderEnvFile(existing: string | undefined, updates: EnvUpdates)
   const eol = existing?.includes('\r\n') ? '\r\n' : '\n';
   const lines = existing === undefined || existing === '' ? [] : existing.replace(/\r?\n$/, '').split(/\r?\n/);
   const pending = new Map<string, string>();
-  // An interface has no index signature, so Object.entries types its values `any`: list them as what they are.
-  const entries: Array<[string, string | undefined]> = Object.entries(updates);
+  // An interface has no index signature, so Object.entries would type its values `any`: list the keys.
+  const entries = (['EVERME_API_KEY', 'EVERME_API_BASE'] as const satisfies ReadonlyArray<keyof EnvUpdates>).map((key) => [key, updates[key]] as const);
   for (const [key, value] of entries) if (value !== undefined) pending.set(key, value);
   const written = new Set<string>();
   const out = lines.map((line) => {

@@ -135,7 +135,7 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
   const annotations = { readOnlyHint: true, openWorldHint: recall.sink === 'everme' };
   const localAnnotations = { readOnlyHint: true, openWorldHint: false };
 
-  const guarded = async (tool: string, body: () => Promise<ToolAnswer>): Promise<CallToolResult> => {
+  const guarded = async (tool: string, body: () => ToolAnswer | Promise<ToolAnswer>): Promise<CallToolResult> => {
     try {
       return answer(await body());
     } catch (err) {
@@ -182,7 +182,7 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
       annotations: localAnnotations,
     },
     async ({ ids, offset }) =>
-      guarded('mem_get', async () => {
+      guarded('mem_get', () => {
         const messages = local('mem_get').get(ids).map((m) => openedMessage(m, offset ?? 0));
         return { text: renderOpened(messages), structured: { messages } };
       }),
@@ -198,7 +198,7 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
       annotations: localAnnotations,
     },
     async ({ id, before, after }) =>
-      guarded('mem_timeline', async () => {
+      guarded('mem_timeline', () => {
         const messages = local('mem_timeline').timeline(id, before ?? DEFAULT_TIMELINE_SPAN, after ?? DEFAULT_TIMELINE_SPAN);
         const anchor = messages.find((m) => messageIdOf(m.messageId) === id.trim()) ?? messages[0]!;
         const entries = messages.map((m) => timelineEntry(m, anchor.messageId));

@@ -391,10 +391,12 @@ export class MessageRanker {
       return { top, bestCommon };
     };
     let fetched = ftsScores(false);
-    let { top, bestCommon } = combine(fetched);
+    const first = combine(fetched);
+    const bestCommon = first.bestCommon;
+    let top = first.top;
     if (fetched.last > 0 && top.floor <= fetched.last + bestCommon) {
       fetched = ftsScores(true);
-      ({ top } = combine(fetched));
+      top = combine(fetched).top;
     }
     return top.sorted();
   }

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { secureHeaders } from 'hono/secure-headers';
+import { h } from './html.js';
 
 /**
  * The viewer serves memory to one browser on this machine and to nothing else:
@@ -10,7 +11,7 @@ import { secureHeaders } from 'hono/secure-headers';
  *   DNS name pointed at 127.0.0.1 (DNS rebinding) sends its own name as Host and gets 403.
  * - **Secret.** Every request, pages and data alike, carries the per-launch secret: the URL printed
  *   at start has it as `?token=`, which the first visit trades for an HttpOnly, SameSite=Strict
- *   cookie (and a redirect that takes it out of the address bar). Without it: 401, no content.
+ *   cookie (and a refresh that takes it out of the address bar). Without it: 401, no content.
  * - **Changes.** Only POST and DELETE change anything, and only with a same-origin `Origin` and the
  *   secret in the request itself (form field `_secret` or header `x-everme-secret`), not just in
  *   the cookie a browser attaches on its own. Other methods: 405.
@@ -107,11 +108,15 @@ export function guard(opts: GuardOptions): MiddlewareHandler {
       if (!same(carried, opts.secret)) return deny(c, 403, `A change must carry the secret in the request itself (${SECRET_FIELD} field or ${SECRET_HEADER} header).`);
     }
     if (query !== undefined) {
-      // Trade the URL's secret for the cookie, and take it out of the address bar and history.
+      // Trade the URL's secret for the cookie, and take it out of the address bar and history. Not
+      // by a redirect: when the visit came from another site (the launch file `everme ui` opens the
+      // browser with is file://, a link in a mail), the browser would not send a Strict cookie along
+      // the redirect it follows. A refresh from this page is a navigation of this site's own.
       setCookie(c, cookie, opts.secret, { httpOnly: true, sameSite: 'Strict', path: '/' });
       const url = new URL(c.req.url);
       url.searchParams.delete(TOKEN_PARAM);
-      return c.redirect(`${url.pathname}${url.search}`, 303);
+      const target = `${url.pathname}${url.search}`;
+      return c.html(h`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${target}"><title>everme ui</title></head><body><p><a href="${target}">Open everme ui</a></p></body></html>`);
     }
     await next();
   };

@@ -20,6 +20,10 @@ export const CHROMIUM_ARGS = [
   '--disable-extensions',
   '--no-first-run',
   '--no-default-browser-check',
+  // Chromium is no node process, so the outbound-socket guard cannot hold it: every request to a
+  // host other than loopback (which Chromium never sends through a proxy) goes to a dead loopback
+  // proxy instead of leaving the machine.
+  '--proxy-server=http://127.0.0.1:9',
 ];
 
 export async function launchChromium(): Promise<Browser> {

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cliEntry, ensureBuilt } from './cli.js';
+import { hermeticEnv, type EnvExtra } from './hermetic-env.js';
 
 export interface CliResult {
   code: number | null;
@@ -17,11 +18,9 @@ export interface CliProcess {
   done: Promise<CliResult>;
 }
 
-/** No EVERME_* or MINIMAX_* variable of the developer's shell may leak into a test run. */
-export function cliEnv(home: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' };
-  for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
-  return env;
+/** The hermetic environment (support/hermetic-env.ts) with `home` as HOME. */
+export function cliEnv(home: string, extra: EnvExtra = {}): NodeJS.ProcessEnv {
+  return hermeticEnv(home, extra);
 }
 
 export function startCli(args: string[], env: NodeJS.ProcessEnv): CliProcess {
@@ -36,6 +35,33 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv): CliProcess {
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
   return { child, done };
+}
+
+/**
+ * `spawnSync`'s result without blocking this process: a test file that runs many commands in a row
+ * with spawnSync blocks vitest's worker long enough, on a loaded machine, for its calls to the main
+ * process to time out (`Timeout calling "onTaskUpdate"`), which fails the file.
+ */
+export function spawnAsync(
+  command: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; input?: string | Buffer; cwd?: string; timeoutMs?: number },
+): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdin.on('error', () => undefined);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    child.on('error', reject);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
 }
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {

@@ -3,20 +3,17 @@
  * a reduced environment, nothing awaited but the hook process itself. The detached workers it
  * starts are waited for through their slot files, so no test leaks a worker into the next.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, appendFileSync } from 'node:fs';
+import { readdirSync, appendFileSync } from 'node:fs';
 import path from 'node:path';
-import { makeSession, repoRoot } from '../transcript-helpers.js';
+import { makeSession, repoRoot, tempDir } from '../transcript-helpers.js';
+import { ensureBuilt } from './cli.js';
+import { hermeticEnv, type EnvExtra } from './hermetic-env.js';
 
 export const BIN = path.join(repoRoot, 'bin', 'run.js');
 
-/** Builds dist/ once when the hook entry is missing (a fresh checkout). */
-export function ensureBuilt(): void {
-  const entry = path.join(repoRoot, 'dist', 'src', 'hook', 'worker-main.js');
-  if (!existsSync(entry)) spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: repoRoot, stdio: 'ignore', timeout: 240_000 });
-  if (!existsSync(entry)) throw new Error(`the package is not built (${entry} is missing): run npm run build`);
-}
+export { ensureBuilt };
 
 export interface CliRun {
   code: number | null;
@@ -25,11 +22,12 @@ export interface CliRun {
   ms: number;
 }
 
-/** The reduced environment the host gives a hook, plus what a test points at temp dirs. */
-export function hookEnv(vars: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, LANG: 'C.UTF-8' };
-  for (const [key, value] of Object.entries(vars)) if (value !== undefined) env[key] = value;
-  return env;
+/**
+ * The reduced environment the host gives a hook, plus what a test points at temp dirs: the
+ * hermetic env (support/hermetic-env.ts), HOME a fresh temp dir unless `vars` names one.
+ */
+export function hookEnv(vars: EnvExtra): NodeJS.ProcessEnv {
+  return hermeticEnv(vars.HOME ?? tempDir(), vars);
 }
 
 /** Spawns `node bin/run.js <args>` with `input` on stdin (closed after writing, unless `keepOpen`). */
@@ -43,7 +41,8 @@ export function runCli(args: string[], input: string | Buffer, env: NodeJS.Proce
     child.stderr.on('data', (b: Buffer) => err.push(b));
     // The hook may stop reading early (oversized input): a broken pipe here is expected.
     child.stdin.on('error', () => undefined);
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+    // A hang detector: 20 s killed hooks that a machine at load 28 was merely slow to run.
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);

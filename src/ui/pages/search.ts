@@ -27,7 +27,8 @@ function filtered(f: SearchFilters): boolean {
 
 function filtersQuery(f: SearchFilters): string {
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(f)) if (v !== '') params.set(k, v);
+  // Named, not Object.entries: an interface has no index signature, so its values would be `any`.
+  for (const k of ['q', 'project', 'role', 'from', 'to'] as const satisfies ReadonlyArray<keyof SearchFilters>) if (f[k] !== '') params.set(k, f[k]);
   return params.toString();
 }
 
