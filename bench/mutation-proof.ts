@@ -56,7 +56,7 @@ export const MUTATIONS: Mutation[] = [
     edits: [
       {
         anchor: '    const ack = await this.client.postAgentMemory(',
-        broken: '    this.state.recordDelivered(this.name, conversationId, request.keys); // mutation-proof\n    const ack = await this.client.postAgentMemory(',
+        broken: '    this.stores.keys.record(NAME, conversationId, request.keys); // mutation-proof\n    const ack = await this.client.postAgentMemory(',
       },
     ],
     tests: ['test/delivery-failures.test.ts', 'test/gateway-ambiguous-answers.test.ts'],
@@ -65,14 +65,14 @@ export const MUTATIONS: Mutation[] = [
     rule: 'redaction',
     how: 'redactText returns the text unmasked',
     file: 'src/memory/redact.ts',
-    edits: [bodyStartsWith('export function redactText(s: string): string {', 'if (s.length >= 0) return s;')],
+    edits: [bodyStartsWith('export function redactText(input: string): string {', 'if (input.length >= 0) return input;')],
     tests: ['test/memory-redact.test.ts', 'test/secrets-e2e.test.ts'],
   },
   {
     rule: 'private-span gate',
     how: 'PrivateSpans.text hides nothing',
     file: 'src/memory/private-spans.ts',
-    edits: [bodyStartsWith('  text(s: string): string {', 'if (s.length >= 0) return s;')],
+    edits: [bodyStartsWith('  text(raw: string): string {', 'if (raw.length >= 0) return raw;')],
     tests: ['test/memory-private-spans.test.ts', 'test/private-spans-e2e.test.ts', 'test/privacy-gate-turn.test.ts'],
   },
   {
