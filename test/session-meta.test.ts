@@ -65,7 +65,7 @@ describe('kinds read by default', () => {
 });
 
 describe('the session meta store', () => {
-  it("migration 12 keeps the workspace a hook recorded before as the session's cwd claim, of unknown time", () => {
+  it("migration 13 keeps the workspace a hook recorded before as the session's cwd claim, of unknown time", () => {
     const stateDir = tempDir();
     const raw = new Database(databasePath(stateDir));
     // The release before the session index: every migration but the last.
