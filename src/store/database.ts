@@ -255,6 +255,7 @@ export const MIGRATIONS: readonly Migration[] = [
   `
   DROP INDEX conversations_by_workspace;
   CREATE INDEX conversations_by_workspace ON conversations (workspace_dir, updated_at_ms, message_count);
+  `,
   // 13 (issue #30): what MiniMax Code's session index says about each session (title, kind,
   // visibility, archive flag, parent, the host's times), each source's claim about its workspace
   // with that claim's time, and which one won (src/store/session-meta.ts reads and writes it).
