@@ -67,6 +67,14 @@ describe('everme sync', () => {
     expect(gatewaySignatures(gateway, conversationFor(9))).toEqual(expectedTurns('old', [0, 1]));
   });
 
+  it('--session with an id no session has is not_found, naming the data dir, and sends nothing', async () => {
+    writeMessagesSession(dataDir, 1, turnsEnvelopes('s', [0]));
+    const missing = await sync('--session', sessionIdFor(42));
+    expect(missing.code).toBe(1);
+    expect(envelopeOf(missing).error).toMatchObject({ type: 'not_found', message: `No session ${sessionIdFor(42)} under ${dataDir}` });
+    expect(gateway.requestsTo('/mem/agent-memory')).toEqual([]);
+  });
+
   it('with no import yet, looks back 24 hours: a session of today is delivered, one of 10 days ago is not scanned', async () => {
     const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10).replaceAll('-', '/');
     const now = Date.now();

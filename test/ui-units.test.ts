@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/store/database.js';
-import { ViewerStore } from '../src/store/viewer-store.js';
+import { ViewerStore, WORKSPACES_SQL } from '../src/store/viewer-store.js';
 import { snippetMarks, storedText } from '../src/ui/html.js';
 import { shouldOpenBrowser } from '../src/ui/open-browser.js';
 import { defaultPort } from '../src/ui/viewer.js';
@@ -92,6 +92,16 @@ describe('ViewerStore', () => {
       { workspaceDir: '/w/beta', conversations: 1, messages: 2, lastActivityMs: base - 200 * DAY + 1000 },
       { conversations: 1, messages: 2, lastActivityMs: base + DAY + 1000 },
     ]);
+  });
+
+  it('counts each workspace from the workspace index alone, never the conversations’ rows', () => {
+    const db = openDatabase(built.stateDir, { readonly: true });
+    try {
+      const plan = db.prepare<[], { detail: string }>(`EXPLAIN QUERY PLAN ${WORKSPACES_SQL}`).all().map((r) => r.detail);
+      expect(plan[0]).toBe('SCAN conversations USING COVERING INDEX conversations_by_workspace');
+    } finally {
+      db.close();
+    }
   });
 
   it('counts messages per UTC day for the window ending today, every day present, nothing older', () => {

@@ -113,13 +113,16 @@ export async function runRecallBench(opts: RecallBenchOptions = {}): Promise<Rec
     ...CODING_QUESTIONS.map((q) => ({ ...q, type: 'coding', evidence: q.evidence.map(([s, i]) => `${s}#${i}`) })),
   ];
   const stateDir = opts.beside ?? mkdtempSync(path.join(os.tmpdir(), 'everme-recall-state-'));
+  // `everme mcp` resolves the MiniMax data directory at start and refuses one that is missing; the
+  // bench's sessions are already imported, so an empty one serves.
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'everme-recall-data-'));
   try {
     importSessions(sessions, stateDir);
     const refs = turnRefs(stateDir, sessions);
 
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [path.join(repo, 'bin', 'run.js'), 'mcp', '--sink', 'local'],
+      args: [path.join(repo, 'bin', 'run.js'), 'mcp', '--sink', 'local', '--data-dir', dataDir],
       env: { ...(process.env as Record<string, string>), EVERME_STATE_DIR: stateDir, EVERME_API_KEY: '', EVERME_AGENT_TOKEN: '' },
       stderr: 'ignore',
     });
@@ -187,6 +190,7 @@ export async function runRecallBench(opts: RecallBenchOptions = {}): Promise<Rec
       rows,
     };
   } finally {
+    rmSync(dataDir, { recursive: true, force: true });
     if (!opts.beside) rmSync(stateDir, { recursive: true, force: true });
   }
 }

@@ -56,6 +56,15 @@ interface MessageRow {
   turn_complete: number | null;
 }
 
+/**
+ * Every workspace's counts and last activity: read from the workspace index alone (it holds every
+ * column this asks for, migration 12), never from the conversations' rows.
+ */
+export const WORKSPACES_SQL = `SELECT workspace_dir, count(*) AS conversations, sum(message_count) AS messages, max(updated_at_ms) AS last_ms
+  FROM conversations WHERE message_count > 0
+  GROUP BY workspace_dir
+  ORDER BY workspace_dir IS NULL, last_ms IS NULL, last_ms DESC, workspace_dir`;
+
 const MESSAGE_COLUMNS = 'id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete';
 
 export class ViewerStore {
@@ -65,12 +74,7 @@ export class ViewerStore {
   constructor(private readonly db: Database.Database) {
     this.days = new MessageDays(db);
     this.stmts = {
-      workspaces: db.prepare<[], WorkspaceRow>(
-        `SELECT workspace_dir, count(*) AS conversations, sum(message_count) AS messages, max(updated_at_ms) AS last_ms
-         FROM conversations WHERE message_count > 0
-         GROUP BY workspace_dir
-         ORDER BY workspace_dir IS NULL, last_ms IS NULL, last_ms DESC, workspace_dir`,
-      ),
+      workspaces: db.prepare<[], WorkspaceRow>(WORKSPACES_SQL),
       unknownWorkspace: db.prepare<{ limit: number }, ConversationRow>(
         `SELECT * FROM conversations WHERE message_count > 0 AND workspace_dir IS NULL
          ORDER BY updated_at_ms IS NULL, updated_at_ms DESC, conversation_id LIMIT @limit`,
