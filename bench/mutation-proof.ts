@@ -114,11 +114,18 @@ export const MUTATIONS: Mutation[] = [
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** dist/bench/ when built, bench/ when run some other way. */
 const repo = path.resolve(here, path.basename(path.dirname(here)) === 'dist' ? '../..' : '..');
-const COPIED = ['bin', 'commands', 'src', 'bench', 'test', 'fixtures', 'dist', 'oclif.manifest.json', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.test.json', 'vitest.config.ts'];
+/**
+ * Every top-level entry but node_modules (linked) and dot entries (.git, reports): a fixed list
+ * missed tsconfig.client.json when the viewer added it, and every test run in the copy then failed
+ * to build, reporting no test at all.
+ */
+function copiedEntries(): string[] {
+  return fs.readdirSync(repo).filter((name) => name !== 'node_modules' && !name.startsWith('.'));
+}
 
 function copyCheckout(): string {
   const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'everme-mutation-'));
-  for (const entry of COPIED) {
+  for (const entry of copiedEntries()) {
     const from = path.join(repo, entry);
     if (!fs.existsSync(from)) continue;
     // Timestamps kept: a dist/ current in the checkout is current in the copy (no first rebuild).
@@ -167,6 +174,7 @@ interface Outcome {
 }
 
 interface JsonReport {
+  numTotalTests: number;
   numPassedTests: number;
   testResults: Array<{ name: string; assertionResults: Array<{ ancestorTitles: string[]; title: string; status: string }> }>;
 }
@@ -182,6 +190,8 @@ function runTests(copy: string, files: string[]): Outcome {
   });
   if (!fs.existsSync(out)) return { passed: 0, failed: [], error: `no report (exit ${run.status}): ${run.stderr.slice(-2000)}` };
   const report = JSON.parse(fs.readFileSync(out, 'utf8')) as JsonReport;
+  // A run that failed before any test ran (the global setup's build, say) reports no test at all.
+  if (report.numTotalTests === 0) return { passed: 0, failed: [], error: `no test ran (exit ${run.status}): ${(run.stdout + run.stderr).slice(-2000)}` };
   const failed = report.testResults.flatMap((file) =>
     file.assertionResults
       .filter((t) => t.status === 'failed')
