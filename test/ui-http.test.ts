@@ -387,6 +387,15 @@ describe('everme ui on the README demo data', () => {
       const home = await rawRequest({ port: v.port, path: '/', headers: { Cookie: cookieFor(v) } });
       expect(home.status).toBe(200);
       expect(home.body).toContain('/home/demo/projects/widget');
+      // Conversations are named by the titles in the demo's session index (#30), on their project's
+      // page and on their own.
+      const project = await rawRequest({ port: v.port, path: '/project?dir=%2Fhome%2Fdemo%2Fprojects%2Fwidget', headers: { Cookie: cookieFor(v) } });
+      expect(project.body).toContain('What src/widget.ts exports');
+      expect(project.body).toContain('Retry, then clear the conversation');
+      const titled = /href="(\/conversation\/[^"?]+)">What src\/widget\.ts exports</.exec(project.body);
+      expect(titled).not.toBeNull();
+      const opened = await rawRequest({ port: v.port, path: titled![1]!, headers: { Cookie: cookieFor(v) } });
+      expect(opened.body).toContain('<h1>What src/widget.ts exports</h1>');
       const search = await rawRequest({ port: v.port, path: '/search?q=widget', headers: { Cookie: cookieFor(v) } });
       expect(search.body).toMatch(/<mark>widget<\/mark>/i);
       const link = /href="(\/conversation\/[^"?]+)\?m=(\d+)/.exec(search.body);

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { AgentMessage } from '../core/agent-message.js';
-import { listRecentConversations, toConversationSummary, type ConversationRow, type ConversationSummary } from './conversation-list.js';
+import { CONVERSATION_WITH_META, listRecentConversations, toConversationSummary, type ConversationRow, type ConversationSummary } from './conversation-list.js';
 import { storedMessage } from './export-reader.js';
 import { DAY_MS, dayOf, MessageDays } from './message-days.js';
 
@@ -76,10 +76,11 @@ export class ViewerStore {
     this.stmts = {
       workspaces: db.prepare<[], WorkspaceRow>(WORKSPACES_SQL),
       unknownWorkspace: db.prepare<{ limit: number }, ConversationRow>(
-        `SELECT * FROM conversations WHERE message_count > 0 AND workspace_dir IS NULL
-         ORDER BY updated_at_ms IS NULL, updated_at_ms DESC, conversation_id LIMIT @limit`,
+        `${CONVERSATION_WITH_META} WHERE c.message_count > 0 AND c.workspace_dir IS NULL
+         ORDER BY c.updated_at_ms IS NULL, c.updated_at_ms DESC, c.conversation_id LIMIT @limit`,
       ),
-      conversation: db.prepare<[string], ConversationRow>('SELECT * FROM conversations WHERE conversation_id = ?'),
+      // With the session index's title, kind and parent (#30), as every list shows them.
+      conversation: db.prepare<[string], ConversationRow>(`${CONVERSATION_WITH_META} WHERE c.conversation_id = ?`),
       messageAt: db.prepare<[string, number], number>(
         'SELECT count(*) FROM messages WHERE conversation_id = ? AND id < ?',
       ).pluck(),

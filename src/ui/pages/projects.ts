@@ -14,11 +14,11 @@ export function conversationHref(conversationId: string, messageId?: number): st
 }
 
 /**
- * How a conversation is named in lists: its first request (the store keeps it for recall). The
- * session index's titles (#30) are the better name once the store records them.
+ * How a conversation is named in lists: the title MiniMax Code's session index gave it (#30), else
+ * its first request (the store keeps it for recall), else its id.
  */
 export function conversationLabel(c: ConversationSummary): string {
-  return c.firstUserText ?? c.conversationId;
+  return c.title ?? c.firstUserText ?? c.conversationId;
 }
 
 export const UNKNOWN_WORKSPACE = 'Workspace unknown';
