@@ -11,6 +11,7 @@ import { CREATED_AT_MS, DAY, conversationFor, jsonlOf, ledgerEvent, sessionIdFor
 import { hookEnv, hookStdin, runHookCli, waitForWorkers, writeSession, newSessionId } from './support/hook-harness.js';
 import { exclusiveWriter, indexRecord, liveHost, sessionIndexFile, untouchable, VARIANTS, writeSessionIndex, type IndexRecord } from './support/session-index-host.js';
 import { makeSession, tempDir } from './transcript-helpers.js';
+import { cookieFor, rawRequest, startViewerProcess } from './support/viewer-process.js';
 
 let root: string;
 let dataDir: string;
@@ -172,7 +173,7 @@ describe('a live host', { timeout: 180_000 }, () => {
     }
   });
 
-  it('an index at rest gets no -wal or -shm, and keeps its bytes and mtime, through import, sync, hook, status and search', async () => {
+  it('an index at rest gets no -wal or -shm, and keeps its bytes and mtime, through import, sync, hook, status, search and the viewer', async () => {
     writeTree();
     writeSessionIndex(dataDir, 'record_json', treeRecords());
     const before = untouchable(dataDir);
@@ -184,6 +185,16 @@ describe('a live host', { timeout: 180_000 }, () => {
     await waitForWorkers(stateDir);
     expect(output(await cli(['status']))).toContain('schema record_json only, 4 sessions known');
     expect((await cli(['search', 'question'])).code).toBe(0);
+    // The viewer serving its pages (projects, a project's titled list, health) reads the store only.
+    const viewer = await startViewerProcess(dataDir, env());
+    try {
+      for (const page of ['/', `/project?dir=${encodeURIComponent(PROJECT_A)}`, '/health']) {
+        const res = await rawRequest({ port: viewer.port, path: page, headers: { Cookie: cookieFor(viewer) } });
+        expect(res.status, page).toBe(200);
+      }
+    } finally {
+      await viewer.stop();
+    }
     expect(untouchable(dataDir)).toEqual(before);
     expect(fs.readdirSync(path.dirname(sessionIndexFile(dataDir)))).toEqual(['runtime-state.sqlite']);
   });
