@@ -87,7 +87,8 @@ export const MUTATIONS: Mutation[] = [
     how: 'no conversation reads as forgotten',
     file: 'src/store/tombstones.ts',
     edits: [
-      bodyStartsWith('  forgottenIds(): Set<string> {', 'if (this.stmts) return new Set();'),
+      // Not `if (this.stmts)`: TypeScript then narrows stmts to never below and the copy fails to build.
+      bodyStartsWith('  forgottenIds(): Set<string> {', 'if (Date.now() > 0) return new Set();'),
       bodyStartsWith('  isForgotten(conversationId: string): boolean {', 'if (conversationId) return false;'),
     ],
     tests: ['test/forget-e2e.test.ts'],
