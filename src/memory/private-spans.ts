@@ -14,6 +14,7 @@
  *   them, so they stay a valid JSON object: a string (or key) wholly inside a span becomes
  *   `[PRIVATE]`, and a span opened in a key hides what follows it like anywhere else.
  */
+import { nextMatch, type MatchSpan } from './match-span.js';
 
 export const PRIVATE_PLACEHOLDER = '[PRIVATE]';
 
@@ -24,16 +25,11 @@ const CLOSE = new RegExp(`<${PAD}/${PAD}private${PAD}>`, 'gi');
 /** One cheap test before any work: most text has no tag at all. */
 const ANY_OPEN = new RegExp(`<${PAD}private${PAD}>`, 'i');
 
-interface Tag {
-  at: number;
-  end: number;
-}
+type Tag = MatchSpan;
 
-/** The next match of `re` at or after `from`, or null when there is none. */
+/** The next match of `re` at or after `from`, or null (looked, none) as the scanner's caches need. */
 function find(re: RegExp, s: string, from: number): Tag | null {
-  re.lastIndex = from;
-  const m = re.exec(s);
-  return m ? { at: m.index, end: m.index + m[0].length } : null;
+  return nextMatch(re, s, from) ?? null;
 }
 
 /**

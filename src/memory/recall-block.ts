@@ -12,6 +12,7 @@
  * and the wrapper's tags inside recalled text, so stored text can neither end a block early nor
  * start one.
  */
+import { nextMatch, type MatchSpan } from './match-span.js';
 
 /** The block's first line. */
 export const RECALL_BLOCK_START =
@@ -28,16 +29,6 @@ export const END_PHRASE = /end\s+of\s+retrieved\s+memory/gi;
 const WRAPPER_OPEN = /<\s*plugin-hook-context\b[^<>]{0,256}>/gi;
 const WRAPPER_CLOSE = /<\s*\/\s*plugin-hook-context\s*>/gi;
 
-interface Span {
-  at: number;
-  end: number;
-}
-
-function next(re: RegExp, s: string, from: number): Span | undefined {
-  re.lastIndex = from;
-  const m = re.exec(s);
-  return m ? { at: m.index, end: m.index + m[0].length } : undefined;
-}
 
 function lineStart(s: string, at: number): number {
   return s.lastIndexOf('\n', at - 1) + 1;
@@ -59,10 +50,10 @@ export function stripRecallBlocks(s: string): string {
   const closes = new Cursor(WRAPPER_CLOSE, s);
   const parts: string[] = [];
   let from = 0;
-  let start = next(START_PHRASE, s, 0);
+  let start = nextMatch(START_PHRASE, s, 0);
   while (start) {
     const begin = lineStart(s, start.at);
-    const following = next(START_PHRASE, s, start.end);
+    const following = nextMatch(START_PHRASE, s, start.end);
     // A later block's start bounds this one: an end line past it belongs to that block.
     const limit = following ? lineStart(s, following.at) : s.length;
     const end = ends.at(start.end);
@@ -74,7 +65,7 @@ export function stripRecallBlocks(s: string): string {
     }
     if (begin >= from) parts.push(s.slice(from, begin));
     from = Math.max(from, stop, start.end);
-    start = following && following.at >= from ? following : next(START_PHRASE, s, from);
+    start = following && following.at >= from ? following : nextMatch(START_PHRASE, s, from);
   }
   parts.push(s.slice(from));
   return parts.join('');
@@ -85,15 +76,15 @@ export function stripRecallBlocks(s: string): string {
  * passed, and "none after here" stays true further on, so the searches together scan the text once.
  */
 class Cursor {
-  private found: Span | null | undefined;
+  private found: MatchSpan | null | undefined;
 
   constructor(
     private readonly re: RegExp,
     private readonly s: string,
   ) {}
 
-  at(from: number): Span | undefined {
-    if (this.found === undefined || (this.found !== null && this.found.at < from)) this.found = next(this.re, this.s, from) ?? null;
+  at(from: number): MatchSpan | undefined {
+    if (this.found === undefined || (this.found !== null && this.found.at < from)) this.found = nextMatch(this.re, this.s, from) ?? null;
     return this.found ?? undefined;
   }
 }

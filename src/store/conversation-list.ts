@@ -96,9 +96,16 @@ export interface ConversationRow {
   parent_session_id: string | null;
 }
 
-/** A conversation with what the session index says of its session (a primary-key lookup per row). */
-export const CONVERSATION_WITH_META = `SELECT c.*, m.title AS title, m.kind AS kind, m.parent_session_id AS parent_session_id
+/**
+ * A conversation with what the session index says of its session (a primary-key lookup per row),
+ * plus any `extraColumns` a reader orders or pages by.
+ */
+export function conversationWithMeta(extraColumns?: string): string {
+  return `SELECT c.*, m.title AS title, m.kind AS kind, m.parent_session_id AS parent_session_id${extraColumns === undefined ? '' : `, ${extraColumns}`}
   FROM conversations c LEFT JOIN session_meta m ON m.session_id = c.session_id`;
+}
+
+export const CONVERSATION_WITH_META = conversationWithMeta();
 
 const RECENT_ORDER = 'ORDER BY c.updated_at_ms IS NULL, c.updated_at_ms DESC, c.conversation_id LIMIT @limit';
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
 import type { AgentMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
-import { inProject } from './conversation-list.js';
+import { conversationWithMeta, inProject } from './conversation-list.js';
 
 /** A conversation as an export describes it (what re-importing needs to rebuild it exactly). */
 export interface ExportConversation {
@@ -43,7 +43,10 @@ interface ConversationRow {
   sort_ms: number;
 }
 
-interface MessageRow {
+/** The columns `storedMessage` reads, and their row: every reader of stored messages selects these. */
+export const STORED_MESSAGE_COLUMNS = 'id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete';
+
+export interface StoredMessageRow {
   id: number;
   msg_key: string;
   role: string;
@@ -57,8 +60,7 @@ interface MessageRow {
 const toolCallsSchema = z.array(z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() }));
 
 /** A conversation row with its session's title, kind and parent (a primary-key lookup per row). */
-const WITH_META = `SELECT c.*, m.title AS title, m.kind AS kind, m.parent_session_id AS parent_session_id, coalesce(c.created_at_ms, -1) AS sort_ms
-  FROM conversations c LEFT JOIN session_meta m ON m.session_id = c.session_id`;
+const WITH_META = conversationWithMeta('coalesce(c.created_at_ms, -1) AS sort_ms');
 
 /** Pages, not iterators: a page is read, written out (awaiting a slow consumer), then the next. */
 const CONVERSATION_PAGE = 200;
@@ -68,7 +70,7 @@ const MESSAGE_PAGE = 500;
  * The stored message in exactly the shape the converter gave the sinks (and the gateway received):
  * same fields, same key order, so an export's bytes are the gateway's.
  */
-export function storedMessage(row: MessageRow): AgentMessage | undefined {
+export function storedMessage(row: StoredMessageRow): AgentMessage | undefined {
   switch (row.role) {
     case 'user':
       return { role: 'user', timestamp: row.timestamp, content: row.content ?? '' };
@@ -136,8 +138,8 @@ export class ExportReader {
       one: db.prepare<[string], ConversationRow>(
         `${WITH_META} WHERE c.conversation_id = ? AND c.message_count > 0`,
       ),
-      messages: db.prepare<[string, number, number], MessageRow>(
-        `SELECT id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete FROM messages
+      messages: db.prepare<[string, number, number], StoredMessageRow>(
+        `SELECT ${STORED_MESSAGE_COLUMNS} FROM messages
          WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT ?`,
       ),
     };

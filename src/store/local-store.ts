@@ -119,6 +119,11 @@ interface AppendSummary {
   lastAssistant: string | null;
 }
 
+/** Stored messages with what `mem_get` and `mem_timeline` show of their conversation (title from the session index). */
+const STORED_ROWS = `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir,
+    (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
+  FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id`;
+
 /**
  * The embedded memory store. Every write is a plain synchronous call so the caller can put it and
  * the high-water mark in one `db.transaction`; on their own, writes are atomic per call.
@@ -196,25 +201,16 @@ export class LocalStore {
          WHERE m.id = ?`,
       ),
       byId: db.prepare<[string], StoredRow>(
-        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir,
-           (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
-         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
-         WHERE m.id IN (SELECT value FROM json_each(?))`,
+        `${STORED_ROWS} WHERE m.id IN (SELECT value FROM json_each(?))`,
       ),
       // A conversation's messages are read through its (conversation_id, msg_key) index, whose
       // entries carry the row id: no scan of other conversations, no extra index to write at import.
       before: db.prepare<{ id: number; n: number }, StoredRow>(
-        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir,
-           (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
-         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
-         WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id < @id
+        `${STORED_ROWS} WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id < @id
          ORDER BY m.id DESC LIMIT @n`,
       ),
       after: db.prepare<{ id: number; n: number }, StoredRow>(
-        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, m.tool_call_id, c.session_id, c.workspace_dir,
-           (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
-         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
-         WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id > @id
+        `${STORED_ROWS} WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id > @id
          ORDER BY m.id LIMIT @n`,
       ),
       // EXISTS stops at the first row; count(*) walks every message (seconds on a large store).

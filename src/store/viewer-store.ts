@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { AgentMessage } from '../core/agent-message.js';
 import { CONVERSATION_WITH_META, listRecentConversations, toConversationSummary, type ConversationRow, type ConversationSummary } from './conversation-list.js';
-import { storedMessage } from './export-reader.js';
+import { STORED_MESSAGE_COLUMNS, storedMessage, type StoredMessageRow } from './export-reader.js';
 import { DAY_MS, dayOf, MessageDays } from './message-days.js';
 
 /**
@@ -45,17 +45,6 @@ interface WorkspaceRow {
   last_ms: number | null;
 }
 
-interface MessageRow {
-  id: number;
-  msg_key: string;
-  role: string;
-  timestamp: number;
-  content: string | null;
-  tool_calls_json: string | null;
-  tool_call_id: string | null;
-  turn_complete: number | null;
-}
-
 /**
  * Every workspace's counts and last activity: read from the workspace index alone (it holds every
  * column this asks for, migration 12), never from the conversations' rows.
@@ -65,7 +54,6 @@ export const WORKSPACES_SQL = `SELECT workspace_dir, count(*) AS conversations, 
   GROUP BY workspace_dir
   ORDER BY workspace_dir IS NULL, last_ms IS NULL, last_ms DESC, workspace_dir`;
 
-const MESSAGE_COLUMNS = 'id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete';
 
 export class ViewerStore {
   private readonly stmts;
@@ -84,8 +72,8 @@ export class ViewerStore {
       messageAt: db.prepare<[string, number], number>(
         'SELECT count(*) FROM messages WHERE conversation_id = ? AND id < ?',
       ).pluck(),
-      window: db.prepare<[string, number, number], MessageRow>(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY id LIMIT ? OFFSET ?`,
+      window: db.prepare<[string, number, number], StoredMessageRow>(
+        `SELECT ${STORED_MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY id LIMIT ? OFFSET ?`,
       ),
       total: db.prepare<[string], number>('SELECT count(*) FROM messages WHERE conversation_id = ?').pluck(),
     };
