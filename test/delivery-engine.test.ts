@@ -19,6 +19,7 @@ import {
 } from './support/delivery-trees.js';
 import {
   flushFlags,
+  freshHarnessEnv,
   gatewaySignatures,
   recordedWarnings,
   runEngine,
@@ -26,7 +27,6 @@ import {
   storedSignatures,
   type HarnessEnv,
 } from './support/delivery-harness.js';
-import { tempDir } from './transcript-helpers.js';
 
 let gateway: FakeGateway;
 let env: HarnessEnv;
@@ -39,9 +39,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   gateway.reset();
-  const root = tempDir();
-  env = { dataDir: path.join(root, 'data'), stateDir: path.join(root, 'state'), gateway };
-  fs.mkdirSync(env.dataDir);
+  env = freshHarnessEnv(gateway);
 });
 
 /** What a sink holds for one conversation, in the order it was given to it. */

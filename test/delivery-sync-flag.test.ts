@@ -1,10 +1,8 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { appendLines, conversationFor, turnEnvelopes, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
-import { runEngine, type HarnessEnv } from './support/delivery-harness.js';
-import { tempDir } from './transcript-helpers.js';
+import { freshHarnessEnv, runEngine, type HarnessEnv } from './support/delivery-harness.js';
 
 let gateway: FakeGateway;
 let env: HarnessEnv;
@@ -17,9 +15,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   gateway.reset();
-  const root = tempDir();
-  env = { dataDir: path.join(root, 'data'), stateDir: path.join(root, 'state'), gateway };
-  fs.mkdirSync(env.dataDir);
+  env = freshHarnessEnv(gateway);
 });
 
 /** `flush` and `sync` of every agent-memory request of one conversation, in arrival order. */

@@ -6,22 +6,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { porterStem } from '../src/store/fts-porter.js';
 import { indexTerms, Unicode61 } from '../src/store/fts-tokenizer.js';
 import { toFtsText } from '../src/store/fts-text.js';
+import { mulberry32 } from '../bench/prng.js';
 
 /**
  * The JavaScript twin of the index's tokenizer must cut and stem exactly as FTS5 does: the term
  * index's scores are exact only if its counts are FTS5's. FTS5 itself is the reference here.
  */
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** FTS5's terms for each text, in order (rowid i+1 is texts[i]). */
 function fts5Terms(texts: readonly string[]): string[][] {

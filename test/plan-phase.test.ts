@@ -9,10 +9,9 @@ import { PlanPool } from '../src/engine/plan-pool.js';
 import { openDatabase } from '../src/store/database.js';
 import { ensureBuilt, repoRoot } from './support/cli.js';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
-import { duplicateKeys, gatewaySignatures, runEngine, storedSignatures, type HarnessEnv } from './support/delivery-harness.js';
+import { duplicateKeys, freshHarnessEnv, gatewaySignatures, runEngine, storedSignatures, type HarnessEnv } from './support/delivery-harness.js';
 import { conversationFor, expectedTurns, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
-import { tempDir } from './transcript-helpers.js';
 
 let gateway: FakeGateway;
 let env: HarnessEnv;
@@ -26,9 +25,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   gateway.reset();
-  const root = tempDir();
-  env = { dataDir: path.join(root, 'data'), stateDir: path.join(root, 'state'), gateway };
-  fs.mkdirSync(env.dataDir);
+  env = freshHarnessEnv(gateway);
 });
 
 /** The built worker behind a wrapper that kills it where a session's marker file says (see the wrapper). */

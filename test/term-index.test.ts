@@ -8,6 +8,7 @@ import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
 import { LocalCommitter, encodeWrite } from '../src/store/local-commit.js';
 import { LocalStore, type ConversationRecord } from '../src/store/local-store.js';
 import { TermIndexReader, TermIndexWriter } from '../src/store/term-index.js';
+import { mulberry32 } from '../bench/prng.js';
 
 /**
  * The term index scores a query's common words in JavaScript; the ranking must be exactly FTS5's
@@ -15,17 +16,6 @@ import { TermIndexReader, TermIndexWriter } from '../src/store/term-index.js';
  * common) is checked two ways: the index's counts against FTS5's own index, and search results
  * against an exhaustive bm25() ranking of the same query.
  */
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Inflections of one stem, diacritics, CJK and a long tail of rarer words.
 const COMMON = 'test tests testing tested build builds building fix fixed fixes cache cached caching error errors deploy config configs café cafe server client 数据 数据库 テスト 优先级 数'.split(' ');

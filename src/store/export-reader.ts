@@ -57,7 +57,8 @@ export interface StoredMessageRow {
   turn_complete: number | null;
 }
 
-const toolCallsSchema = z.array(z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() }));
+/** What the `tool_calls_json` column holds (an assistant's calls as written): every reader parses it with this. */
+export const storedToolCallsSchema = z.array(z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() }));
 
 /** A conversation row with its session's title, kind and parent (a primary-key lookup per row). */
 const WITH_META = conversationWithMeta('coalesce(c.created_at_ms, -1) AS sort_ms');
@@ -91,7 +92,7 @@ export function storedMessage(row: StoredMessageRow): AgentMessage | undefined {
 function parseToolCalls(json: string | null): AgentToolCall[] | undefined {
   if (json === null) return undefined;
   try {
-    const parsed = toolCallsSchema.safeParse(JSON.parse(json));
+    const parsed = storedToolCallsSchema.safeParse(JSON.parse(json));
     return parsed.success && parsed.data.length > 0 ? parsed.data : undefined;
   } catch {
     return undefined;

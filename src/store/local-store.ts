@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
-import { z } from 'zod';
 import { EvermeError } from '../core/errors.js';
 import type { AgentMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
 import type { ConversationMeta } from './store-types.js';
+import { storedToolCallsSchema } from './export-reader.js';
 import { parseJsonColumn } from './json-column.js';
 import { clampLimit } from './limits.js';
 import { buildFtsQuery, excerpt, makeSnippet } from './fts-text.js';
@@ -84,9 +84,6 @@ export interface RecentOptions {
 const MAX_SEARCH_LIMIT = 50;
 const MAX_RECENT_LIMIT = 100;
 const PREVIEW_CHARS = 300;
-const toolCallsSchema = z.array(
-  z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() }),
-);
 
 interface HitRow {
   id: number;
@@ -422,17 +419,9 @@ interface ConversationRecordParams {
   createdAtMs: number | null;
 }
 
-interface StoredRow {
-  id: number;
-  conversation_id: string;
-  role: AgentMessage['role'];
-  timestamp: number;
-  content: string | null;
-  tool_calls_json: string | null;
+/** A hit's row and the call a tool result answers (`mem_get`, `mem_timeline`). */
+interface StoredRow extends HitRow {
   tool_call_id: string | null;
-  session_id: string;
-  workspace_dir: string | null;
-  title: string | null;
 }
 
 function toStoredMessage(row: StoredRow): StoredMessage {
@@ -466,5 +455,5 @@ function storedSearchableText(row: HitRow): string {
 }
 
 function parseToolCalls(json: string | null): AgentToolCall[] | undefined {
-  return parseJsonColumn(json, toolCallsSchema);
+  return parseJsonColumn(json, storedToolCallsSchema);
 }

@@ -2,6 +2,7 @@
  * Running the delivery engine in-process against a temp data dir, and reading back what each sink
  * holds: the embedded store's rows, or the fake gateway's stored messages.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { loadSettings, type Settings, type SinkName } from '../../src/config/settings.js';
 import { openDatabase } from '../../src/store/database.js';
@@ -11,6 +12,7 @@ import type { DeliveryMode } from '../../src/engine/session-delivery.js';
 import { WarningStore, type ConversationWarnings } from '../../src/store/warning-store.js';
 import type { FakeGateway } from './fake-gateway.js';
 import { signature } from './delivery-trees.js';
+import { tempDir } from '../transcript-helpers.js';
 
 export interface HarnessEnv {
   dataDir: string;
@@ -20,6 +22,14 @@ export interface HarnessEnv {
   timeoutMs?: number;
   /** false: EVERME_LOCAL_STORE=0 (the gateway alone). */
   localStore?: boolean;
+}
+
+/** A fresh temp data dir (created, empty) and state dir (created on first use) for one test. */
+export function freshHarnessEnv(gateway?: FakeGateway): HarnessEnv {
+  const root = tempDir();
+  const env: HarnessEnv = { dataDir: path.join(root, 'data'), stateDir: path.join(root, 'state'), ...(gateway ? { gateway } : {}) };
+  fs.mkdirSync(env.dataDir);
+  return env;
 }
 
 export function settingsFor(env: HarnessEnv): Settings {
