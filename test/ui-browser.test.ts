@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -74,6 +76,7 @@ async function typeSearch(word: string): Promise<void> {
 
 describe('everme ui in Chromium', { timeout: 90_000 }, () => {
   it('opens on the project list: every workspace with counts and last activity, the unknown ones grouped', async () => {
+    await page.goto(`${viewer.origin}/`);
     expect(new URL(page.url()).pathname).toBe('/');
     expect(page.url()).not.toContain('token=');
     // A row's innerText is its cells, tab-separated.
@@ -87,6 +90,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
   });
 
   it('draws messages per day for the last 90 days as SVG, each day its own bar', async () => {
+    await page.goto(`${viewer.origin}/`);
     const bars = page.locator('#activity-chart rect.bar');
     expect(await bars.count()).toBe(90);
     const byDay = Object.fromEntries(
@@ -138,6 +142,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
   });
 
   it('filters by role and by date', async () => {
+    await typeSearch(WORDS.alpha);
     await page.getByLabel('Role').selectOption('tool');
     await page.waitForSelector('#results[data-count="1"]');
     expect(await page.locator('#results li.hit .meta').first().textContent()).toMatch(/^1\. tool/);
@@ -217,7 +222,9 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     expect(await page.locator('#results li.hit').count()).toBe(2);
   });
 
-  it('forgets from a search selection', async () => {
+  it('forgets from a search selection, then undoes it', { timeout: 120_000 }, async () => {
+    const before = await cliSearch(WORDS.unknown);
+    expect(before.length).toBeGreaterThan(0);
     await typeSearch(WORDS.unknown);
     const box = page.locator('#results li.hit input[type="checkbox"]').first();
     await box.check();
@@ -228,10 +235,17 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     await page.waitForURL(/\/forget\?c=/);
     expect(await page.locator('#forget-summary').textContent()).toContain('1 conversation, 2 stored messages');
     await page.locator('#confirm-forget').click();
+    await page.waitForSelector('#forget-done');
     expect(await cliSearch(WORDS.unknown)).toEqual([]);
+    // Undone, so the other tests see the fixture whole whatever order they run in.
+    await page.goto(`${viewer.origin}/forgotten`);
+    await page.getByRole('button', { name: `Undo forgetting minimaxcode-${fx.sessions.unknown}` }).click();
+    expect(await page.locator('#undo-done').textContent()).toContain('is no longer forgotten');
+    const synced = await cli(['sync', '--json']);
+    expect(synced.code, synced.stderr).toBe(0);
+    expect((await cliSearch(WORDS.unknown)).map((hit) => hit.snippet)).toEqual(before.map((hit) => hit.snippet));
   });
 
-  // Before the SessionStart test below: its hook run is an event received.
   it('capture health: says what is wrong and the command that fixes it, before and after install with no hook events yet', async () => {
     await page.goto(`${viewer.origin}/health`);
     expect(await page.locator('#health-problems').textContent()).toContain('Run `everme install`');
@@ -250,6 +264,8 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     await page.getByLabel('Project').selectOption(ALPHA);
     await page.getByRole('button', { name: 'Show' }).click();
     const shown = await page.locator('#agent-context').textContent();
+    // The hook runs over a copy of the viewer's state: a hook run is an event received, and capture
+    // health must still see none, whichever test runs first.
     const hook = await runHook({ hook_event_name: 'SessionStart', session_id: `mvs_${'f'.repeat(32)}`, cwd: ALPHA, source: 'startup' });
     expect(hook.code).toBe(0);
     expect(hook.stdout.length).toBeGreaterThan(100);
@@ -296,7 +312,11 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     }
   });
 
-  it('made no request outside 127.0.0.1, and no script error', () => {
+  it('made no request outside 127.0.0.1, and no script error', async () => {
+    // Every page at least once, whatever ran before: the check covers them all.
+    for (const pathname of ['/', '/search', '/warnings', '/agent', '/forgotten', '/health', `/conversation/minimaxcode-${fx.sessions.hostile}`]) {
+      await page.goto(`${viewer.origin}${pathname}`);
+    }
     expect(requests.length).toBeGreaterThan(20);
     expect(requests.filter((url) => !url.startsWith(`${viewer.origin}/`))).toEqual([]);
     expect(pageErrors).toEqual([]);
@@ -304,8 +324,11 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
 });
 
 function runHook(payload: Record<string, unknown>): Promise<{ code: number | null; stdout: string }> {
+  const stateCopy = fs.mkdtempSync(path.join(fx.root, 'state-copy-'));
+  // The database with its -wal: what the viewer reads, nothing it has not committed.
+  fs.cpSync(fx.stateDir, stateCopy, { recursive: true });
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliEntry, 'hook'], { env: { ...fx.env, MINIMAX_DATA_DIR: fx.dataDir }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [cliEntry, 'hook'], { env: { ...fx.env, MINIMAX_DATA_DIR: fx.dataDir, EVERME_STATE_DIR: stateCopy }, stdio: ['pipe', 'pipe', 'ignore'] });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     child.on('error', reject);
