@@ -202,6 +202,11 @@ describe('everme ui: changes (Origin, the carried secret, methods)', () => {
     expect(undo.status).toBe(200);
     expect(undo.body).toContain('is no longer forgotten');
     expect((await authed('/forgotten')).body).toContain('Nothing is forgotten');
+    // As after `everme forget --undo`, the next sync reads the conversation again: the store is as
+    // the other tests expect it, whichever order they run in.
+    const synced = await runCli(['sync', '--sink', 'local', '--data-dir', store.dataDir, '--json'], env);
+    expect(synced.code, synced.stderr).toBe(0);
+    expect(await searchOther()).toBe(true);
   });
 });
 
