@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadSettings } from '../src/config/settings.js';
 import { Forgetter } from '../src/forget/forget.js';
 import { databasePath, MIGRATIONS, openDatabase } from '../src/store/database.js';
@@ -23,12 +23,13 @@ function actualDays(db: Database.Database): Array<{ day: number; messages: numbe
   return db.prepare(`SELECT timestamp / ${DAY} AS day, count(*) AS messages FROM messages GROUP BY 1 ORDER BY 1`).all() as Array<{ day: number; messages: number }>;
 }
 
-let root: string;
-let built: BuiltStore;
+const roots: string[] = [];
 
-beforeAll(async () => {
-  root = tempDir();
-  built = await buildStore(
+/** A store of three conversations over four days, each test its own: one removes and forgets. */
+function buildThreeDays(): Promise<BuiltStore> {
+  const root = tempDir();
+  roots.push(root);
+  return buildStore(
     [
       { n: 1, workspace: '/w/a', createdAtMs: base, texts: ['one', 'two', 'three', 'four'] },
       { n: 2, workspace: '/w/b', createdAtMs: base + 5 * DAY, texts: ['five', 'six'] },
@@ -36,11 +37,14 @@ beforeAll(async () => {
     ],
     root,
   );
+}
+afterAll(() => {
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
 });
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 describe('message_days', () => {
-  it('counts what the import stored, day by day (across midnight too)', () => {
+  it('counts what the import stored, day by day (across midnight too)', async () => {
+    const built = await buildThreeDays();
     const db = openDatabase(built.stateDir, { readonly: true });
     try {
       const counted = countedDays(db);
@@ -52,6 +56,7 @@ describe('message_days', () => {
   });
 
   it('follows removed messages and forgotten conversations', async () => {
+    const built = await buildThreeDays();
     const db = openDatabase(built.stateDir);
     try {
       const keys = db.prepare('SELECT msg_key FROM messages WHERE conversation_id = ? ORDER BY id').pluck().all(conversationIdFor(1)) as string[];
