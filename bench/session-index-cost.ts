@@ -193,8 +193,17 @@ function importCosts(tree: string, indexRoot: string, repeats: number): string[]
     line('cold import without the index:', runs.plain),
     line('cold import with the index:   ', runs.index),
     `the index's share of a cold import: ${share(med(runs.plain, 'ms'), med(runs.index, 'ms'))} wall, ${share(med(runs.plain, 'cpuMs'), med(runs.index, 'cpuMs'))} CPU (target ≤ 3%; interleaved, ${repeats} each)`,
+    // Each pair ran back to back: its ratio cancels the machine's drift over the minutes of the run,
+    // which the two medians above do not.
+    `the same, pair by pair: median ratio ${pairRatio(runs, 'ms')} wall, ${pairRatio(runs, 'cpuMs')} CPU (with / without, ${repeats} pairs)`,
     `no-op sync without / with the index: ${fmt(med(syncs.plain, 'ms'))} / ${fmt(med(syncs.index, 'ms'))} ms wall, ${fmt(med(syncs.plain, 'cpuMs'))} / ${fmt(med(syncs.index, 'cpuMs'))} ms CPU`,
   ];
+}
+
+/** The median over the pairs of (with the index) / (without), as a signed percentage. */
+function pairRatio(runs: { plain: RunMeasured[]; index: RunMeasured[] }, key: 'ms' | 'cpuMs'): string {
+  const ratio = median(runs.index.map((run, i) => run[key] / runs.plain[i]![key]));
+  return `${ratio >= 1 ? '+' : ''}${(100 * (ratio - 1)).toFixed(1)}%`;
 }
 
 export function sessionIndexCost(tree: string, repeats = 3): string[] {
