@@ -1,20 +1,12 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { createExportProgress } from '../src/cli/export-progress.js';
+import { runExport } from '../src/cli/export-flow.js';
 import { sinceFlag } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
-import { EvermeError } from '../src/core/errors.js';
-import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
-import { resolveUserPath } from '../src/config/exclude.js';
-import { loadSettings } from '../src/config/settings.js';
-import { exportMemory, type ExportFormat, type ExportSummary } from '../src/export/export-memory.js';
+import { renderExportSummary } from '../src/cli/render-import-export.js';
+import type { ExportFormat, ExportSummary } from '../src/export/export-memory.js';
 
-function renderSummary(s: ExportSummary): string {
-  const where = s.out === '-' ? 'stdout' : s.format === 'jsonl' ? s.files[0] ?? s.out : `${s.files.length} file${s.files.length === 1 ? '' : 's'} in ${s.out}`;
-  return `exported ${s.conversations} conversation${s.conversations === 1 ? '' : 's'}, ${s.messages} message${s.messages === 1 ? '' : 's'} (${s.format}) to ${where}`;
-}
-
-export default class Export extends EvermeCommand {
+export default class Export extends EvermeCommand<typeof Export> {
   static override summary = "Write the local store's conversations out: jsonl (the gateway's shape) or markdown";
   static override description =
     'jsonl: one agent-memory message per line with its conversationId, exactly as the gateway receives it (`everme import --from-export FILE` loads it into another store). ' +
@@ -33,32 +25,12 @@ export default class Export extends EvermeCommand {
   };
 
   async run(): Promise<ExportSummary | undefined> {
-    const { flags } = await this.parse(Export);
-    const format = flags.format as ExportFormat;
-    const out = flags.out ?? (format === 'jsonl' ? '-' : undefined);
-    if (out === undefined) throw new EvermeError('invalid_args', 'A markdown export is one file per conversation', { hint: 'Pass --out DIR.' });
-    if (out === '-' && this.jsonMode) {
-      throw new EvermeError('invalid_args', '--json prints one envelope on stdout, so the export cannot go there too', { hint: 'Pass --out DIR with --json.' });
-    }
-    const sinceMs = flags.since?.ms;
-    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
-    const progress = createExportProgress({ json: this.jsonMode });
-    const summary = await exportMemory(loadSettings(dataDir), {
-      format,
-      out: out === '-' ? out : resolveUserPath(out),
-      filter: {
-        ...(flags.conversation === undefined ? {} : { conversationId: flags.conversation }),
-        ...(flags.project === undefined ? {} : { project: resolveUserPath(flags.project) }),
-        ...(sinceMs === undefined ? {} : { sinceMs }),
-      },
-      signal: this.abort.signal,
-      onProgress: (p) => progress.update(p),
-    }).finally(() => progress.stop());
+    const { flags } = this;
+    const request = { format: flags.format as ExportFormat, out: flags.out, conversation: flags.conversation, project: flags.project, sinceMs: flags.since?.ms };
+    const summary = await runExport(request, { settings: () => this.settings(), json: this.jsonMode, signal: this.abort.signal });
     // With the export on stdout, the summary goes to stderr (stdout carries the result: the export).
-    if (out === '-') {
-      writeStderr(renderSummary(summary));
-      return undefined;
-    }
-    return this.result(summary, () => renderSummary(summary));
+    if (summary.out !== '-') return this.result(summary, () => renderExportSummary(summary));
+    writeStderr(renderExportSummary(summary));
+    return undefined;
   }
 }

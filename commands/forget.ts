@@ -1,18 +1,9 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { confirmOnTerminal } from '../src/cli/confirm.js';
-import { conversationIdFor } from '../src/core/conversation-id.js';
-import { parseSinceDate } from '../src/core/dates.js';
-import { EvermeError } from '../src/core/errors.js';
-import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
-import { resolveUserPath } from '../src/config/exclude.js';
-import { loadSettings } from '../src/config/settings.js';
-import { Forgetter, type ConversationSelector } from '../src/forget/forget.js';
+import { runForget, type ForgetOutcome } from '../src/cli/forget-flow.js';
 import { renderForget } from '../src/forget/render-forget.js';
 
-const SELECTORS = ['conversation', 'session', 'project', 'before'] as const;
-
-export default class Forget extends EvermeCommand {
+export default class Forget extends EvermeCommand<typeof Forget> {
   static override summary = 'Forget conversations: remove them from the local store and never deliver them again';
   static override description =
     'Removes the matching conversations from the embedded store (messages, search index, recall context) and leaves a tombstone so import, sync and the hook never deliver them again, to either sink. ' +
@@ -34,51 +25,11 @@ export default class Forget extends EvermeCommand {
   };
 
   async run(): Promise<unknown> {
-    const { flags } = await this.parse(Forget);
-    const given = SELECTORS.filter((name) => flags[name] !== undefined);
-    if (given.length !== 1) {
-      throw new EvermeError('invalid_args', given.length === 0 ? 'Say what to forget' : `Use one selector, not ${given.map((g) => `--${g}`).join(' and ')}`, {
-        hint: 'Pass exactly one of --conversation ID, --session ID, --project DIR, --before YYYY-MM-DD.',
-      });
-    }
-    const selector = this.selector(flags);
-    if (flags.undo && selector.kind !== 'conversation') {
-      throw new EvermeError('invalid_args', '--undo lifts one tombstone at a time', { hint: 'Use `everme forget --undo --conversation ID`.' });
-    }
-    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
-    const forgetter = Forgetter.open(loadSettings(dataDir));
-    try {
-      if (flags.undo && selector.kind === 'conversation') {
-        const lifted = forgetter.undo(selector.conversationId);
-        return this.result({ undone: lifted }, () => `${lifted.conversationId} is no longer forgotten; the next \`everme sync\` reads session ${lifted.sessionId} again.`);
-      }
-      const planned = forgetter.plan(selector);
-      if (flags['dry-run'] || planned.length === 0) {
-        const result = forgetter.dryRun(planned);
-        return this.result(result, () => renderForget(result));
-      }
-      if (!flags.yes) {
-        if (this.jsonMode || !process.stdin.isTTY || !process.stderr.isTTY) {
-          throw new EvermeError('invalid_args', `Forgetting ${planned.length} conversation(s) needs confirmation`, {
-            hint: 'Add --yes to confirm (required with --json or without a terminal); --dry-run lists them first.',
-          });
-        }
-        process.stderr.write(`${renderForget(forgetter.dryRun(planned), { asking: true })}\n`);
-        if (!(await confirmOnTerminal(`Forget these ${planned.length} conversation(s)? [y/N] `))) {
-          throw new EvermeError('cancelled', 'Nothing was forgotten');
-        }
-      }
-      const result = await forgetter.apply(planned, { signal: this.abort.signal });
-      return this.result(result, () => renderForget(result));
-    } finally {
-      forgetter.close();
-    }
-  }
-
-  private selector(flags: { conversation?: string; session?: string; project?: string; before?: string }): ConversationSelector {
-    if (flags.conversation !== undefined) return { kind: 'conversation', conversationId: flags.conversation };
-    if (flags.session !== undefined) return { kind: 'conversation', conversationId: conversationIdFor(flags.session.trim()) };
-    if (flags.project !== undefined) return { kind: 'project', dir: resolveUserPath(flags.project) };
-    return { kind: 'before', ms: parseSinceDate(flags.before ?? '', '--before') };
+    const { flags } = this;
+    const request = { ...flags, dryRun: flags['dry-run'] };
+    const outcome: ForgetOutcome = await runForget(request, { settings: () => this.settings(), json: this.jsonMode, signal: this.abort.signal });
+    if (outcome.kind === 'forget') return this.result(outcome.result, () => renderForget(outcome.result));
+    const { undone } = outcome;
+    return this.result({ undone }, () => `${undone.conversationId} is no longer forgotten; the next \`everme sync\` reads session ${undone.sessionId} again.`);
   }
 }

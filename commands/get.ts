@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { formatOpened, getMessages, type OpenedMessage } from '../src/recall/open-messages.js';
 
-export default class Get extends EvermeCommand {
+export default class Get extends EvermeCommand<typeof Get> {
   static override summary = 'Print whole stored messages by id (the ids `everme search` shows)';
   static override description =
     'Opens messages of the embedded store by the ids search hits and recall indexes name (m123): each whole, with its conversation, role, time and project. A long message is printed a page at a time; --offset starts a later page. Reads the local store in either mode.';
@@ -16,10 +16,7 @@ export default class Get extends EvermeCommand {
   };
 
   async run(): Promise<{ messages: OpenedMessage[] }> {
-    const { argv, flags } = await this.parse(Get);
-    const ids = argv.filter((a): a is string => typeof a === 'string');
-    const settings = this.settings();
-    const messages = getMessages(settings.stateDir, ids, flags.offset);
+    const messages = getMessages(this.settings().stateDir, this.positionals, this.flags.offset);
     return this.result({ messages }, () => messages.map(formatOpened).join('\n\n'));
   }
 }

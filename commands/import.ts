@@ -1,17 +1,14 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { concurrencyFlag, sinceFlag, sinkFlag, sinkFrom } from '../src/cli/flags.js';
-import { createProgress } from '../src/cli/progress.js';
+import { concurrencyFlag, sinceFlag, sinkFlag } from '../src/cli/flags.js';
+import { runImport } from '../src/cli/import-flow.js';
 import { renderImportExport } from '../src/cli/render-import-export.js';
 import { renderRunSummary } from '../src/cli/render-run.js';
 import { finishRun } from '../src/cli/run-output.js';
-import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
-import { loadSettings } from '../src/config/settings.js';
-import { EvermeError } from '../src/core/errors.js';
-import { runPipeline, type RunSummary } from '../src/engine/run-pipeline.js';
-import { importExport, type ImportExportSummary } from '../src/export/import-export.js';
+import type { RunSummary } from '../src/engine/run-pipeline.js';
+import type { ImportExportSummary } from '../src/export/import-export.js';
 
-export default class Import extends EvermeCommand {
+export default class Import extends EvermeCommand<typeof Import> {
   static override summary = 'Import MiniMax Code history since a date (the cold start)';
   static override description =
     'Reads every session created on or after --since, converts it to agent memory, and delivers what is not delivered yet. Re-running it is a no-op. With --from-export, loads a jsonl file written by `everme export` into the local store instead.';
@@ -29,38 +26,10 @@ export default class Import extends EvermeCommand {
   };
 
   async run(): Promise<RunSummary | ImportExportSummary> {
-    const { flags } = await this.parse(Import);
-    const { since, 'from-export': fromExport } = flags;
-    // Flags are checked before the data dir is looked for: a usage mistake is invalid_args wherever it runs.
-    if (fromExport !== undefined && (since !== undefined || flags['dry-run'] || flags.sink === 'everme')) {
-      throw new EvermeError('invalid_args', '--from-export loads a file into the local store and takes no --since, --dry-run or --sink everme', {
-        hint: 'Run `everme import --from-export FILE` on its own.',
-      });
-    }
-    if (fromExport === undefined && since === undefined) {
-      throw new EvermeError('invalid_args', 'Missing required flag since (the first day to import), or --from-export FILE', {
-        hint: 'Pass --since YYYY-MM-DD (the first day to import), or --from-export FILE.',
-      });
-    }
-    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
-    const settings = loadSettings(dataDir);
-    if (since === undefined) {
-      const loaded = await importExport(settings, fromExport!);
-      return this.result(loaded, () => renderImportExport(loaded));
-    }
-    const sink = sinkFrom(flags.sink, settings);
-    const progress = createProgress('import', { json: this.jsonMode });
-    const summary = await runPipeline({
-      mode: 'import',
-      settings,
-      sink,
-      since: since.text,
-      sinceMs: since.ms,
-      concurrency: flags.concurrency,
-      dryRun: flags['dry-run'],
-      signal: this.abort.signal,
-      onProgress: (p) => progress.update(p),
-    }).finally(() => progress.stop());
-    return this.result(finishRun(summary, this.jsonMode), () => renderRunSummary(summary));
+    const { flags } = this;
+    const request = { since: flags.since, fromExport: flags['from-export'], sink: flags.sink, concurrency: flags.concurrency, dryRun: flags['dry-run'] };
+    const outcome = await runImport(request, { settings: () => this.settings(), json: this.jsonMode, signal: this.abort.signal });
+    if (outcome.kind === 'export') return this.result(outcome.loaded, () => renderImportExport(outcome.loaded));
+    return this.result(finishRun(outcome.summary, this.jsonMode), () => renderRunSummary(outcome.summary));
   }
 }

@@ -1,11 +1,9 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { writeStderr } from '../src/cli/output.js';
-import { resolveDataDir } from '../src/config/data-dir.js';
 import { installOutcomeError, runInstall, type InstallResult } from '../src/install/install-plan.js';
 import { renderInstall, renderWarnings } from '../src/install/render.js';
 
-export default class Install extends EvermeCommand {
+export default class Install extends EvermeCommand<typeof Install> {
   static override summary = 'Wire everme into MiniMax Code: hooks, MCP server, settings';
   static override description =
     'Stages a self-contained copy of everme under <data>/everme/runtime, writes <data>/everme.env (mode 600), ' +
@@ -25,17 +23,13 @@ export default class Install extends EvermeCommand {
   };
 
   async run(): Promise<InstallResult> {
-    const { flags } = await this.parse(Install);
+    const { flags } = this;
     const result = await runInstall({
-      dataDir: resolveDataDir(flags['data-dir']),
+      dataDir: this.dataDir({ mayBeMissing: true }),
       apiKey: flags['api-key'],
       apiBase: flags['api-base'],
       dryRun: flags['dry-run'],
     });
-    const failure = installOutcomeError(result);
-    if (failure) return this.failWithReport(failure, () => [renderInstall(result), ...renderWarnings(result.warnings)].join('\n'));
-    const data = this.result(result, () => renderInstall(result));
-    if (!this.jsonMode) for (const line of renderWarnings(result.warnings)) writeStderr(line);
-    return data;
+    return this.resultWithWarnings(result, installOutcomeError(result), () => renderInstall(result), renderWarnings(result.warnings));
   }
 }

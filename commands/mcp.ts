@@ -6,7 +6,7 @@ import { writeStderr } from '../src/cli/output.js';
 import { openRecall } from '../src/recall/recall.js';
 import { createRecallServer, serveStdio } from '../src/mcp/server.js';
 
-export default class Mcp extends EvermeCommand {
+export default class Mcp extends EvermeCommand<typeof Mcp> {
   static override summary = 'Serve recall over MCP on stdio (mem_search, mem_context)';
   static override description =
     'A Model Context Protocol server for MiniMax Code: mem_search searches your memories, mem_context lists recent conversations of the current project. Both are read-only. stdout carries only protocol frames; diagnostics go to stderr.';
@@ -17,7 +17,7 @@ export default class Mcp extends EvermeCommand {
   };
 
   async run(): Promise<void> {
-    const { flags } = await this.parse(Mcp);
+    const { flags } = this;
     const settings = this.settings();
     const sink = sinkFrom(flags.sink, settings);
     const project = path.resolve(flags.project ?? process.cwd());

@@ -2,12 +2,10 @@ import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { sinceFlag } from '../src/cli/flags.js';
 import { EvermeError } from '../src/core/errors.js';
-import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
-import { loadSettings } from '../src/config/settings.js';
 import { WARNING_CODES, type WarningCode } from '../src/core/warnings.js';
 import { buildReport, renderReport, type WarningReport } from '../src/report/warning-report.js';
 
-export default class Report extends EvermeCommand {
+export default class Report extends EvermeCommand<typeof Report> {
   static override summary = 'Show what the latest import, sync or hook runs skipped, and why';
   static override description =
     'Warnings recorded per conversation by the latest read of each session: codes, counts and file:line samples (never content).';
@@ -23,15 +21,13 @@ export default class Report extends EvermeCommand {
   };
 
   async run(): Promise<WarningReport> {
-    const { flags } = await this.parse(Report);
+    const { flags } = this;
     if (flags.code !== undefined && !(WARNING_CODES as readonly string[]).includes(flags.code)) {
       throw new EvermeError('invalid_args', `Unknown warning code "${flags.code}"`, {
         hint: `Known codes: ${WARNING_CODES.join(', ')}`,
       });
     }
-    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
-    const settings = loadSettings(dataDir);
-    const report = buildReport(settings, {
+    const report = buildReport(this.settings(), {
       conversation: flags.conversation,
       code: flags.code as WarningCode | undefined,
       sinceMs: flags.since?.ms,

@@ -1,14 +1,12 @@
-import path from 'node:path';
 import { Args, Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { limitFlag, sinkFlag, sinkFrom } from '../src/cli/flags.js';
-import { EvermeError } from '../src/core/errors.js';
+import { limitFlag, sinkFlag } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
-import { openRecall, type RecallSearch } from '../src/recall/recall.js';
+import { runSearch } from '../src/cli/search-flow.js';
 import { formatHits } from '../src/recall/recall-markdown.js';
 import { noHitsNote, searchResultJson, type SearchResultJson } from '../src/recall/search-output.js';
 
-export default class Search extends EvermeCommand {
+export default class Search extends EvermeCommand<typeof Search> {
   static override summary = 'Search your memories (full text, ranked by relevance)';
   static override description =
     'Searches the embedded store (BM25 ranking, snippets; Chinese, Japanese and Korean substrings of any length), or the EverMe gateway when an API key is configured or --sink everme is given. The query is plain text: quotes, *, :, parentheses, NEAR, OR and - are searched for as text.';
@@ -27,23 +25,9 @@ export default class Search extends EvermeCommand {
   };
 
   async run(): Promise<{ results: SearchResultJson[] }> {
-    const { args, flags } = await this.parse(Search);
-    if (args.query.trim() === '') {
-      throw new EvermeError('invalid_args', 'The search query is empty', { code: 'empty_query', hint: 'Pass the words to look for.' });
-    }
-    const settings = this.settings();
-    const sink = sinkFrom(flags.sink, settings);
-    const project = flags.project === undefined ? undefined : path.resolve(flags.project);
-    if (project !== undefined && sink === 'everme' && !this.jsonMode) {
-      writeStderr('note: --project filters the embedded store only; the EverMe gateway searches all your memories');
-    }
-    const recall = openRecall(settings, sink);
-    let result: RecallSearch;
-    try {
-      result = await recall.search(args.query, { limit: flags.limit, project, signal: this.abort.signal });
-    } finally {
-      recall.close();
-    }
+    const { args, flags } = this;
+    const request = { query: args.query, limit: flags.limit, project: flags.project, sink: flags.sink };
+    const { result, sink, project } = await runSearch(request, { settings: () => this.settings(), json: this.jsonMode, signal: this.abort.signal });
     if (!this.jsonMode && result.hits.length === 0) writeStderr(noHitsNote(result, args.query, project));
     return this.result({ results: result.hits.map(searchResultJson) }, () => formatHits(result.hits), { sink, count: result.hits.length });
   }

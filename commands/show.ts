@@ -1,12 +1,11 @@
 import { Args } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { EvermeError } from '../src/core/errors.js';
-import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
 import { renderPreview } from '../src/report/render-preview.js';
 import { previewSession, type SessionPreview } from '../src/report/session-preview.js';
 import { locateSession } from '../src/transcript/session-locate.js';
 
-export default class Show extends EvermeCommand {
+export default class Show extends EvermeCommand<typeof Show> {
   static override summary = 'Show one session exactly as it would be uploaded (converted, cleaned, redacted)';
   static override description =
     'A privacy preview: the agent-memory messages an import would deliver for this session, after redaction and batching, with the warnings the reader raised. Nothing is written.';
@@ -16,8 +15,8 @@ export default class Show extends EvermeCommand {
   };
 
   async run(): Promise<SessionPreview> {
-    const { args, flags } = await this.parse(Show);
-    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
+    const { args } = this;
+    const dataDir = this.dataDir();
     const session = await locateSession(dataDir, args.sessionId);
     if (!session) {
       throw new EvermeError('not_found', `No session ${args.sessionId} under ${dataDir}`, {

@@ -1,7 +1,5 @@
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { EvermeError } from '../src/core/errors.js';
-import { requireDataDir, resolveDataDir } from '../src/config/data-dir.js';
-import { loadSettings } from '../src/config/settings.js';
 import { collectStatus, renderStatus, statusFailureText, type StatusReport } from '../src/status/status.js';
 
 export default class Status extends EvermeCommand {
@@ -10,9 +8,7 @@ export default class Status extends EvermeCommand {
   static override examples = ['<%= config.bin %> status', '<%= config.bin %> status --json'];
 
   async run(): Promise<StatusReport> {
-    const { flags } = await this.parse(Status);
-    const dataDir = requireDataDir(resolveDataDir(flags['data-dir']));
-    const status = await collectStatus(loadSettings(dataDir));
+    const status = await collectStatus(this.settings());
     const first = status.problems[0];
     if (first) {
       const failure = new EvermeError('conflict', `${status.problems.length} problem(s): ${first.what}`, { code: 'status_problems', hint: first.hint, detail: { status } });

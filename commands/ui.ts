@@ -1,10 +1,9 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { successEnvelope, writeStderr } from '../src/cli/output.js';
-import { openBrowser, shouldOpenBrowser } from '../src/ui/open-browser.js';
-import { startViewer } from '../src/ui/viewer.js';
+import { serveViewer } from '../src/ui/viewer.js';
 
-export default class Ui extends EvermeCommand {
+export default class Ui extends EvermeCommand<typeof Ui> {
   static override summary = 'See, search and curate your memory in a local browser page';
   static override description =
     'Serves a viewer on 127.0.0.1 only: projects and their activity, conversations, search, warnings, forget and undo, what the agent is told at session start, and capture health. ' +
@@ -18,28 +17,14 @@ export default class Ui extends EvermeCommand {
   private announced = false;
 
   async run(): Promise<{ url: string; port: number }> {
-    const { flags } = await this.parse(Ui);
-    const settings = this.settings();
-    const viewer = await startViewer({ settings, ...(flags.port === undefined ? {} : { port: flags.port }) });
-    let removeLaunchFile: (() => void) | undefined;
-    try {
-      // One line on stdout as soon as it serves (with --json, the one envelope). Written as is, not
-      // through the output redaction: the URL's secret is this launch's key to the page and must
-      // reach the user whole (redaction masks `token=` values).
-      const line = this.jsonMode ? JSON.stringify(successEnvelope({ url: viewer.url, port: viewer.port })) : viewer.url;
-      process.stdout.write(`${line}\n`);
+    const { port, open } = this.flags;
+    const announce = (served: { url: string; port: number }): void => {
+      // One line on stdout as soon as it serves (with --json, the one envelope), not redacted: the
+      // URL's secret must reach the user whole (redaction masks `token=` values).
+      process.stdout.write(`${this.jsonMode ? JSON.stringify(successEnvelope(served)) : served.url}\n`);
       this.announced = true;
-      writeStderr(`everme ui: serving ${settings.stateDir} at ${viewer.origin} (Ctrl-C to stop)`);
-      if (shouldOpenBrowser(flags.open)) removeLaunchFile = await openBrowser(viewer.url, writeStderr);
-      await new Promise<void>((resolve) => {
-        if (this.abort.signal.aborted) resolve();
-        else this.abort.signal.addEventListener('abort', () => resolve(), { once: true });
-      });
-    } finally {
-      removeLaunchFile?.();
-      await viewer.close();
-    }
-    return { url: viewer.url, port: viewer.port };
+    };
+    return serveViewer({ settings: this.settings(), ...(port === undefined ? {} : { port }), open, signal: this.abort.signal, announce, log: writeStderr });
   }
 
   /** The envelope was printed when the viewer started; stopping it prints nothing more. */

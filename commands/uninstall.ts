@@ -1,11 +1,9 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { writeStderr } from '../src/cli/output.js';
-import { resolveDataDir } from '../src/config/data-dir.js';
 import { renderUninstall, renderWarnings } from '../src/install/render.js';
 import { runUninstall, uninstallOutcomeError, type UninstallResult } from '../src/install/uninstall-plan.js';
 
-export default class Uninstall extends EvermeCommand {
+export default class Uninstall extends EvermeCommand<typeof Uninstall> {
   static override summary = 'Remove what `everme install` added to MiniMax Code';
   static override description =
     'Removes the two everme hook files, the "everme-memory" MCP server entry (restoring mcp.json as it was) and the ' +
@@ -17,12 +15,8 @@ export default class Uninstall extends EvermeCommand {
   };
 
   async run(): Promise<UninstallResult> {
-    const { flags } = await this.parse(Uninstall);
-    const result = runUninstall({ dataDir: resolveDataDir(flags['data-dir']), purge: flags.purge, dryRun: flags['dry-run'] });
-    const failure = uninstallOutcomeError(result);
-    if (failure) return this.failWithReport(failure, () => [renderUninstall(result), ...renderWarnings(result.warnings)].join('\n'));
-    const data = this.result(result, () => renderUninstall(result));
-    if (!this.jsonMode) for (const line of renderWarnings(result.warnings)) writeStderr(line);
-    return data;
+    const { flags } = this;
+    const result = runUninstall({ dataDir: this.dataDir({ mayBeMissing: true }), purge: flags.purge, dryRun: flags['dry-run'] });
+    return this.resultWithWarnings(result, uninstallOutcomeError(result), () => renderUninstall(result), renderWarnings(result.warnings));
   }
 }

@@ -39,6 +39,8 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
   protected readonly abort = new AbortController();
   protected flags!: CommandFlags<T>;
   protected args!: CommandArgs<T>;
+  /** Every positional argument, in order (what a command with `strict = false` takes as a list). */
+  protected positionals!: string[];
   private meta?: Record<string, unknown>;
   private resolved?: { dataDir: string; settings?: Settings };
   private readonly onSigint = (): void => {
@@ -58,9 +60,10 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
     // Parsed here, once, for every command (oclif's base-command pattern); a usage mistake reaches
     // `catch` like any other failure.
     const ctor = this.ctor as typeof EvermeCommand;
-    const { flags, args } = await this.parse({ flags: ctor.flags, baseFlags: EvermeCommand.baseFlags, args: ctor.args, strict: ctor.strict, enableJsonFlag: ctor.enableJsonFlag });
+    const { flags, args, argv } = await this.parse({ flags: ctor.flags, baseFlags: EvermeCommand.baseFlags, args: ctor.args, strict: ctor.strict, enableJsonFlag: ctor.enableJsonFlag });
     this.flags = flags as CommandFlags<T>;
     this.args = args as CommandArgs<T>;
+    this.positionals = argv.filter((a): a is string => typeof a === 'string');
   }
 
   /**
@@ -105,6 +108,17 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
   protected failWithReport(failure: EvermeError, renderText: () => string): never {
     if (!this.jsonMode) writeStderr(renderText());
     throw failure;
+  }
+
+  /**
+   * install and uninstall: their report, then its warnings on stderr (text mode); or, when the
+   * outcome is a failure, the report and warnings ahead of the error.
+   */
+  protected resultWithWarnings<T>(data: T, failure: EvermeError | undefined, renderText: () => string, warnings: string[]): T {
+    if (failure) return this.failWithReport(failure, () => [renderText(), ...warnings].join('\n'));
+    const shown = this.result(data, renderText);
+    if (!this.jsonMode) for (const line of warnings) writeStderr(line);
+    return shown;
   }
 
   protected override toSuccessJson(result: unknown): SuccessEnvelope {

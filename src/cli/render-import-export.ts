@@ -1,4 +1,5 @@
 import type { ImportExportSummary } from '../export/import-export.js';
+import type { ExportSummary } from '../export/export-memory.js';
 
 export function renderImportExport(s: ImportExportSummary): string {
   if (s.alreadyImported) return `${s.file} was imported before: nothing to do.`;
@@ -10,4 +11,10 @@ export function renderImportExport(s: ImportExportSummary): string {
   // These lines of the file were skipped; the file is not a session, so `everme report` does not list them.
   lines.push(skipped.length === 0 ? 'warnings: none' : `warnings: ${skipped.join(', ')} (lines skipped)`);
   return lines.join('\n');
+}
+
+/** The one line an export ends with (on stderr when the export itself went to stdout). */
+export function renderExportSummary(s: ExportSummary): string {
+  const where = s.out === '-' ? 'stdout' : s.format === 'jsonl' ? s.files[0] ?? s.out : `${s.files.length} file${s.files.length === 1 ? '' : 's'} in ${s.out}`;
+  return `exported ${s.conversations} conversation${s.conversations === 1 ? '' : 's'}, ${s.messages} message${s.messages === 1 ? '' : 's'} (${s.format}) to ${where}`;
 }

@@ -6,6 +6,7 @@ import type { Settings } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { createViewerApp } from './app.js';
 import { TOKEN_PARAM } from './guard.js';
+import { openBrowser, shouldOpenBrowser } from './open-browser.js';
 import { ViewerData } from './viewer-data.js';
 
 /** The only address the viewer binds. */
@@ -108,4 +109,32 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
         server.closeAllConnections();
       }),
   };
+}
+
+export interface ServeOptions extends ViewerOptions {
+  /** Open a browser at the URL (when there is a display). */
+  open: boolean;
+  signal: AbortSignal;
+  /** Called once, as soon as the viewer serves: the command prints the URL (or its envelope). */
+  announce: (served: { url: string; port: number }) => void;
+  log: (line: string) => void;
+}
+
+/** `everme ui`: serves the viewer until the signal aborts (Ctrl-C, SIGTERM), then stops it cleanly. */
+export async function serveViewer(opts: ServeOptions): Promise<{ url: string; port: number }> {
+  const viewer = await startViewer(opts);
+  let removeLaunchFile: (() => void) | undefined;
+  try {
+    opts.announce({ url: viewer.url, port: viewer.port });
+    opts.log(`everme ui: serving ${opts.settings.stateDir} at ${viewer.origin} (Ctrl-C to stop)`);
+    if (shouldOpenBrowser(opts.open)) removeLaunchFile = await openBrowser(viewer.url, opts.log);
+    await new Promise<void>((resolve) => {
+      if (opts.signal.aborted) resolve();
+      else opts.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } finally {
+    removeLaunchFile?.();
+    await viewer.close();
+  }
+  return { url: viewer.url, port: viewer.port };
 }

@@ -1,0 +1,49 @@
+import { resolveUserPath } from '../config/exclude.js';
+import type { Settings } from '../config/settings.js';
+import { EvermeError } from '../core/errors.js';
+import { exportMemory, type ExportFormat, type ExportSummary } from '../export/export-memory.js';
+import { createExportProgress } from './export-progress.js';
+
+/** What `everme export` was asked: the format, where to (`-` is stdout) and which conversations. */
+export interface ExportRequest {
+  format: ExportFormat;
+  out?: string;
+  conversation?: string;
+  project?: string;
+  sinceMs?: number;
+}
+
+interface ExportContext {
+  /** Resolved only after the flags are checked: a usage mistake is invalid_args wherever it runs. */
+  settings: () => Settings;
+  json: boolean;
+  signal: AbortSignal;
+}
+
+/** Where the export goes: jsonl defaults to stdout; markdown (a file per conversation) needs a directory. */
+function exportTarget(request: ExportRequest, json: boolean): string {
+  const out = request.out ?? (request.format === 'jsonl' ? '-' : undefined);
+  if (out === undefined) throw new EvermeError('invalid_args', 'A markdown export is one file per conversation', { hint: 'Pass --out DIR.' });
+  if (out === '-' && json) {
+    throw new EvermeError('invalid_args', '--json prints one envelope on stdout, so the export cannot go there too', { hint: 'Pass --out DIR with --json.' });
+  }
+  return out === '-' ? out : resolveUserPath(out);
+}
+
+/** `everme export`: the local store's conversations out as jsonl or markdown, with a bar on a terminal. */
+export async function runExport(request: ExportRequest, context: ExportContext): Promise<ExportSummary> {
+  const out = exportTarget(request, context.json);
+  const settings = context.settings();
+  const progress = createExportProgress({ json: context.json });
+  return exportMemory(settings, {
+    format: request.format,
+    out,
+    filter: {
+      ...(request.conversation === undefined ? {} : { conversationId: request.conversation }),
+      ...(request.project === undefined ? {} : { project: resolveUserPath(request.project) }),
+      ...(request.sinceMs === undefined ? {} : { sinceMs: request.sinceMs }),
+    },
+    signal: context.signal,
+    onProgress: (p) => progress.update(p),
+  }).finally(() => progress.stop());
+}

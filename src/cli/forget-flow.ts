@@ -1,0 +1,74 @@
+import { resolveUserPath } from '../config/exclude.js';
+import type { Settings } from '../config/settings.js';
+import { conversationIdFor } from '../core/conversation-id.js';
+import { parseSinceDate } from '../core/dates.js';
+import { EvermeError } from '../core/errors.js';
+import { Forgetter, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
+import { renderForget } from '../forget/render-forget.js';
+import { confirmOnTerminal } from './confirm.js';
+
+const SELECTORS = ['conversation', 'session', 'project', 'before'] as const;
+
+/** What `everme forget` was asked: exactly one selector, and how to go about it. */
+export interface ForgetRequest {
+  conversation?: string;
+  session?: string;
+  project?: string;
+  before?: string;
+  dryRun: boolean;
+  yes: boolean;
+  undo: boolean;
+}
+
+export type ForgetOutcome = { kind: 'undone'; undone: { conversationId: string; sessionId: string } } | { kind: 'forget'; result: ForgetResult };
+
+interface ForgetContext {
+  /** Resolved only after the selector is checked: a usage mistake is invalid_args wherever it runs. */
+  settings: () => Settings;
+  json: boolean;
+  signal: AbortSignal;
+}
+
+function selectorOf(request: ForgetRequest): ConversationSelector {
+  const given = SELECTORS.filter((name) => request[name] !== undefined);
+  if (given.length !== 1) {
+    throw new EvermeError('invalid_args', given.length === 0 ? 'Say what to forget' : `Use one selector, not ${given.map((g) => `--${g}`).join(' and ')}`, {
+      hint: 'Pass exactly one of --conversation ID, --session ID, --project DIR, --before YYYY-MM-DD.',
+    });
+  }
+  if (request.conversation !== undefined) return { kind: 'conversation', conversationId: request.conversation };
+  if (request.session !== undefined) return { kind: 'conversation', conversationId: conversationIdFor(request.session.trim()) };
+  if (request.project !== undefined) return { kind: 'project', dir: resolveUserPath(request.project) };
+  return { kind: 'before', ms: parseSinceDate(request.before ?? '', '--before') };
+}
+
+/** Forgetting needs a yes: --yes, or an answer on the terminal after the list of what goes. */
+async function confirmForget(forgetter: Forgetter, planned: ForgetCandidate[], json: boolean): Promise<void> {
+  if (json || !process.stdin.isTTY || !process.stderr.isTTY) {
+    throw new EvermeError('invalid_args', `Forgetting ${planned.length} conversation(s) needs confirmation`, {
+      hint: 'Add --yes to confirm (required with --json or without a terminal); --dry-run lists them first.',
+    });
+  }
+  process.stderr.write(`${renderForget(forgetter.dryRun(planned), { asking: true })}\n`);
+  if (!(await confirmOnTerminal(`Forget these ${planned.length} conversation(s)? [y/N] `))) {
+    throw new EvermeError('cancelled', 'Nothing was forgotten');
+  }
+}
+
+/** `everme forget`: plan the selector's conversations, list them (--dry-run), confirm, tombstone; or lift one tombstone (--undo). */
+export async function runForget(request: ForgetRequest, context: ForgetContext): Promise<ForgetOutcome> {
+  const selector = selectorOf(request);
+  if (request.undo && selector.kind !== 'conversation') {
+    throw new EvermeError('invalid_args', '--undo lifts one tombstone at a time', { hint: 'Use `everme forget --undo --conversation ID`.' });
+  }
+  const forgetter = Forgetter.open(context.settings());
+  try {
+    if (request.undo && selector.kind === 'conversation') return { kind: 'undone', undone: forgetter.undo(selector.conversationId) };
+    const planned = forgetter.plan(selector);
+    if (request.dryRun || planned.length === 0) return { kind: 'forget', result: forgetter.dryRun(planned) };
+    if (!request.yes) await confirmForget(forgetter, planned, context.json);
+    return { kind: 'forget', result: await forgetter.apply(planned, { signal: context.signal }) };
+  } finally {
+    forgetter.close();
+  }
+}

@@ -1,0 +1,48 @@
+import path from 'node:path';
+import type { Settings, SinkName } from '../config/settings.js';
+import { EvermeError } from '../core/errors.js';
+import { openRecall, type RecallSearch } from '../recall/recall.js';
+import { sinkFrom } from './flags.js';
+import { writeStderr } from './output.js';
+
+/** What `everme search` was asked. */
+export interface SearchRequest {
+  query: string;
+  limit: number;
+  project?: string;
+  sink?: SinkName;
+}
+
+interface SearchContext {
+  /** Resolved only after the query is checked: an empty one is invalid_args wherever it runs. */
+  settings: () => Settings;
+  json: boolean;
+  signal: AbortSignal;
+}
+
+export interface SearchOutcome {
+  result: RecallSearch;
+  sink: SinkName;
+  /** The --project directory, resolved. */
+  project?: string;
+}
+
+/** `everme search`: one query against the embedded store or the gateway, whichever the sink names. */
+export async function runSearch(request: SearchRequest, context: SearchContext): Promise<SearchOutcome> {
+  if (request.query.trim() === '') {
+    throw new EvermeError('invalid_args', 'The search query is empty', { code: 'empty_query', hint: 'Pass the words to look for.' });
+  }
+  const settings = context.settings();
+  const sink = sinkFrom(request.sink, settings);
+  const project = request.project === undefined ? undefined : path.resolve(request.project);
+  if (project !== undefined && sink === 'everme' && !context.json) {
+    writeStderr('note: --project filters the embedded store only; the EverMe gateway searches all your memories');
+  }
+  const recall = openRecall(settings, sink);
+  try {
+    const result = await recall.search(request.query, { limit: request.limit, project, signal: context.signal });
+    return { result, sink, ...(project === undefined ? {} : { project }) };
+  } finally {
+    recall.close();
+  }
+}
