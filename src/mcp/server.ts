@@ -130,27 +130,41 @@ function compact(hit: RecallHit): z.infer<typeof compactHit> {
   };
 }
 
-/** The MCP tools over one recall source. Tool failures are tool errors (`isError`), never a dead server. */
-export function createRecallServer(recall: Recall, opts: RecallServerOptions = {}): McpServer {
+/** What every tool shares: the recall source, its annotations, and the guard that turns failures into tool errors. */
+interface ToolKit {
+  recall: Recall;
+  project?: string;
+  annotations: { readOnlyHint: boolean; openWorldHint: boolean };
+  localAnnotations: { readOnlyHint: boolean; openWorldHint: boolean };
+  guarded(tool: string, body: () => ToolAnswer | Promise<ToolAnswer>): Promise<CallToolResult>;
+  /** The local store, for the tools that open messages (mem_get, mem_timeline). */
+  local(tool: string): LocalRecall;
+}
+
+function toolKit(recall: Recall, opts: RecallServerOptions): ToolKit {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${redactOutput(line)}\n`));
-  const server = new McpServer({ name: SERVER_NAME, version: PACKAGE_VERSION });
-  const annotations = { readOnlyHint: true, openWorldHint: recall.sink === 'everme' };
-  const localAnnotations = { readOnlyHint: true, openWorldHint: false };
-
-  const guarded = async (tool: string, body: () => ToolAnswer | Promise<ToolAnswer>): Promise<CallToolResult> => {
-    try {
-      return answer(await body());
-    } catch (err) {
-      const e = toEvermeError(err);
-      if (e.type !== 'not_found' && e.type !== 'invalid_args') log(`everme mcp: ${tool} failed: ${e.type}: ${e.message}`);
-      return toolError(`${tool} failed (${e.type}): ${e.message}${e.hint ? `\nHint: ${e.hint}` : ''}`);
-    }
+  return {
+    recall,
+    ...(opts.project === undefined ? {} : { project: opts.project }),
+    annotations: { readOnlyHint: true, openWorldHint: recall.sink === 'everme' },
+    localAnnotations: { readOnlyHint: true, openWorldHint: false },
+    guarded: async (tool, body) => {
+      try {
+        return answer(await body());
+      } catch (err) {
+        const e = toEvermeError(err);
+        if (e.type !== 'not_found' && e.type !== 'invalid_args') log(`everme mcp: ${tool} failed: ${e.type}: ${e.message}`);
+        return toolError(`${tool} failed (${e.type}): ${e.message}${e.hint ? `\nHint: ${e.hint}` : ''}`);
+      }
+    },
+    local: (tool) => {
+      if (!recall.localStore) throw new EvermeError('not_found', `${tool}: there is no local store to open messages from`);
+      return recall.localStore;
+    },
   };
-  const local = (tool: string): LocalRecall => {
-    if (!recall.localStore) throw new EvermeError('not_found', `${tool}: there is no local store to open messages from`);
-    return recall.localStore;
-  };
+}
 
+function registerSearch(server: McpServer, kit: ToolKit): void {
   server.registerTool(
     'mem_search',
     {
@@ -159,13 +173,13 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
         'Searches memories from past MiniMax Code sessions (user requests, assistant answers, tool calls), best matches first: a compact list of hits with ids. Open a hit whole with mem_get, or see what surrounds it with mem_timeline. English words match in any inflection; Chinese, Japanese and Korean text by any substring.',
       inputSchema: searchInput,
       outputSchema: searchOutput,
-      annotations,
+      annotations: kit.annotations,
     },
     async ({ query, topK }, extra) => {
       if (query.trim() === '') return blankQueryError('mem_search');
       const limit = Math.min(MAX_RECALL_LIMIT, topK ?? DEFAULT_TOP_K);
-      return guarded('mem_search', async () => {
-        const result = await recall.search(query, { limit, project: undefined, signal: extra.signal });
+      return kit.guarded('mem_search', async () => {
+        const result = await kit.recall.search(query, { limit, project: undefined, signal: extra.signal });
         return {
           text: renderSearchMarkdown(query, result.hits, result.storeEmpty),
           structured: { query, hits: result.hits.map(compact), storeEmpty: result.storeEmpty },
@@ -173,7 +187,9 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
       });
     },
   );
+}
 
+function registerGet(server: McpServer, kit: ToolKit): void {
   server.registerTool(
     'mem_get',
     {
@@ -181,15 +197,17 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
       description: `Whole messages by the ids mem_search, mem_context or mem_timeline named (at most ${MAX_GET_IDS}), each with its conversation and time. A long message comes a page of ${GET_PAGE_CHARS.toLocaleString('en-US')} characters at a time: pass the nextOffset it names as offset for the rest.`,
       inputSchema: getInput,
       outputSchema: { messages: z.array(openedShape) },
-      annotations: localAnnotations,
+      annotations: kit.localAnnotations,
     },
     async ({ ids, offset }) =>
-      guarded('mem_get', () => {
-        const messages = local('mem_get').get(ids).map((m) => openedMessage(m, offset ?? 0));
+      kit.guarded('mem_get', () => {
+        const messages = kit.local('mem_get').get(ids).map((m) => openedMessage(m, offset ?? 0));
         return { text: renderOpened(messages), structured: { messages } };
       }),
   );
+}
 
+function registerTimeline(server: McpServer, kit: ToolKit): void {
   server.registerTool(
     'mem_timeline',
     {
@@ -197,17 +215,19 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
       description: `The messages just before and after one message in its conversation, in order, each with its id and opening line (default ${DEFAULT_TIMELINE_SPAN} either side, at most ${MAX_TIMELINE_SPAN}).`,
       inputSchema: timelineInput,
       outputSchema: timelineOutput,
-      annotations: localAnnotations,
+      annotations: kit.localAnnotations,
     },
     async ({ id, before, after }) =>
-      guarded('mem_timeline', () => {
-        const messages = local('mem_timeline').timeline(id, before ?? DEFAULT_TIMELINE_SPAN, after ?? DEFAULT_TIMELINE_SPAN);
+      kit.guarded('mem_timeline', () => {
+        const messages = kit.local('mem_timeline').timeline(id, before ?? DEFAULT_TIMELINE_SPAN, after ?? DEFAULT_TIMELINE_SPAN);
         const anchor = messages.find((m) => messageIdOf(m.messageId) === id.trim()) ?? messages[0]!;
         const entries = messages.map((m) => timelineEntry(m, anchor.messageId));
         return { text: renderTimeline(anchor.conversationId, entries, anchor.title), structured: { conversationId: anchor.conversationId, ...(anchor.title === undefined ? {} : { title: anchor.title }), entries } };
       }),
   );
+}
 
+function registerContext(server: McpServer, kit: ToolKit): void {
   server.registerTool(
     'mem_context',
     {
@@ -215,17 +235,27 @@ export function createRecallServer(recall: Recall, opts: RecallServerOptions = {
       description:
         'A compact index of recent conversations in the current project (or, when it has none, in all projects), each naming the ids of the messages it shows, with the best matches for an optional query. At most 10,000 characters.',
       inputSchema: contextInput,
-      annotations,
+      annotations: kit.annotations,
     },
     async ({ query }, extra) => {
       if (query !== undefined && query.trim() === '') return blankQueryError('mem_context');
-      return guarded('mem_context', async () => {
-        const ctx = await recall.context({ project: opts.project, query, signal: extra.signal });
+      return kit.guarded('mem_context', async () => {
+        const ctx = await kit.recall.context({ project: kit.project, query, signal: extra.signal });
         return { text: renderContextIndex(ctx, query) };
       });
     },
   );
+}
 
+/** The MCP tools over one recall source. Tool failures are tool errors (`isError`), never a dead server. */
+export function createRecallServer(recall: Recall, opts: RecallServerOptions = {}): McpServer {
+  const server = new McpServer({ name: SERVER_NAME, version: PACKAGE_VERSION });
+  const kit = toolKit(recall, opts);
+  // Registered in the order tools/list names them.
+  registerSearch(server, kit);
+  registerGet(server, kit);
+  registerTimeline(server, kit);
+  registerContext(server, kit);
   return server;
 }
 

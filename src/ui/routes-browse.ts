@@ -1,0 +1,57 @@
+import type { Hono } from 'hono';
+import { conversationIdCandidates } from '../core/conversation-id.js';
+import { buildReport } from '../report/warning-report.js';
+import { h } from './html.js';
+import { conversationPage } from './pages/conversation.js';
+import { projectPage, projectsPage } from './pages/projects.js';
+import type { RouteContext } from './route-context.js';
+
+/** Days the activity chart covers. */
+export const CHART_DAYS = 90;
+/** Messages a conversation page shows at once. */
+export const PAGE_MESSAGES = 200;
+/** Conversations a project page lists. */
+export const PROJECT_CONVERSATIONS = 500;
+
+/** Browsing the store: the projects with their activity, one project's conversations, one conversation. */
+export function browseRoutes(app: Hono, r: RouteContext): void {
+  const { data } = r;
+  app.get('/', (c) => {
+    const store = data.local();
+    const workspaces = store?.workspaces() ?? [];
+    const days = store?.messagesPerDay(r.now(), CHART_DAYS) ?? [];
+    return r.page(c, r.frame('Projects', 'projects'), projectsPage(workspaces, days, store === undefined));
+  });
+
+  app.get('/project', (c) => {
+    const dir = c.req.query('dir');
+    const unknown = c.req.query('unknown') === '1';
+    if ((dir === undefined || dir === '') && !unknown) return c.redirect('/', 303);
+    const store = data.local();
+    const workspace = unknown ? undefined : dir;
+    const list = store?.conversations(workspace, PROJECT_CONVERSATIONS) ?? [];
+    return r.page(c, r.frame(workspace ?? 'Workspace unknown', 'projects'), projectPage(workspace, list, PROJECT_CONVERSATIONS));
+  });
+
+  app.get('/conversation/:id', async (c) => {
+    const store = data.local();
+    // The id as listed; a session id typed by hand finds its conversation too.
+    const candidates = conversationIdCandidates(c.req.param('id'));
+    const id = candidates.find((candidate) => store?.conversation(candidate)) ?? candidates.at(-1)!;
+    const conversation = store?.conversation(id);
+    if (!store || !conversation) {
+      return r.page(c, r.frame('Not found'), h`<h1>Not in the store</h1><p><code>${id}</code> is not held on this machine (forgotten, or never imported).</p><p><a href="/forgotten">Forgotten conversations</a></p>`, 404);
+    }
+    const m = Number(c.req.query('m'));
+    const offset = Number(c.req.query('offset'));
+    const targetId = Number.isSafeInteger(m) && m > 0 ? m : undefined;
+    const window = store.messages(id, { size: PAGE_MESSAGES, ...(targetId !== undefined ? { aroundId: targetId } : Number.isSafeInteger(offset) ? { offset } : {}) });
+    const report = buildReport(data.settings, { conversation: id });
+    const sent = await r.withForgetter((f) => f.plan({ kind: 'conversation', conversationId: id })[0]?.sentToGateway ?? false);
+    return r.page(
+      c,
+      r.frame(conversation.firstUserText ?? id),
+      conversationPage({ conversation, window, pageSize: PAGE_MESSAGES, ...(targetId === undefined ? {} : { targetId }), warnings: report.conversations, sentToGateway: sent }),
+    );
+  });
+}
