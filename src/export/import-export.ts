@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, realpathSync } from 'node:fs';
 import path from 'node:path';
+import type Database from 'better-sqlite3';
+import type { z } from 'zod';
 import { ExclusionPolicy } from '../config/exclude.js';
 import { sessionIdOf } from '../core/conversation-id.js';
 import { EvermeError } from '../core/errors.js';
@@ -28,6 +30,8 @@ export interface ImportExportSummary {
   warnings: Partial<Record<WarningCode, number>>;
 }
 
+type Db = Database.Database;
+
 /** Messages committed per transaction: bounds memory on a large export. */
 const BATCH = 500;
 
@@ -37,13 +41,6 @@ async function digestOf(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/**
- * `everme import --from-export FILE`: a jsonl export into the embedded store, exactly once. A file
- * already imported (same bytes) is recognised by its digest; inside a file, a message the store
- * already holds (same conversation and key) is skipped, so an interrupted import can simply be run
- * again. Forgotten conversations and excluded workspaces stay out here too. A malformed line costs
- * that line (a warning with its line number, never its content).
- */
 function factsOf(c: { title?: string; kind?: string; parentSessionId?: string }): { facts?: IndexFacts } {
   const facts: IndexFacts = {};
   if (c.title !== undefined) facts.title = c.title;
@@ -52,7 +49,8 @@ function factsOf(c: { title?: string; kind?: string; parentSessionId?: string })
   return Object.keys(facts).length > 0 ? { facts } : {};
 }
 
-export async function importExport(settings: Settings, file: string): Promise<ImportExportSummary> {
+/** The export the user named, with the digest that tells a file imported before. */
+async function locateExport(file: string): Promise<{ abs: string; digest: string }> {
   // The user named this file: a symlink to it is followed (the transcript reader never follows one).
   let abs = path.resolve(file);
   try {
@@ -60,95 +58,127 @@ export async function importExport(settings: Settings, file: string): Promise<Im
   } catch {
     // reported below, where the file is read
   }
-  let digest: string;
   try {
-    digest = await digestOf(abs);
+    return { abs, digest: await digestOf(abs) };
   } catch (err) {
     throw new EvermeError('invalid_args', `Cannot read the export ${abs}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, {
       hint: 'Pass the .jsonl file `everme export --format jsonl` wrote.',
     });
   }
+}
+
+type ExportLine = z.infer<typeof exportLineSchema>;
+
+/** One line of the file, or undefined after its warning: a malformed line costs that line only. */
+function parseExportLine(line: string, warn: (code: WarningCode) => void): ExportLine | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    warn('invalid_json');
+    return undefined;
+  }
+  const parsed = exportLineSchema.safeParse(json);
+  if (!parsed.success) warn('invalid_record');
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** A conversation being read: its messages wait here until a batch is full or the conversation ends. */
+interface Pending {
+  conversation: ConversationMeta;
+  messages: KeyedMessage[];
+  facts?: IndexFacts;
+}
+
+function pendingFor(conversationId: string, conversation: ExportLine['conversation']): Pending {
+  return {
+    conversation: conversation ? { conversationId, ...conversation } : { conversationId, sessionId: sessionIdOf(conversationId) ?? conversationId, source: 'messages' },
+    messages: [],
+    ...(conversation ? factsOf(conversation) : {}),
+  };
+}
+
+/** Whether a conversation is taken, decided at its first line: forgotten and excluded ones stay out, and are counted. */
+async function conversationGate(db: Db, settings: Settings, summary: ImportExportSummary): Promise<(conversationId: string, workspaceDir: string | undefined) => boolean> {
+  const tombstones = new TombstoneStore(db);
+  const policy = await ExclusionPolicy.load(settings.exclude, undefined, exclusionSource(settings));
+  const decided = new Map<string, boolean>();
+  return (conversationId, workspaceDir) => {
+    const known = decided.get(conversationId);
+    if (known !== undefined) return known;
+    let take = false;
+    if (tombstones.isForgotten(conversationId)) summary.skipped.forgotten++;
+    else if (!admitWorkspace(policy, workspaceDir).admitted) summary.skipped.excluded++;
+    else {
+      take = true;
+      summary.conversations++;
+    }
+    decided.set(conversationId, take);
+    return take;
+  };
+}
+
+/** Commits what a conversation has pending, in one transaction, and counts the messages new to the store. */
+function pendingWriter(db: Db, summary: ImportExportSummary): (pending: Pending | undefined) => void {
+  const store = new LocalStore(db);
+  const meta = new SessionMetaStore(db);
+  const commit = db.transaction((p: Pending) => {
+    store.upsertConversation(p.conversation);
+    // The title, kind and parent the exporting machine knew, unless this one knows the session itself.
+    if (p.facts && meta.get(p.conversation.sessionId)?.index === undefined) meta.recordIndex(p.conversation.sessionId, p.facts);
+    summary.messages += store.appendMessages(p.conversation.conversationId, p.messages);
+  });
+  return (pending) => {
+    if (pending && pending.messages.length > 0) commit.immediate(pending);
+    if (pending) pending.messages = [];
+  };
+}
+
+/** Every line of the file into the store, through the gate, a batch at a time. */
+async function loadLines(abs: string, db: Db, settings: Settings, summary: ImportExportSummary): Promise<void> {
+  const warnings = new WarningCollector();
+  const name = path.basename(abs);
+  const taken = await conversationGate(db, settings, summary);
+  const flush = pendingWriter(db, summary);
+  let pending: Pending | undefined;
+  // An export is a finished file: its last line counts even without a newline, and a line over
+  // the cap is reported, never dropped in silence.
+  const lines = readLines(abs, { finished: true, report: (code, line) => warnings.add(code, { file: name, line }) });
+  for await (const { line, lineNo } of lines) {
+    const parsed = parseExportLine(line, (code) => warnings.add(code, { file: name, line: lineNo }));
+    if (!parsed) continue;
+    const { conversationId, conversation, key, message } = parsed;
+    if (pending?.conversation.conversationId !== conversationId) {
+      flush(pending);
+      pending = taken(conversationId, conversation?.workspaceDir) ? pendingFor(conversationId, conversation) : undefined;
+      if (!pending) continue;
+    }
+    // Re-import is an import: the file's text passes the same gate as a session's (a file written
+    // by hand or by another tool may hold private spans or credentials).
+    const gated = gateAgentMessage(canonicalMessage(message));
+    if (gated.capped) warnings.add('oversized_unit', { file: name, line: lineNo });
+    if (gated.message) pending.messages.push({ key, message: gated.message });
+    if (pending.messages.length >= BATCH) flush(pending);
+  }
+  flush(pending);
+  summary.warnings = totalsByCode(warnings.entries());
+}
+
+/**
+ * `everme import --from-export FILE`: a jsonl export into the embedded store, exactly once. A file
+ * already imported (same bytes) is recognised by its digest; inside a file, a message the store
+ * already holds (same conversation and key) is skipped, so an interrupted import can simply be run
+ * again. Forgotten conversations and excluded workspaces stay out here too. A malformed line costs
+ * that line (a warning with its line number, never its content).
+ */
+export async function importExport(settings: Settings, file: string): Promise<ImportExportSummary> {
+  const { abs, digest } = await locateExport(file);
   const db = openDatabase(settings.stateDir);
   const summary: ImportExportSummary = { file: abs, alreadyImported: false, conversations: 0, messages: 0, skipped: { forgotten: 0, excluded: 0 }, warnings: {} };
   try {
     const seen = db.prepare<[string], number>('SELECT 1 FROM imported_exports WHERE digest = ?').pluck();
     if (seen.get(digest) !== undefined) return { ...summary, alreadyImported: true };
-
-    const store = new LocalStore(db);
-    const tombstones = new TombstoneStore(db);
-    const policy = await ExclusionPolicy.load(settings.exclude, undefined, exclusionSource(settings));
-    const warnings = new WarningCollector();
-    const name = path.basename(abs);
-
-    /** Per conversation: whether it is taken, decided at its first line. */
-    const decided = new Map<string, boolean>();
-    let pending: { conversation: ConversationMeta; messages: KeyedMessage[]; facts?: IndexFacts } | undefined;
-    const meta = new SessionMetaStore(db);
-    const commit = db.transaction((p: { conversation: ConversationMeta; messages: KeyedMessage[]; facts?: IndexFacts }) => {
-      store.upsertConversation(p.conversation);
-      // The title, kind and parent the exporting machine knew, unless this one knows the session itself.
-      if (p.facts && meta.get(p.conversation.sessionId)?.index === undefined) meta.recordIndex(p.conversation.sessionId, p.facts);
-      summary.messages += store.appendMessages(p.conversation.conversationId, p.messages);
-    });
-    const flush = (): void => {
-      if (pending && pending.messages.length > 0) commit.immediate(pending);
-      if (pending) pending.messages = [];
-    };
-
-    // An export is a finished file: its last line counts even without a newline, and a line over
-    // the cap is reported, never dropped in silence.
-    const lines = readLines(abs, { finished: true, report: (code, line) => warnings.add(code, { file: name, line }) });
-    for await (const { line, lineNo } of lines) {
-      let json: unknown;
-      try {
-        json = JSON.parse(line);
-      } catch {
-        warnings.add('invalid_json', { file: name, line: lineNo });
-        continue;
-      }
-      const parsed = exportLineSchema.safeParse(json);
-      if (!parsed.success) {
-        warnings.add('invalid_record', { file: name, line: lineNo });
-        continue;
-      }
-      const { conversationId, conversation, key, message } = parsed.data;
-      if (pending?.conversation.conversationId !== conversationId) {
-        flush();
-        let take = decided.get(conversationId);
-        if (take === undefined) {
-          const workspaceDir = conversation?.workspaceDir;
-          if (tombstones.isForgotten(conversationId)) {
-            take = false;
-            summary.skipped.forgotten++;
-          } else if (!admitWorkspace(policy, workspaceDir).admitted) {
-            take = false;
-            summary.skipped.excluded++;
-          } else {
-            take = true;
-            summary.conversations++;
-          }
-          decided.set(conversationId, take);
-        }
-        pending = take
-          ? {
-              conversation: conversation
-                ? { conversationId, ...conversation }
-                : { conversationId, sessionId: sessionIdOf(conversationId) ?? conversationId, source: 'messages' },
-              messages: [],
-              ...(conversation ? factsOf(conversation) : {}),
-            }
-          : undefined;
-        if (!pending) continue;
-      }
-      // Re-import is an import: the file's text passes the same gate as a session's (a file written
-      // by hand or by another tool may hold private spans or credentials).
-      const gated = gateAgentMessage(canonicalMessage(message));
-      if (gated.capped) warnings.add('oversized_unit', { file: name, line: lineNo });
-      if (gated.message) pending.messages.push({ key, message: gated.message });
-      if (pending.messages.length >= BATCH) flush();
-    }
-    flush();
-    summary.warnings = totalsByCode(warnings.entries());
+    await loadLines(abs, db, settings, summary);
     db.prepare<[string, number, number, number]>('INSERT INTO imported_exports (digest, conversations, messages, imported_at_ms) VALUES (?, ?, ?, ?)').run(
       digest,
       summary.conversations,

@@ -85,6 +85,55 @@ function officialPluginWarning(detection: OfficialPluginDetection): InstallWarni
   return undefined;
 }
 
+/** The env file: the key and base given, mode 600; the note names a key only in its masked form. */
+function envStep(envFile: string, options: InstallOptions, dryRun: boolean): InstallStep {
+  const updates: EnvUpdates = {};
+  if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey.trim();
+  if (options.apiBase !== undefined) updates.EVERME_API_BASE = options.apiBase.trim();
+  const env = writeEnvFile(envFile, updates, dryRun);
+  const envNotes = [
+    ...env.keysSet.map((key) => (key === 'EVERME_API_KEY' ? `${key} set (${maskKey(updates.EVERME_API_KEY ?? '')})` : `${key} set`)),
+    ...(env.tightened ? ['permissions set to 600'] : []),
+  ];
+  return { step: 'env', path: envFile, status: env.status, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
+}
+
+/** A step of install, and the warning it ends with when it had to leave something untouched. */
+interface StepDone {
+  step: InstallStep;
+  warning?: InstallWarning;
+}
+
+function pluginStep(dataDir: string, version: string, command: string, dryRun: boolean): StepDone {
+  const plugin = writeLocalPlugin(dataDir, { version, command, dryRun });
+  if (plugin.status !== 'skipped') return { step: { step: 'plugin', path: plugin.path, status: plugin.status, note: `plugin "${PLUGIN_NAME}": every hook event` } };
+  return {
+    step: { step: 'plugin', path: plugin.path, status: 'skipped', note: plugin.reason },
+    warning: {
+      code: 'plugin_path_conflict',
+      path: plugin.path,
+      message: `${plugin.path} was left untouched: ${plugin.reason}. Move it away, then run \`everme install\` again to install the "${PLUGIN_NAME}" plugin (MiniMax Code builds that load hooks only from plugins capture nothing without it).`,
+    },
+  };
+}
+
+function mcpStep(dataDir: string, node: string, dryRun: boolean): StepDone {
+  const mcpFile = mcpConfigPath(dataDir);
+  const mcp = upsertMcpServer(mcpFile, mcpEntry(dataDir, node), dryRun);
+  if (mcp.status !== 'skipped') {
+    const note = 'backup' in mcp && mcp.backup ? `server "${MCP_SERVER_NAME}", previous file saved as ${path.basename(mcp.backup)}` : `server "${MCP_SERVER_NAME}"`;
+    return { step: { step: 'mcp', path: mcpFile, status: mcp.status, note } };
+  }
+  return {
+    step: { step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason },
+    warning: {
+      code: 'mcp_config_invalid',
+      path: mcpFile,
+      message: `${mcpFile} was left untouched: ${mcp.reason}. Fix it, then run \`everme install\` again to register the "${MCP_SERVER_NAME}" MCP server.`,
+    },
+  };
+}
+
 /**
  * Wires everme into MiniMax Code: staged runtime, env file, two markdown hooks (route B), the
  * `everme-memory` local plugin (route A), the MCP server entry; then warns about a competing official plugin. Every step is idempotent; an mcp.json that
@@ -107,16 +156,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   const staged = stageRuntime({ sourceRoot, runtimeDir: runtime, node, dataDir, dryRun });
   steps.push({ step: 'runtime', path: runtime, status: staged.status, note: `everme ${staged.version}, ${staged.files} files, node ${node}` });
 
-  const updates: EnvUpdates = {};
-  if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey.trim();
-  if (options.apiBase !== undefined) updates.EVERME_API_BASE = options.apiBase.trim();
   const envFile = envFilePath(dataDir);
-  const env = writeEnvFile(envFile, updates, dryRun);
-  const envNotes = [
-    ...env.keysSet.map((key) => (key === 'EVERME_API_KEY' ? `${key} set (${maskKey(updates.EVERME_API_KEY ?? '')})` : `${key} set`)),
-    ...(env.tightened ? ['permissions set to 600'] : []),
-  ];
-  steps.push({ step: 'env', path: envFile, status: env.status, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) });
+  steps.push(envStep(envFile, options, dryRun));
 
   const runJs = path.join(runtime, 'bin', 'run.js');
   const command = hookCommand(node, runJs, 'markdown');
@@ -126,30 +167,9 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
     steps.push({ step: 'hook', path: hook.path, status: hook.status, note: HOOK_STEP_NOTE[event] });
   }
 
-  const plugin = writeLocalPlugin(dataDir, { version: staged.version, command: hookCommand(node, runJs, 'plugin'), dryRun });
-  if (plugin.status === 'skipped') {
-    steps.push({ step: 'plugin', path: plugin.path, status: 'skipped', note: plugin.reason });
-    warnings.push({
-      code: 'plugin_path_conflict',
-      path: plugin.path,
-      message: `${plugin.path} was left untouched: ${plugin.reason}. Move it away, then run \`everme install\` again to install the "${PLUGIN_NAME}" plugin (MiniMax Code builds that load hooks only from plugins capture nothing without it).`,
-    });
-  } else {
-    steps.push({ step: 'plugin', path: plugin.path, status: plugin.status, note: `plugin "${PLUGIN_NAME}": every hook event` });
-  }
-
-  const mcpFile = mcpConfigPath(dataDir);
-  const mcp = upsertMcpServer(mcpFile, mcpEntry(dataDir, node), dryRun);
-  if (mcp.status === 'skipped') {
-    steps.push({ step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason });
-    warnings.push({
-      code: 'mcp_config_invalid',
-      path: mcpFile,
-      message: `${mcpFile} was left untouched: ${mcp.reason}. Fix it, then run \`everme install\` again to register the "${MCP_SERVER_NAME}" MCP server.`,
-    });
-  } else {
-    const note = 'backup' in mcp && mcp.backup ? `server "${MCP_SERVER_NAME}", previous file saved as ${path.basename(mcp.backup)}` : `server "${MCP_SERVER_NAME}"`;
-    steps.push({ step: 'mcp', path: mcpFile, status: mcp.status, note });
+  for (const done of [pluginStep(dataDir, staged.version, hookCommand(node, runJs, 'plugin'), dryRun), mcpStep(dataDir, node, dryRun)]) {
+    steps.push(done.step);
+    if (done.warning) warnings.push(done.warning);
   }
 
   const officialPlugin = await detectOfficialPlugin(dataDir, options.detect);

@@ -47,30 +47,28 @@ function isEmptyDir(dir: string): boolean {
   }
 }
 
-/**
- * Removes what `everme install` added and nothing else: the two hook files, the local plugin, the MCP entry (the
- * file itself when install created it and nothing else is left), the staged runtime, and the
- * directories install created once they are empty. `purge` also deletes the store and the env file.
- */
-export function runUninstall(options: UninstallOptions): UninstallResult {
-  const dataDir = requireDataDir(path.resolve(options.dataDir));
-  const purge = options.purge ?? false;
-  const dryRun = options.dryRun ?? false;
-  const created = new Set(readInstallRecord(dataDir)?.created ?? []);
-  const steps: UninstallStep[] = [];
-  const warnings: UninstallWarning[] = [];
-  const remove = (target: string): void => {
-    if (!dryRun) rmSync(target, { recursive: true, force: true });
-  };
+/** One uninstall as it goes: what install recorded it created, and the steps and warnings so far. */
+interface UninstallRun {
+  dataDir: string;
+  purge: boolean;
+  dryRun: boolean;
+  created: Set<string>;
+  steps: UninstallStep[];
+  warnings: UninstallWarning[];
+  /** Removes a file or directory (nothing under --dry-run). */
+  remove(target: string): void;
+}
 
+function removeHooks(run: UninstallRun): void {
+  const { dataDir, dryRun, steps } = run;
   for (const event of HOOK_EVENTS) {
     const file = hookFilePath(dataDir, event);
     const present = existsSync(file);
-    if (present) remove(file);
+    if (present) run.remove(file);
     steps.push({ step: 'hook', path: file, status: present ? 'removed' : 'absent', note: `${event} hook` });
   }
   const hooks = hooksDir(dataDir);
-  if (created.has('hooks') && existsSync(hooks)) {
+  if (run.created.has('hooks') && existsSync(hooks)) {
     const empty = dryRun
       ? readdirSync(hooks).every((name) => HOOK_EVENTS.some((event) => hookFilePath(dataDir, event) === path.join(hooks, name)))
       : isEmptyDir(hooks);
@@ -81,78 +79,110 @@ export function runUninstall(options: UninstallOptions): UninstallResult {
       steps.push({ step: 'hooks-dir', path: hooks, status: 'kept', note: 'holds other hooks' });
     }
   }
+}
 
-  const plugin = removeLocalPlugin(dataDir, created, dryRun);
-  steps.push({ step: 'plugin', path: plugin.path, status: plugin.status, ...('note' in plugin ? { note: plugin.note } : {}) });
-
-  const mcpFile = mcpConfigPath(dataDir);
+function removeMcpEntry(run: UninstallRun): void {
+  const mcpFile = mcpConfigPath(run.dataDir);
   const mcp = removeMcpServer(mcpFile, {
-    fileCreatedByInstall: created.has('mcp.json'),
-    backupCreatedByInstall: created.has('mcp.json.everme-backup'),
-    dryRun,
+    fileCreatedByInstall: run.created.has('mcp.json'),
+    backupCreatedByInstall: run.created.has('mcp.json.everme-backup'),
+    dryRun: run.dryRun,
   });
   if (mcp.status === 'skipped') {
-    steps.push({ step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason });
-    warnings.push({
+    run.steps.push({ step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason });
+    run.warnings.push({
       code: 'mcp_config_invalid',
       path: mcpFile,
       message: `${mcpFile} was left untouched: ${mcp.reason}. Remove the "${MCP_SERVER_NAME}" entry by hand once it is fixed.`,
     });
   } else if (mcp.status === 'absent') {
-    steps.push({ step: 'mcp', path: mcpFile, status: 'absent' });
+    run.steps.push({ step: 'mcp', path: mcpFile, status: 'absent' });
   } else if (mcp.status === 'file_removed') {
-    steps.push({ step: 'mcp', path: mcpFile, status: 'removed', note: 'install had created it; nothing else was in it' });
+    run.steps.push({ step: 'mcp', path: mcpFile, status: 'removed', note: 'install had created it; nothing else was in it' });
   } else {
-    steps.push({
+    run.steps.push({
       step: 'mcp',
       path: mcpFile,
       status: mcp.restoredFromBackup ? 'restored' : 'removed',
       note: mcp.restoredFromBackup ? `server "${MCP_SERVER_NAME}" removed, file restored from its backup` : `server "${MCP_SERVER_NAME}" removed`,
     });
   }
+}
 
-  const runtime = runtimeDir(dataDir);
+function removeRuntime(run: UninstallRun): void {
+  const runtime = runtimeDir(run.dataDir);
   const runtimePresent = existsSync(runtime);
-  if (runtimePresent) remove(runtime);
+  if (runtimePresent) run.remove(runtime);
+  const state = evermeDir(run.dataDir);
+  if (!run.dryRun && existsSync(state)) {
+    for (const entry of readdirSync(state)) if (/^\.runtime-(staging|old)-/.test(entry)) run.remove(path.join(state, entry));
+  }
+  run.steps.push({ step: 'runtime', path: runtime, status: runtimePresent ? 'removed' : 'absent' });
+}
+
+function removeEnvFile(run: UninstallRun): void {
+  const envFile = envFilePath(run.dataDir);
+  if (!existsSync(envFile)) {
+    run.steps.push({ step: 'env', path: envFile, status: 'absent' });
+    return;
+  }
+  const headerOnly = run.created.has('everme.env') && isHeaderOnly(readFileSync(envFile, 'utf8'));
+  if (run.purge || headerOnly) {
+    run.remove(envFile);
+    run.steps.push({ step: 'env', path: envFile, status: 'removed' });
+  } else {
+    run.steps.push({ step: 'env', path: envFile, status: 'kept', note: 'holds your settings; `everme uninstall --purge` removes it' });
+  }
+}
+
+/** The store and sync state: deleted with --purge, else kept (and the directory removed only when empty). */
+function removeStore(run: UninstallRun): void {
+  const { dataDir, dryRun } = run;
   const state = evermeDir(dataDir);
-  if (!dryRun && existsSync(state)) {
-    for (const entry of readdirSync(state)) if (/^\.runtime-(staging|old)-/.test(entry)) remove(path.join(state, entry));
-  }
-  steps.push({ step: 'runtime', path: runtime, status: runtimePresent ? 'removed' : 'absent' });
-
-  const envFile = envFilePath(dataDir);
-  if (existsSync(envFile)) {
-    const headerOnly = created.has('everme.env') && isHeaderOnly(readFileSync(envFile, 'utf8'));
-    if (purge || headerOnly) {
-      remove(envFile);
-      steps.push({ step: 'env', path: envFile, status: 'removed' });
-    } else {
-      steps.push({ step: 'env', path: envFile, status: 'kept', note: 'holds your settings; `everme uninstall --purge` removes it' });
-    }
-  } else {
-    steps.push({ step: 'env', path: envFile, status: 'absent' });
-  }
-
-  if (purge) {
+  if (run.purge) {
     const present = existsSync(state);
-    if (present) remove(state);
-    steps.push({ step: 'store', path: state, status: present ? 'removed' : 'absent', note: 'memory store and sync state' });
-  } else {
-    if (!dryRun) rmSync(installRecordPath(dataDir), { force: true });
-    if (existsSync(state)) {
-      const leftovers = dryRun
-        ? readdirSync(state).filter((name) => name !== 'runtime' && name !== 'install.json')
-        : readdirSync(state);
-      if (leftovers.length === 0) {
-        if (!dryRun) rmdirSync(state);
-        steps.push({ step: 'store', path: state, status: 'removed', note: 'it was empty' });
-      } else {
-        steps.push({ step: 'store', path: state, status: 'kept', note: 'memory store and sync state; `everme uninstall --purge` removes it' });
-      }
-    }
+    if (present) run.remove(state);
+    run.steps.push({ step: 'store', path: state, status: present ? 'removed' : 'absent', note: 'memory store and sync state' });
+    return;
   }
+  if (!dryRun) rmSync(installRecordPath(dataDir), { force: true });
+  if (!existsSync(state)) return;
+  const leftovers = dryRun ? readdirSync(state).filter((name) => name !== 'runtime' && name !== 'install.json') : readdirSync(state);
+  if (leftovers.length === 0) {
+    if (!dryRun) rmdirSync(state);
+    run.steps.push({ step: 'store', path: state, status: 'removed', note: 'it was empty' });
+  } else {
+    run.steps.push({ step: 'store', path: state, status: 'kept', note: 'memory store and sync state; `everme uninstall --purge` removes it' });
+  }
+}
 
-  return { dataDir, purge, dryRun, steps, warnings };
+/**
+ * Removes what `everme install` added and nothing else: the two hook files, the local plugin, the MCP entry (the
+ * file itself when install created it and nothing else is left), the staged runtime, and the
+ * directories install created once they are empty. `purge` also deletes the store and the env file.
+ */
+export function runUninstall(options: UninstallOptions): UninstallResult {
+  const dataDir = requireDataDir(path.resolve(options.dataDir));
+  const dryRun = options.dryRun ?? false;
+  const run: UninstallRun = {
+    dataDir,
+    purge: options.purge ?? false,
+    dryRun,
+    created: new Set(readInstallRecord(dataDir)?.created ?? []),
+    steps: [],
+    warnings: [],
+    remove: (target) => {
+      if (!dryRun) rmSync(target, { recursive: true, force: true });
+    },
+  };
+  removeHooks(run);
+  const plugin = removeLocalPlugin(dataDir, run.created, dryRun);
+  run.steps.push({ step: 'plugin', path: plugin.path, status: plugin.status, ...('note' in plugin ? { note: plugin.note } : {}) });
+  removeMcpEntry(run);
+  removeRuntime(run);
+  removeEnvFile(run);
+  removeStore(run);
+  return { dataDir, purge: run.purge, dryRun, steps: run.steps, warnings: run.warnings };
 }
 
 export function uninstallOutcomeError(result: UninstallResult): EvermeError | undefined {

@@ -75,6 +75,80 @@ function fileSize(file: string): number {
   }
 }
 
+function sessionIndexStatus(dataDir: string, found: string[]): StatusReport['sessionIndex'] {
+  const index = readSessionIndex(dataDir);
+  return index.status === 'ok'
+    ? { status: 'ok', path: index.path, schema: index.schema.name, columns: index.schema.columns, known: index.known, matched: found.filter((id) => index.sessions.has(id)).length }
+    : { status: 'unavailable', path: index.path, reason: index.reason, message: index.message };
+}
+
+function credentialStatus(settings: Settings): StatusReport['credential'] {
+  if (!settings.credential) return undefined;
+  return {
+    variable: settings.credential.variable,
+    masked: maskToken(settings.credential.token),
+    source: settings.credential.source,
+    ...(settings.agentId ? { agentId: settings.agentId } : {}),
+  };
+}
+
+/** With a key: does the gateway answer (5 s at most)? */
+async function gatewayStatus(settings: Settings, problems: StatusProblem[]): Promise<StatusReport['gateway']> {
+  const gateway: StatusReport['gateway'] = { configured: Boolean(settings.apiKey) };
+  if (!settings.apiKey) return gateway;
+  gateway.apiBase = settings.apiBase;
+  try {
+    await gatewayClientFor(settings).context({}, AbortSignal.timeout(5000));
+    gateway.reachable = true;
+  } catch (err) {
+    const e = toEvermeError(err);
+    gateway.reachable = false;
+    gateway.error = { type: e.type, message: e.message };
+    problems.push({
+      what: `the EverMe gateway at ${settings.apiBase} did not answer (${e.type})`,
+      hint: e.type === 'auth' ? 'Check the API key: `everme install --api-key <key>`.' : 'Check the network or EVERME_API_BASE; captured sessions wait and are sent by the next sync.',
+    });
+  }
+  return gateway;
+}
+
+function mcpStatus(dataDir: string, problems: StatusProblem[]): StatusReport['mcp'] {
+  const mcpFile = mcpConfigPath(dataDir);
+  const mcpDoc = readMcpDocument(mcpFile);
+  if (mcpDoc.kind === 'invalid') problems.push({ what: `${mcpFile} is not valid JSON`, hint: 'Fix the file by hand; everme never rewrites a file it cannot parse.' });
+  return {
+    file: mcpFile,
+    valid: mcpDoc.kind !== 'invalid',
+    registered: mcpDoc.kind === 'ok' && mcpDoc.servers !== undefined && MCP_SERVER_NAME in mcpDoc.servers,
+  };
+}
+
+type StoreFacts = Pick<StatusReport, 'sinks' | 'lastImport' | 'lastSync' | 'lastHookRun' | 'store' | 'warnings'>;
+
+/** What the store holds and the runs it recorded; a store not made yet is the problem "nothing imported". */
+function storeStatus(settings: Settings, sink: SinkName, problems: StatusProblem[]): StoreFacts {
+  const dbFile = databasePath(settings.stateDir);
+  const facts: StoreFacts = { sinks: sinkStatuses(undefined, deliverySinks(sink, settings)), store: { file: dbFile, bytes: 0, conversations: 0, messages: 0 }, warnings: 0 };
+  if (!existsSync(dbFile)) {
+    problems.push({ what: 'nothing has been imported yet', hint: 'Run `everme import --since <YYYY-MM-DD>` for the cold start.' });
+    return facts;
+  }
+  const db = openDatabase(settings.stateDir);
+  try {
+    facts.sinks = sinkStatuses(db, deliverySinks(sink, settings));
+    const runs = new RunStore(db);
+    Object.assign(facts.store, new LocalStore(db).counts());
+    facts.store.bytes = fileSize(dbFile) + fileSize(`${dbFile}-wal`);
+    facts.warnings = new WarningStore(db).list().reduce((sum, c) => sum + c.warnings.reduce((s, w) => s + w.count, 0), 0);
+    facts.lastImport = runView(runs.last('import'));
+    facts.lastSync = runView(runs.last('sync'));
+    facts.lastHookRun = runView(runs.last('hook'));
+  } finally {
+    db.close();
+  }
+  return facts;
+}
+
 /**
  * Everything a user needs to know whether capture works, and what to do when it does not: each
  * problem found comes with a hint, and any problem makes `everme status` exit non-zero.
@@ -83,38 +157,10 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
   const problems: StatusProblem[] = [];
   const found: string[] = [];
   for await (const session of discoverSessions(settings.dataDir, { onInvalidManifest: () => {} })) found.push(session.sessionId);
-  const sessions = found.length;
-  const index = readSessionIndex(settings.dataDir);
-  const sessionIndex: StatusReport['sessionIndex'] =
-    index.status === 'ok'
-      ? { status: 'ok', path: index.path, schema: index.schema.name, columns: index.schema.columns, known: index.known, matched: found.filter((id) => index.sessions.has(id)).length }
-      : { status: 'unavailable', path: index.path, reason: index.reason, message: index.message };
-
+  const sessionIndex = sessionIndexStatus(settings.dataDir, found);
   const sink = defaultSink(settings);
-  const gateway: StatusReport['gateway'] = { configured: Boolean(settings.apiKey) };
-  const credential: StatusReport['credential'] = settings.credential
-    ? {
-        variable: settings.credential.variable,
-        masked: maskToken(settings.credential.token),
-        source: settings.credential.source,
-        ...(settings.agentId ? { agentId: settings.agentId } : {}),
-      }
-    : undefined;
-  if (settings.apiKey) {
-    gateway.apiBase = settings.apiBase;
-    try {
-      await gatewayClientFor(settings).context({}, AbortSignal.timeout(5000));
-      gateway.reachable = true;
-    } catch (err) {
-      const e = toEvermeError(err);
-      gateway.reachable = false;
-      gateway.error = { type: e.type, message: e.message };
-      problems.push({
-        what: `the EverMe gateway at ${settings.apiBase} did not answer (${e.type})`,
-        hint: e.type === 'auth' ? 'Check the API key: `everme install --api-key <key>`.' : 'Check the network or EVERME_API_BASE; captured sessions wait and are sent by the next sync.',
-      });
-    }
-  }
+  const gateway = await gatewayStatus(settings, problems);
+  const credential = credentialStatus(settings);
 
   const events = readHookEvents(settings.stateDir);
   const { problems: hookProblems, ...routes } = await collectHookRoutes(settings.dataDir, events);
@@ -122,45 +168,13 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
   const latencies = events.map((e) => e.ms).sort((a, b) => a - b);
   const outcomes: Partial<Record<HookOutcome, number>> = {};
   for (const e of events) outcomes[e.outcome] = (outcomes[e.outcome] ?? 0) + 1;
-
-  const mcpFile = mcpConfigPath(settings.dataDir);
-  const mcpDoc = readMcpDocument(mcpFile);
-  const mcp = {
-    file: mcpFile,
-    valid: mcpDoc.kind !== 'invalid',
-    registered: mcpDoc.kind === 'ok' && mcpDoc.servers !== undefined && MCP_SERVER_NAME in mcpDoc.servers,
-  };
-  if (mcpDoc.kind === 'invalid') problems.push({ what: `${mcpFile} is not valid JSON`, hint: 'Fix the file by hand; everme never rewrites a file it cannot parse.' });
-
-  const dbFile = databasePath(settings.stateDir);
-  const store = { file: dbFile, bytes: 0, conversations: 0, messages: 0 };
-  let warnings = 0;
-  let lastImport: RunSummaryView | undefined;
-  let lastSync: RunSummaryView | undefined;
-  let lastHookRun: RunSummaryView | undefined;
-  let sinks = sinkStatuses(undefined, deliverySinks(sink, settings));
-  if (existsSync(dbFile)) {
-    const db = openDatabase(settings.stateDir);
-    try {
-      sinks = sinkStatuses(db, deliverySinks(sink, settings));
-      const runs = new RunStore(db);
-      Object.assign(store, new LocalStore(db).counts());
-      store.bytes = fileSize(dbFile) + fileSize(`${dbFile}-wal`);
-      warnings = new WarningStore(db).list().reduce((sum, c) => sum + c.warnings.reduce((s, w) => s + w.count, 0), 0);
-      lastImport = runView(runs.last('import'));
-      lastSync = runView(runs.last('sync'));
-      lastHookRun = runView(runs.last('hook'));
-    } finally {
-      db.close();
-    }
-  } else {
-    problems.push({ what: 'nothing has been imported yet', hint: 'Run `everme import --since <YYYY-MM-DD>` for the cold start.' });
-  }
+  const mcp = mcpStatus(settings.dataDir, problems);
+  const { sinks, lastImport, lastSync, lastHookRun, store, warnings } = storeStatus(settings, sink, problems);
 
   return {
     dataDir: settings.dataDir,
     stateDir: settings.stateDir,
-    sessions,
+    sessions: found.length,
     sink,
     sinks,
     gateway,

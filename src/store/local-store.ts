@@ -121,6 +121,95 @@ const STORED_ROWS = `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.cont
     (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
   FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id`;
 
+/** What a store writes: conversations, messages with their FTS rows, and a conversation's summary. */
+function writeStatements(db: Database.Database) {
+  return {
+    upsertConversation: db.prepare<ConversationRecordParams>(
+      `INSERT INTO conversations (conversation_id, session_id, source, workspace_dir, history_file, created_at_ms, updated_at_ms)
+       VALUES (@conversationId, @sessionId, @source, @workspaceDir, @historyFile, @createdAtMs, @createdAtMs)
+       ON CONFLICT (conversation_id) DO UPDATE SET
+         session_id = excluded.session_id,
+         source = excluded.source,
+         workspace_dir = coalesce(excluded.workspace_dir, workspace_dir),
+         history_file = coalesce(excluded.history_file, history_file),
+         created_at_ms = coalesce(excluded.created_at_ms, created_at_ms),
+         updated_at_ms = coalesce(updated_at_ms, excluded.created_at_ms)`,
+    ),
+    keysOf: db.prepare<[string], string>('SELECT msg_key FROM messages WHERE conversation_id = ?').pluck(),
+    conversationExists: db.prepare<[string], number>('SELECT 1 FROM conversations WHERE conversation_id = ?').pluck(),
+    // Texts arrive as UTF-8 bytes (see MessageRows): CAST stores them as TEXT, byte for byte.
+    insertMessage: db.prepare<MessageParams>(
+      `INSERT INTO messages (conversation_id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete)
+       VALUES (?, ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?)
+       ON CONFLICT (conversation_id, msg_key) DO NOTHING`,
+    ),
+    insertFts: db.prepare<[number | bigint, Uint8Array]>('INSERT INTO messages_fts (rowid, text) VALUES (?, CAST(? AS TEXT))'),
+    afterAppend: db.prepare<AppendSummary>(
+      `UPDATE conversations SET
+         message_count = message_count + @count,
+         created_at_ms = coalesce(created_at_ms, @minTs),
+         updated_at_ms = max(coalesce(updated_at_ms, @maxTs), @maxTs),
+         first_user_text = coalesce(first_user_text, @firstUser),
+         last_assistant_text = coalesce(@lastAssistant, last_assistant_text)
+       WHERE conversation_id = @conversationId`,
+    ),
+    deleteMessage: db.prepare<[string, string], { id: number; timestamp: number }>(
+      'DELETE FROM messages WHERE conversation_id = ? AND msg_key = ? RETURNING id, timestamp',
+    ),
+    deleteFts: db.prepare<[number]>('DELETE FROM messages_fts WHERE rowid = ?'),
+    recount: db.prepare<[string], { count: number; maxTs: number | null }>(
+      'SELECT count(*) AS count, max(timestamp) AS maxTs FROM messages WHERE conversation_id = ?',
+    ),
+    firstUser: db
+      .prepare<[string], string>(
+        `SELECT content FROM messages WHERE conversation_id = ? AND role = 'user' AND trim(content) <> ''
+         ORDER BY id LIMIT 1`,
+      )
+      .pluck(),
+    lastAssistant: db
+      .prepare<[string], string>(
+        `SELECT content FROM messages WHERE conversation_id = ? AND role = 'assistant' AND trim(content) <> ''
+         ORDER BY id DESC LIMIT 1`,
+      )
+      .pluck(),
+    resetSummary: db.prepare<{ conversationId: string; count: number; maxTs: number | null; firstUser: string | null; lastAssistant: string | null }>(
+      `UPDATE conversations SET message_count = @count, updated_at_ms = coalesce(@maxTs, updated_at_ms),
+         first_user_text = @firstUser, last_assistant_text = @lastAssistant
+       WHERE conversation_id = @conversationId`,
+    ),
+  };
+}
+
+/** What a store reads back: hits, messages by id and around one, and its counts. */
+function readStatements(db: Database.Database) {
+  return {
+    hit: db.prepare<[number], HitRow>(
+      `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, c.session_id, c.workspace_dir,
+         (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
+       FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+       WHERE m.id = ?`,
+    ),
+    byId: db.prepare<[string], StoredRow>(
+      `${STORED_ROWS} WHERE m.id IN (SELECT value FROM json_each(?))`,
+    ),
+    // A conversation's messages are read through its (conversation_id, msg_key) index, whose
+    // entries carry the row id: no scan of other conversations, no extra index to write at import.
+    before: db.prepare<{ id: number; n: number }, StoredRow>(
+      `${STORED_ROWS} WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id < @id
+       ORDER BY m.id DESC LIMIT @n`,
+    ),
+    after: db.prepare<{ id: number; n: number }, StoredRow>(
+      `${STORED_ROWS} WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id > @id
+       ORDER BY m.id LIMIT @n`,
+    ),
+    // EXISTS stops at the first row; count(*) walks every message (seconds on a large store).
+    anyMessage: db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM messages)').pluck(),
+    counts: db.prepare<[], { conversations: number; messages: number }>(
+      `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
+    ),
+  };
+}
+
 /**
  * The embedded memory store. Every write is a plain synchronous call so the caller can put it and
  * the high-water mark in one `db.transaction`; on their own, writes are atomic per call.
@@ -137,85 +226,7 @@ export class LocalStore {
 
   constructor(private readonly db: Database.Database) {
     this.ranker = new MessageRanker(db);
-    this.stmts = {
-      upsertConversation: db.prepare<ConversationRecordParams>(
-        `INSERT INTO conversations (conversation_id, session_id, source, workspace_dir, history_file, created_at_ms, updated_at_ms)
-         VALUES (@conversationId, @sessionId, @source, @workspaceDir, @historyFile, @createdAtMs, @createdAtMs)
-         ON CONFLICT (conversation_id) DO UPDATE SET
-           session_id = excluded.session_id,
-           source = excluded.source,
-           workspace_dir = coalesce(excluded.workspace_dir, workspace_dir),
-           history_file = coalesce(excluded.history_file, history_file),
-           created_at_ms = coalesce(excluded.created_at_ms, created_at_ms),
-           updated_at_ms = coalesce(updated_at_ms, excluded.created_at_ms)`,
-      ),
-      keysOf: db.prepare<[string], string>('SELECT msg_key FROM messages WHERE conversation_id = ?').pluck(),
-      conversationExists: db.prepare<[string], number>('SELECT 1 FROM conversations WHERE conversation_id = ?').pluck(),
-      // Texts arrive as UTF-8 bytes (see MessageRows): CAST stores them as TEXT, byte for byte.
-      insertMessage: db.prepare<MessageParams>(
-        `INSERT INTO messages (conversation_id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete)
-         VALUES (?, ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?)
-         ON CONFLICT (conversation_id, msg_key) DO NOTHING`,
-      ),
-      insertFts: db.prepare<[number | bigint, Uint8Array]>('INSERT INTO messages_fts (rowid, text) VALUES (?, CAST(? AS TEXT))'),
-      afterAppend: db.prepare<AppendSummary>(
-        `UPDATE conversations SET
-           message_count = message_count + @count,
-           created_at_ms = coalesce(created_at_ms, @minTs),
-           updated_at_ms = max(coalesce(updated_at_ms, @maxTs), @maxTs),
-           first_user_text = coalesce(first_user_text, @firstUser),
-           last_assistant_text = coalesce(@lastAssistant, last_assistant_text)
-         WHERE conversation_id = @conversationId`,
-      ),
-      deleteMessage: db.prepare<[string, string], { id: number; timestamp: number }>(
-        'DELETE FROM messages WHERE conversation_id = ? AND msg_key = ? RETURNING id, timestamp',
-      ),
-      deleteFts: db.prepare<[number]>('DELETE FROM messages_fts WHERE rowid = ?'),
-      recount: db.prepare<[string], { count: number; maxTs: number | null }>(
-        'SELECT count(*) AS count, max(timestamp) AS maxTs FROM messages WHERE conversation_id = ?',
-      ),
-      firstUser: db
-        .prepare<[string], string>(
-          `SELECT content FROM messages WHERE conversation_id = ? AND role = 'user' AND trim(content) <> ''
-           ORDER BY id LIMIT 1`,
-        )
-        .pluck(),
-      lastAssistant: db
-        .prepare<[string], string>(
-          `SELECT content FROM messages WHERE conversation_id = ? AND role = 'assistant' AND trim(content) <> ''
-           ORDER BY id DESC LIMIT 1`,
-        )
-        .pluck(),
-      resetSummary: db.prepare<{ conversationId: string; count: number; maxTs: number | null; firstUser: string | null; lastAssistant: string | null }>(
-        `UPDATE conversations SET message_count = @count, updated_at_ms = coalesce(@maxTs, updated_at_ms),
-           first_user_text = @firstUser, last_assistant_text = @lastAssistant
-         WHERE conversation_id = @conversationId`,
-      ),
-      hit: db.prepare<[number], HitRow>(
-        `SELECT m.id, m.conversation_id, m.role, m.timestamp, m.content, m.tool_calls_json, c.session_id, c.workspace_dir,
-           (SELECT title FROM session_meta WHERE session_id = c.session_id) AS title
-         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
-         WHERE m.id = ?`,
-      ),
-      byId: db.prepare<[string], StoredRow>(
-        `${STORED_ROWS} WHERE m.id IN (SELECT value FROM json_each(?))`,
-      ),
-      // A conversation's messages are read through its (conversation_id, msg_key) index, whose
-      // entries carry the row id: no scan of other conversations, no extra index to write at import.
-      before: db.prepare<{ id: number; n: number }, StoredRow>(
-        `${STORED_ROWS} WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id < @id
-         ORDER BY m.id DESC LIMIT @n`,
-      ),
-      after: db.prepare<{ id: number; n: number }, StoredRow>(
-        `${STORED_ROWS} WHERE m.conversation_id = (SELECT conversation_id FROM messages WHERE id = @id) AND m.id > @id
-         ORDER BY m.id LIMIT @n`,
-      ),
-      // EXISTS stops at the first row; count(*) walks every message (seconds on a large store).
-      anyMessage: db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM messages)').pluck(),
-      counts: db.prepare<[], { conversations: number; messages: number }>(
-        `SELECT (SELECT count(*) FROM conversations) AS conversations, (SELECT count(*) FROM messages) AS messages`,
-      ),
-    };
+    this.stmts = { ...writeStatements(db), ...readStatements(db) };
     this.days = new MessageDays(db);
     this.appendInTransaction = db.transaction((id: string, rows: MessageRows) => this.appendAll(id, rows));
     this.removeInTransaction = db.transaction((id: string, keys: string[]) => this.removeAll(id, keys));
