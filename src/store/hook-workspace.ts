@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
 
@@ -15,8 +15,12 @@ export function hookWorkspaceFile(stateDir: string, sessionId: string): string {
 
 /** The workspace last recorded for the session, if any. */
 export function recordedHookWorkspace(stateDir: string, sessionId: string): string | undefined {
+  const file = hookWorkspaceFile(stateDir, sessionId);
+  // Most sessions have no file (the hook never saw them): asking first costs a few microseconds,
+  // a failed read throws, and a run asks this of every session it passes (50 ms per 3,000).
+  if (!existsSync(file)) return undefined;
   try {
-    return readFileSync(hookWorkspaceFile(stateDir, sessionId), 'utf8') || undefined;
+    return readFileSync(file, 'utf8') || undefined;
   } catch {
     return undefined;
   }
