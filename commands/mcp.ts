@@ -3,8 +3,7 @@ import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { sinkFlag, sinkFrom } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
-import { openRecall } from '../src/recall/recall.js';
-import { createRecallServer, serveStdio } from '../src/mcp/server.js';
+import { serveRecall } from '../src/mcp/server.js';
 
 export default class Mcp extends EvermeCommand<typeof Mcp> {
   static override summary = 'Serve recall over MCP on stdio (mem_search, mem_context)';
@@ -19,15 +18,7 @@ export default class Mcp extends EvermeCommand<typeof Mcp> {
   async run(): Promise<void> {
     const { flags } = this;
     const settings = this.settings();
-    const sink = sinkFrom(flags.sink, settings);
     const project = path.resolve(flags.project ?? process.cwd());
-    const recall = openRecall(settings, sink);
-    const server = createRecallServer(recall, { project, log: writeStderr });
-    writeStderr(`everme mcp: serving ${sink === 'everme' ? settings.apiBase : settings.stateDir} for ${project}`);
-    try {
-      await serveStdio(server, { signal: this.abort.signal });
-    } finally {
-      recall.close();
-    }
+    await serveRecall({ settings, sink: sinkFrom(flags.sink, settings), project, log: writeStderr, signal: this.abort.signal });
   }
 }

@@ -5,7 +5,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
-import { MAX_RECALL_LIMIT, messageIdOf, type LocalRecall, type Recall, type RecallHit } from '../recall/recall.js';
+import type { Settings, SinkName } from '../config/settings.js';
+import { MAX_RECALL_LIMIT, messageIdOf, openRecall, type LocalRecall, type Recall, type RecallHit } from '../recall/recall.js';
 import {
   DEFAULT_TIMELINE_SPAN,
   GET_PAGE_CHARS,
@@ -288,4 +289,25 @@ export async function serveStdio(server: McpServer, opts: ServeStdioOptions = {}
   await closed;
   opts.signal?.removeEventListener('abort', close);
   stdout.off('error', close);
+}
+
+export interface ServeRecallOptions {
+  settings: Settings;
+  sink: SinkName;
+  /** The project `mem_context` describes first. */
+  project: string;
+  log: (line: string) => void;
+  signal: AbortSignal;
+}
+
+/** `everme mcp`: the recall tools over stdio until the client leaves or the signal fires; the store is closed after. */
+export async function serveRecall(opts: ServeRecallOptions): Promise<void> {
+  const recall = openRecall(opts.settings, opts.sink);
+  const server = createRecallServer(recall, { project: opts.project, log: opts.log });
+  opts.log(`everme mcp: serving ${opts.sink === 'everme' ? opts.settings.apiBase : opts.settings.stateDir} for ${opts.project}`);
+  try {
+    await serveStdio(server, { signal: opts.signal });
+  } finally {
+    recall.close();
+  }
 }
