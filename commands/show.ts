@@ -1,9 +1,7 @@
 import { Args } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { EvermeError } from '../src/core/errors.js';
 import { renderPreview } from '../src/report/render-preview.js';
-import { previewSession, type SessionPreview } from '../src/report/session-preview.js';
-import { locateSession } from '../src/transcript/session-locate.js';
+import { previewSessionById, type SessionPreview } from '../src/report/session-preview.js';
 
 export default class Show extends EvermeCommand<typeof Show> {
   static override summary = 'Show one session exactly as it would be uploaded (converted, cleaned, redacted)';
@@ -15,15 +13,7 @@ export default class Show extends EvermeCommand<typeof Show> {
   };
 
   async run(): Promise<SessionPreview> {
-    const { args } = this;
-    const dataDir = this.dataDir();
-    const session = await locateSession(dataDir, args.sessionId);
-    if (!session) {
-      throw new EvermeError('not_found', `No session ${args.sessionId} under ${dataDir}`, {
-        hint: 'Session ids look like mvs_ followed by 32 hex digits.',
-      });
-    }
-    const preview = await previewSession(session);
+    const preview = await previewSessionById(this.dataDir(), this.args.sessionId);
     return this.result(preview, () => renderPreview(preview));
   }
 }

@@ -12,7 +12,7 @@ import { readSessionIndex } from '../transcript/session-index.js';
 import { gatewayClientFor } from '../engine/engine-context.js';
 import { RunStore, type RunRecord } from '../store/run-store.js';
 import { WarningStore } from '../store/warning-store.js';
-import { toEvermeError } from '../core/errors.js';
+import { EvermeError, toEvermeError } from '../core/errors.js';
 
 export interface StatusProblem {
   what: string;
@@ -189,6 +189,13 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
     warnings,
     problems,
   };
+}
+
+/** The failure `everme status` ends with when it found a problem: the first one named, all of them in the detail. */
+export function statusOutcomeError(status: StatusReport): EvermeError | undefined {
+  const first = status.problems[0];
+  if (!first) return undefined;
+  return new EvermeError('conflict', `${status.problems.length} problem(s): ${first.what}`, { code: 'status_problems', hint: first.hint, detail: { status } });
 }
 
 /** A failing status in text mode (all on stderr): the report, then every problem after the first (the error names that one). */
