@@ -217,8 +217,9 @@ describe('an index in a directory the reader may not write to', () => {
     const readerTmp = fresh();
     fs.chmodSync(readerTmp, 0o1777);
     expect(fs.statSync(dir).mode & 0o222).toBe(0);
-    // The suite's temp dirs (0700, made by mkdtemp) must let the reader pass on its way down.
-    const opened = traversable([dir, readerTmp]);
+    // The suite's temp dirs (0700, made by mkdtemp) must let the reader pass on its way down, and so
+    // must the checkout it runs the built code from (a clone made in a `mktemp -d` directory is 0700).
+    const opened = traversable([dir, readerTmp, path.join(repoRoot, 'dist')]);
     try {
       const result = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
         cwd: repoRoot,
