@@ -27,7 +27,7 @@ export default class Export extends EvermeCommand<typeof Export> {
   async run(): Promise<ExportSummary | undefined> {
     const { flags } = this;
     const request = { format: flags.format as ExportFormat, out: flags.out, conversation: flags.conversation, project: flags.project, sinceMs: flags.since?.ms };
-    const summary = await runExport(request, { settings: () => this.settings(), json: this.jsonMode, signal: this.abort.signal });
+    const summary = await runExport(request, this.flowContext());
     // With the export on stdout, the summary goes to stderr (stdout carries the result: the export).
     if (summary.out !== '-') return this.result(summary, () => renderExportSummary(summary));
     writeStderr(renderExportSummary(summary));

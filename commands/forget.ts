@@ -27,7 +27,7 @@ export default class Forget extends EvermeCommand<typeof Forget> {
   async run(): Promise<unknown> {
     const { flags } = this;
     const request = { ...flags, dryRun: flags['dry-run'] };
-    const outcome: ForgetOutcome = await runForget(request, { settings: () => this.settings(), json: this.jsonMode, signal: this.abort.signal });
+    const outcome: ForgetOutcome = await runForget(request, this.flowContext());
     if (outcome.kind === 'forget') return this.result(outcome.result, () => renderForget(outcome.result));
     const { undone } = outcome;
     return this.result({ undone }, () => `${undone.conversationId} is no longer forgotten; the next \`everme sync\` reads session ${undone.sessionId} again.`);

@@ -28,7 +28,7 @@ export default class Import extends EvermeCommand<typeof Import> {
   async run(): Promise<RunSummary | ImportExportSummary> {
     const { flags } = this;
     const request = { since: flags.since, fromExport: flags['from-export'], sink: flags.sink, concurrency: flags.concurrency, dryRun: flags['dry-run'] };
-    const outcome = await runImport(request, { settings: () => this.settings(), json: this.jsonMode, signal: this.abort.signal });
+    const outcome = await runImport(request, this.flowContext());
     if (outcome.kind === 'export') return this.result(outcome.loaded, () => renderImportExport(outcome.loaded));
     return this.result(finishRun(outcome.summary, this.jsonMode), () => renderRunSummary(outcome.summary));
   }

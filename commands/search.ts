@@ -27,7 +27,7 @@ export default class Search extends EvermeCommand<typeof Search> {
   async run(): Promise<{ results: SearchResultJson[] }> {
     const { args, flags } = this;
     const request = { query: args.query, limit: flags.limit, project: flags.project, sink: flags.sink };
-    const { result, sink, project } = await runSearch(request, { settings: () => this.settings(), json: this.jsonMode, signal: this.abort.signal });
+    const { result, sink, project } = await runSearch(request, this.flowContext());
     if (!this.jsonMode && result.hits.length === 0) writeStderr(noHitsNote(result, args.query, project));
     return this.result({ results: result.hits.map(searchResultJson) }, () => formatHits(result.hits), { sink, count: result.hits.length });
   }

@@ -15,6 +15,17 @@ function isParseError(err: unknown): err is Error {
   return err instanceof Error && !(err instanceof EvermeError) && /^Parsing --[\w-]+/.test(err.message);
 }
 
+/**
+ * What a command's flow (`src/cli/*-flow.ts`) is given by its command: the settings, resolved only
+ * when the flow asks (after it checked the flags, so a usage mistake is invalid_args wherever it
+ * runs), whether --json is on, and the Ctrl-C signal.
+ */
+export interface FlowContext {
+  settings: () => Settings;
+  json: boolean;
+  signal: AbortSignal;
+}
+
 /** A command's parsed flags (its own and the base ones) and args, typed from its static definitions. */
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof EvermeCommand)['baseFlags'] & T['flags']>;
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
@@ -74,6 +85,11 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
   protected dataDir(opts: { mayBeMissing?: boolean } = {}): string {
     this.resolved ??= { dataDir: resolveDataDir(this.flags['data-dir']) };
     return opts.mayBeMissing ? this.resolved.dataDir : requireDataDir(this.resolved.dataDir);
+  }
+
+  /** For a flow in `src/cli/`: see `FlowContext`. */
+  protected flowContext(): FlowContext {
+    return { settings: () => this.settings(), json: this.jsonMode, signal: this.abort.signal };
   }
 
   /** The settings (flags, environment, `<data>/everme.env`) of `dataDir()`, read once. */

@@ -1,8 +1,8 @@
 import { resolveUserPath } from '../config/exclude.js';
-import type { Settings } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { exportMemory, type ExportFormat, type ExportSummary } from '../export/export-memory.js';
 import { createExportProgress } from './export-progress.js';
+import type { FlowContext } from './base-command.js';
 
 /** What `everme export` was asked: the format, where to (`-` is stdout) and which conversations. */
 export interface ExportRequest {
@@ -11,13 +11,6 @@ export interface ExportRequest {
   conversation?: string;
   project?: string;
   sinceMs?: number;
-}
-
-interface ExportContext {
-  /** Resolved only after the flags are checked: a usage mistake is invalid_args wherever it runs. */
-  settings: () => Settings;
-  json: boolean;
-  signal: AbortSignal;
 }
 
 /** Where the export goes: jsonl defaults to stdout; markdown (a file per conversation) needs a directory. */
@@ -31,7 +24,7 @@ function exportTarget(request: ExportRequest, json: boolean): string {
 }
 
 /** `everme export`: the local store's conversations out as jsonl or markdown, with a bar on a terminal. */
-export async function runExport(request: ExportRequest, context: ExportContext): Promise<ExportSummary> {
+export async function runExport(request: ExportRequest, context: FlowContext): Promise<ExportSummary> {
   const out = exportTarget(request, context.json);
   const settings = context.settings();
   const progress = createExportProgress({ json: context.json });

@@ -1,11 +1,11 @@
 import { resolveUserPath } from '../config/exclude.js';
-import type { Settings } from '../config/settings.js';
 import { conversationIdFor } from '../core/conversation-id.js';
 import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
 import { Forgetter, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
 import { renderForget } from '../forget/render-forget.js';
 import { confirmOnTerminal } from './confirm.js';
+import type { FlowContext } from './base-command.js';
 
 const SELECTORS = ['conversation', 'session', 'project', 'before'] as const;
 
@@ -21,13 +21,6 @@ export interface ForgetRequest {
 }
 
 export type ForgetOutcome = { kind: 'undone'; undone: { conversationId: string; sessionId: string } } | { kind: 'forget'; result: ForgetResult };
-
-interface ForgetContext {
-  /** Resolved only after the selector is checked: a usage mistake is invalid_args wherever it runs. */
-  settings: () => Settings;
-  json: boolean;
-  signal: AbortSignal;
-}
 
 function selectorOf(request: ForgetRequest): ConversationSelector {
   const given = SELECTORS.filter((name) => request[name] !== undefined);
@@ -56,7 +49,7 @@ async function confirmForget(forgetter: Forgetter, planned: ForgetCandidate[], j
 }
 
 /** `everme forget`: plan the selector's conversations, list them (--dry-run), confirm, tombstone; or lift one tombstone (--undo). */
-export async function runForget(request: ForgetRequest, context: ForgetContext): Promise<ForgetOutcome> {
+export async function runForget(request: ForgetRequest, context: FlowContext): Promise<ForgetOutcome> {
   const selector = selectorOf(request);
   if (request.undo && selector.kind !== 'conversation') {
     throw new EvermeError('invalid_args', '--undo lifts one tombstone at a time', { hint: 'Use `everme forget --undo --conversation ID`.' });

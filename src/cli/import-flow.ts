@@ -1,9 +1,10 @@
-import type { Settings, SinkName } from '../config/settings.js';
+import type { SinkName } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { runPipeline, type RunSummary } from '../engine/run-pipeline.js';
 import { importExport, type ImportExportSummary } from '../export/import-export.js';
 import { sinkFrom, type SinceDay } from './flags.js';
 import { createProgress } from './progress.js';
+import type { FlowContext } from './base-command.js';
 
 /** What `everme import` was asked: sessions since a day, or an export file into the local store. */
 export interface ImportRequest {
@@ -15,13 +16,6 @@ export interface ImportRequest {
 }
 
 export type ImportOutcome = { kind: 'export'; loaded: ImportExportSummary } | { kind: 'sessions'; summary: RunSummary };
-
-interface ImportContext {
-  /** Resolved only after the flags are checked: a usage mistake is invalid_args wherever it runs. */
-  settings: () => Settings;
-  json: boolean;
-  signal: AbortSignal;
-}
 
 function checkImportRequest(request: ImportRequest): void {
   if (request.fromExport !== undefined && (request.since !== undefined || request.dryRun || request.sink === 'everme')) {
@@ -37,7 +31,7 @@ function checkImportRequest(request: ImportRequest): void {
 }
 
 /** `everme import`: the cold start over the sessions since a day, or the re-import of an export file. */
-export async function runImport(request: ImportRequest, context: ImportContext): Promise<ImportOutcome> {
+export async function runImport(request: ImportRequest, context: FlowContext): Promise<ImportOutcome> {
   checkImportRequest(request);
   const settings = context.settings();
   const { since } = request;

@@ -1,9 +1,10 @@
 import path from 'node:path';
-import type { Settings, SinkName } from '../config/settings.js';
+import type { SinkName } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { openRecall, type RecallSearch } from '../recall/recall.js';
 import { sinkFrom } from './flags.js';
 import { writeStderr } from './output.js';
+import type { FlowContext } from './base-command.js';
 
 /** What `everme search` was asked. */
 export interface SearchRequest {
@@ -11,13 +12,6 @@ export interface SearchRequest {
   limit: number;
   project?: string;
   sink?: SinkName;
-}
-
-interface SearchContext {
-  /** Resolved only after the query is checked: an empty one is invalid_args wherever it runs. */
-  settings: () => Settings;
-  json: boolean;
-  signal: AbortSignal;
 }
 
 export interface SearchOutcome {
@@ -28,7 +22,7 @@ export interface SearchOutcome {
 }
 
 /** `everme search`: one query against the embedded store or the gateway, whichever the sink names. */
-export async function runSearch(request: SearchRequest, context: SearchContext): Promise<SearchOutcome> {
+export async function runSearch(request: SearchRequest, context: FlowContext): Promise<SearchOutcome> {
   if (request.query.trim() === '') {
     throw new EvermeError('invalid_args', 'The search query is empty', { code: 'empty_query', hint: 'Pass the words to look for.' });
   }

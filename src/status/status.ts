@@ -128,14 +128,15 @@ type StoreFacts = Pick<StatusReport, 'sinks' | 'lastImport' | 'lastSync' | 'last
 /** What the store holds and the runs it recorded; a store not made yet is the problem "nothing imported". */
 function storeStatus(settings: Settings, sink: SinkName, problems: StatusProblem[]): StoreFacts {
   const dbFile = databasePath(settings.stateDir);
-  const facts: StoreFacts = { sinks: sinkStatuses(undefined, deliverySinks(sink, settings)), store: { file: dbFile, bytes: 0, conversations: 0, messages: 0 }, warnings: 0 };
+  const deliverTo = deliverySinks(sink, settings);
+  const facts: StoreFacts = { sinks: sinkStatuses(undefined, deliverTo), store: { file: dbFile, bytes: 0, conversations: 0, messages: 0 }, warnings: 0 };
   if (!existsSync(dbFile)) {
     problems.push({ what: 'nothing has been imported yet', hint: 'Run `everme import --since <YYYY-MM-DD>` for the cold start.' });
     return facts;
   }
   const db = openDatabase(settings.stateDir);
   try {
-    facts.sinks = sinkStatuses(db, deliverySinks(sink, settings));
+    facts.sinks = sinkStatuses(db, deliverTo);
     const runs = new RunStore(db);
     Object.assign(facts.store, new LocalStore(db).counts());
     facts.store.bytes = fileSize(dbFile) + fileSize(`${dbFile}-wal`);
