@@ -138,7 +138,8 @@ function expectSameTop(query: string, got: Array<{ id: number; score: number }>,
   });
 }
 
-const UNIT = { user: 1, assistant: 1, tool: 1 };
+// BM25 alone: the signals of stage 2 off.
+const UNIT = { user: 1, assistant: 1, tool: 1, conversation: 0 };
 
 describe('term index', () => {
   it('holds exactly FTS5s postings and lengths for its common words, through small and large writes, merges and deletions', () => {
@@ -197,6 +198,24 @@ describe('term index', () => {
       const want = exhaustive(query, 100_000).filter(([id]) => inProject(id)).slice(0, 10);
       expectSameTop(query, hits.map((h) => ({ id: h.messageId, score: h.score })), want);
     }
+  });
+
+  it('makes a word common whichever rows it stands in (words only in every fourth row)', () => {
+    // A tool's call every other row, a header every fourth: a word's rows can share their low id
+    // bits. Nomination must not depend on them, or such a word is never made common.
+    const words = 'alpha bravo kilo delta echo foxtrot golf hotel'.split(' ');
+    store.upsertConversation({ conversationId: 'p', sessionId: 's-p', source: 'messages', createdAtMs: clock });
+    const firstId = (db.prepare<[], number>("SELECT coalesce(max(id), 0) FROM messages").pluck().get() ?? 0) + 1;
+    const keyed = Array.from({ length: 4000 }, (_, i): KeyedMessage => ({
+      key: `p${i}`,
+      message: { role: 'user', timestamp: ++clock, content: (firstId + i) % 4 === 0 ? words.join(' ') : `filler ${i}` },
+    }));
+    for (let i = 0; i < keyed.length; i += 100) store.appendMessages('p', keyed.slice(i, i + 100));
+    const rows = db.prepare<[string], number>("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?").pluck();
+    expect(rows.get('alpha')).toBe(1000);
+    const common = db.prepare<[], string>('SELECT term FROM term_index_terms').pluck().all();
+    expect(common).toEqual(expect.arrayContaining(words));
+    expectIndexMatchesFts(8);
   });
 
   it('counts CJK, accented and other scripts as FTS5 does (migration-built and written rows agree)', () => {
