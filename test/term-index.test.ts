@@ -218,6 +218,18 @@ describe('term index', () => {
     expectIndexMatchesFts(8);
   });
 
+  it('makes a word common during an import written in a few large writes', () => {
+    // An import commits thousands of rows at a time: a word is nominated many times in one write,
+    // and each of those counts towards its next check.
+    db.prepare("UPDATE term_index_settings SET value = 2000 WHERE key = 'common_docs'").run();
+    store.upsertConversation({ conversationId: 'i', sessionId: 's-i', source: 'messages', createdAtMs: clock });
+    for (let write = 0; write < 5; write++) {
+      store.appendMessages('i', Array.from({ length: 1000 }, (_, i): KeyedMessage => ({ key: `i${write}-${i}`, message: { role: 'user', timestamp: ++clock, content: `zulu report ${write} ${i}` } })));
+    }
+    expect(db.prepare<[], string>('SELECT term FROM term_index_terms').pluck().all()).toEqual(expect.arrayContaining(['zulu', 'report']));
+    expectIndexMatchesFts(1);
+  });
+
   it('counts CJK, accented and other scripts as FTS5 does (migration-built and written rows agree)', () => {
     store.upsertConversation({ conversationId: 'u', sessionId: 's-u', source: 'messages', createdAtMs: clock });
     const texts = ['Café CAFÉ cafe\u0301 naïve', toFtsText('数据库的数据很多数据'), 'Привет привет мир', 'ｆｕｌｌｗｉｄｔｈ ＴＥＳＴ test'];

@@ -350,7 +350,11 @@ export class TermIndexWriter {
       if (before === 0) touched.push(term);
     };
     const postings = new Map<number, Postings>();
-    const nominated = new Set<string>();
+    // Term → its nominations in these rows: a large write (an import's) nominates a word many times.
+    const nominated = new Map<string, number>();
+    const nominate = (term: string): void => {
+      nominated.set(term, (nominated.get(term) ?? 0) + 1);
+    };
     const lengths = new Map<number, Uint8Array>();
     const ringVid = this.ringVid;
     const ringCp = this.ringCp;
@@ -365,7 +369,7 @@ export class TermIndexWriter {
         pos++;
         const single = vid >= 0 ? this.singleOf[vid]! : -1;
         if (single >= 0) count(single);
-        else if (nominates(hash, id)) nominated.add(this.stemString(buf, len));
+        else if (nominates(hash, id)) nominate(this.stemString(buf, len));
         // Phrases ending here: common ones counted, runs of CJK characters nominated.
         for (const n of this.phraseLengths) {
           if (n > pos) break;
@@ -377,7 +381,7 @@ export class TermIndexWriter {
           for (let n = 2; n <= MAX_PHRASE && n <= pos; n++) {
             const h = ringHash(ringCp, pos, n);
             if (h === undefined) break;
-            if (nominates(h, id)) nominated.add(ringPhrase(ringCp, pos, n));
+            if (nominates(h, id)) nominate(ringPhrase(ringCp, pos, n));
           }
         }
       });
@@ -406,19 +410,21 @@ export class TermIndexWriter {
       const { n, bytes } = this.stmts.deltaSize.get() ?? { n: 0, bytes: 0 };
       if (n >= DELTA_MERGE_ROWS || bytes >= DELTA_MERGE_BYTES) this.mergeDeltas();
     }
-    for (const term of nominated) this.nominate(term);
+    for (const [term, times] of nominated) this.nominate(term, times);
   }
 
   /**
    * A term seen in new rows: made common if FTS5 now holds it in `threshold` messages. A term
    * found below is checked again only after about as many more nominations as it would take to
-   * cross (each of its occurrences nominates it with chance 1/NOMINATE_ONE_IN).
+   * cross (each of its occurrences nominates it with chance 1/NOMINATE_ONE_IN). `times`: its
+   * nominations in one write; counted one by one, an import's few large writes nominated a word at
+   * most once each, and the 1x bench tree's cold import made no word common at all.
    */
-  private nominate(term: string): void {
+  private nominate(term: string, times: number): void {
     if (this.common.has(term)) return;
     const skip = this.memo.get(term);
-    if (skip !== undefined && skip > 0) {
-      this.memo.set(term, skip - 1);
+    if (skip !== undefined && skip >= times) {
+      this.memo.set(term, skip - times);
       return;
     }
     const df = term.includes(' ') ? (this.stmts.phraseDf.get(`"${term}"`) ?? 0) : (this.stmts.dfOf.get(term) ?? 0);
