@@ -169,6 +169,17 @@ describe('full-text search', () => {
     expect(ids('cache').slice(0, 1)).toEqual(['dense']);
   });
 
+  it('lifts a match whose conversation holds other matches of the query above an equal lone one', () => {
+    background(40);
+    // The same message twice; only `thread` also talks about the rollback elsewhere. Without the
+    // conversation signal the tie goes to the newer message, `lone`'s.
+    seed('thread', [user('the deploy rollback failed'), assistant('we wrote a rollback runbook after that, with a long list of other steps to take')]);
+    seed('lone', [user('the deploy rollback failed')]);
+    const hits = store.search('deploy rollback');
+    expect(hits.slice(0, 2).map((h) => h.conversationId)).toEqual(['thread', 'lone']);
+    expect(store.search('deploy rollback', { ranking: { conversation: 0 } })[0]!.conversationId).toBe('lone');
+  });
+
   it('ranks an old exact match first though 20,000 newer messages match its words', () => {
     seed('old', [user('rollback plan for the payments deploy')]);
     const filler = 'lorem ipsum dolor sit amet '.repeat(8);
