@@ -43,6 +43,12 @@ const NOMINATE_ONE_IN = 2 ** NOMINATE_BITS;
 const SLOTS = 1 << 16;
 const SLOT_BYTES = 24;
 const MAX_NOMINATION_MEMO = 100_000;
+/**
+ * In a write of this many rows or more (an import's, a sync's), a word first nominated once is
+ * checked at its next nomination instead: most words nominated once in a process are rare ones,
+ * and a check reads FTS5's index (~140 µs). A hook's few rows still check at once.
+ */
+const DEFER_FIRST_CHECK_ROWS = 256;
 /** Phrases of up to this many CJK characters can become common terms (longer ones stay with FTS5). */
 const MAX_PHRASE = 6;
 /** FTS5's bm25 constants. */
@@ -410,7 +416,8 @@ export class TermIndexWriter {
       const { n, bytes } = this.stmts.deltaSize.get() ?? { n: 0, bytes: 0 };
       if (n >= DELTA_MERGE_ROWS || bytes >= DELTA_MERGE_BYTES) this.mergeDeltas();
     }
-    for (const [term, times] of nominated) this.nominate(term, times);
+    const defer = rows.length >= DEFER_FIRST_CHECK_ROWS;
+    for (const [term, times] of nominated) this.nominate(term, times, defer);
   }
 
   /**
@@ -420,11 +427,15 @@ export class TermIndexWriter {
    * nominations in one write; counted one by one, an import's few large writes nominated a word at
    * most once each, and the 1x bench tree's cold import made no word common at all.
    */
-  private nominate(term: string, times: number): void {
+  private nominate(term: string, times: number, deferFirst: boolean): void {
     if (this.common.has(term)) return;
     const skip = this.memo.get(term);
     if (skip !== undefined && skip >= times) {
       this.memo.set(term, skip - times);
+      return;
+    }
+    if (skip === undefined && deferFirst && times === 1) {
+      this.remember(term, 0);
       return;
     }
     const df = term.includes(' ') ? (this.stmts.phraseDf.get(`"${term}"`) ?? 0) : (this.stmts.dfOf.get(term) ?? 0);
@@ -432,8 +443,13 @@ export class TermIndexWriter {
       this.memo.delete(term);
       return;
     }
+    this.remember(term, Math.floor(Math.max(0, this.threshold - df) / NOMINATE_ONE_IN / 2));
+  }
+
+  /** Nominations of `term` to skip before its next check. */
+  private remember(term: string, skip: number): void {
     if (this.memo.size >= MAX_NOMINATION_MEMO) this.memo.clear();
-    this.memo.set(term, Math.floor(Math.max(0, this.threshold - df) / NOMINATE_ONE_IN / 2));
+    this.memo.set(term, skip);
   }
 
   /** Makes `term` common: its postings, from FTS5's own index, for every message that holds it. */
