@@ -504,6 +504,24 @@ function bigToolOutputs(rows: string[]): void {
   );
 }
 
+/**
+ * Warm `mem_search` beside the largest scale's history with tool outputs 8× the usual size (the
+ * recall issue's second latency tree: fewer messages, longer ones). `BENCH_SKIP_RECALL_TOOLS8=1`
+ * skips it (the tree at 10× is ~3.3 GB, generated once and kept).
+ */
+async function recallBesideBigTools(rows: string[], scale: number, alone: RecallBenchResult): Promise<void> {
+  const corpus = corpusFor(SESSIONS * scale, 8);
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-tools8-'));
+  try {
+    const run = importRun(corpus.root, stateDir);
+    rows.push(`── recall beside the ${scale}× history with 8× tool outputs ─ ${corpus.sessions} sessions, ${fmt(corpus.bytes / 1024 / 1024)} MiB, ${run.messages} messages`);
+    const scaled = await runRecallBench({ beside: stateDir, label: `beside the ${scale}× history with 8× tool outputs`, timeQueries: QUERIES });
+    rows.push(...scaled.rows.filter((row) => row.includes('all questions') || row.includes('warm mem_search')), recallDrop(alone, scaled, scale));
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
 /** A loopback gateway in its own process (see loopback-gateway.ts); resolves with its URL and a stop that returns its counts. */
 async function startLoopbackGateway(): Promise<{ url: string; stop: () => Promise<string> }> {
   const server = spawn(process.execPath, [path.join(here, 'loopback-gateway.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -599,6 +617,8 @@ async function main(): Promise<void> {
     process.stderr.write(`${rows.slice(printed).join('\n')}\n`);
   }
   bigToolOutputs(rows);
+  const largest = SCALES.at(-1);
+  if (recallAlone && largest !== undefined && process.env.BENCH_SKIP_RECALL_TOOLS8 !== '1') await recallBesideBigTools(rows, largest, recallAlone);
   await twoSinks(rows);
   if (process.env.BENCH_SKIP_BIG !== '1' && !ENGINE_ONLY) await bigTranscript(rows);
   rows.push(...codeSizeRows(repo));
