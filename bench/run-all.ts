@@ -10,6 +10,7 @@ import { HEAP_CAP_FLAGS } from '../src/cli/heap-capped.js';
 import { benchSessionStart, benchStopToDelivered } from './session-hooks.js';
 import { sessionIndexCost } from './session-index-cost.js';
 import { codeSizeRows } from './code-size.js';
+import { stopHookWorkers } from './hook-workers.js';
 import { runRecallBench, type RecallBenchResult } from './recall/recall-bench.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -255,6 +256,7 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
       baseNearby: [],
     };
   } finally {
+    stopHookWorkers(...runs.map((run) => run.stateDir));
     for (const run of runs) rmSync(run.stateDir, { recursive: true, force: true });
   }
 }

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HEAP_CAP_FLAGS } from '../src/cli/heap-capped.js';
 import { readSessionIndex } from '../src/transcript/session-index.js';
+import { stopHookWorkers } from './hook-workers.js';
 import { openHostIndex, putIndexRecords, writeSessionIndex, type IndexRecord } from './session-index-file.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -158,6 +159,7 @@ function hookWall(tree: string, indexRoot: string, sessionId: string): string {
       }
     }
   } finally {
+    stopHookWorkers(path.join(state, 'plain'), path.join(state, 'index'));
     rmSync(state, { recursive: true, force: true });
   }
   const plain = median(times.plain);
