@@ -1,6 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { processAlive } from '../src/core/process-liveness.js';
+import { workerSlotOwners } from '../src/hook/hook-slot.js';
 
 /**
  * Ends the hook workers that a bench step's hooks started in these state dirs, and waits for them
@@ -9,7 +8,7 @@ import { processAlive } from '../src/core/process-liveness.js';
  * the temp directory.
  */
 export function stopHookWorkers(...stateDirs: string[]): void {
-  const pids = stateDirs.flatMap(workerPids);
+  const pids = stateDirs.flatMap(workerSlotOwners);
   for (const pid of pids) {
     try {
       process.kill(pid, 'SIGTERM');
@@ -20,25 +19,4 @@ export function stopHookWorkers(...stateDirs: string[]): void {
   const deadline = Date.now() + 10_000;
   const nap = new Int32Array(new SharedArrayBuffer(4));
   while (pids.some(processAlive) && Date.now() < deadline) Atomics.wait(nap, 0, 0, 20);
-}
-
-/** The pids the hook slots in `stateDir` name (`hook/<session>.worker`). */
-function workerPids(stateDir: string): number[] {
-  const dir = path.join(stateDir, 'hook');
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names
-    .filter((name) => name.endsWith('.worker'))
-    .map((name) => {
-      try {
-        return Number(readFileSync(path.join(dir, name), 'utf8'));
-      } catch {
-        return Number.NaN;
-      }
-    })
-    .filter((pid) => Number.isSafeInteger(pid) && pid > 0);
 }

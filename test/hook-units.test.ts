@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hookEventsFile, readHookEvents, recordHookEvent } from '../src/hook/hook-events.js';
 import { hookEventKind, hookRouteFromArgv, parseHookInput, readStdinCapped, recordedEventName } from '../src/hook/hook-input.js';
-import { HookSlot } from '../src/hook/hook-slot.js';
+import { HookSlot, workerSlotOwners } from '../src/hook/hook-slot.js';
 import { findSessionDir } from '../src/hook/session-dir-finder.js';
 import { ensureBuilt, newSessionId, todayUtc } from './support/hook-harness.js';
 import { makeSession, repoRoot, tempDir } from './transcript-helpers.js';
@@ -30,6 +30,18 @@ function deadPid(): number {
 const workerFile = (stateDir: string, sessionId: string) => path.join(stateDir, 'hook', `${sessionId}.worker`);
 
 describe('HookSlot: the per-session claim', () => {
+  it('names the pid holding each worker slot of a state dir, and never 0 or a claim still being written', () => {
+    const stateDir = dir();
+    expect(workerSlotOwners(stateDir)).toEqual([]);
+    const [a, b, torn, zero] = [newSessionId(), newSessionId(), newSessionId(), newSessionId()];
+    expect(new HookSlot(stateDir, a).tryClaim(111)).toBe(true);
+    new HookSlot(stateDir, b).setOwner(222);
+    writeFileSync(workerFile(stateDir, torn), '');
+    writeFileSync(workerFile(stateDir, zero), '0');
+    new HookSlot(stateDir, a).markPending();
+    expect(workerSlotOwners(stateDir).sort()).toEqual([111, 222]);
+  });
+
   it('lets a dead owner\'s claim be taken over, but never a live one', () => {
     const stateDir = dir();
     const id = newSessionId();

@@ -1,4 +1,4 @@
-import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
 import { processAlive } from '../core/process-liveness.js';
@@ -7,6 +7,9 @@ import { processAlive } from '../core/process-liveness.js';
 const UNWRITTEN_CLAIM_GRACE_MS = 10_000;
 /** How long a session id that no directory matched is not searched for through the whole tree again. */
 const MISS_TTL_MS = 10 * 60 * 1000;
+
+/** A session's worker claim: `<state>/hook/<session>.worker`, holding the owner's pid. */
+const WORKER_SUFFIX = '.worker';
 
 /** A positive integer from a small file; an empty or torn file (a write in progress) is undefined. */
 function readNumber(file: string): number | undefined {
@@ -53,7 +56,7 @@ export class HookSlot {
   constructor(stateDir: string, readonly sessionId: string) {
     this.dir = path.join(stateDir, 'hook');
     const base = path.join(this.dir, sessionId);
-    this.workerFile = `${base}.worker`;
+    this.workerFile = `${base}${WORKER_SUFFIX}`;
     this.pendingFile = `${base}.pending`;
     this.lastRunFile = `${base}.last`;
     this.sessionDirFile = `${base}.dir`;
@@ -223,4 +226,20 @@ export class HookSlot {
       rmSync(taken, { force: true });
     }
   }
+}
+
+/** The pids of the workers holding a slot in this state dir (what must end before the dir is removed). */
+export function workerSlotOwners(stateDir: string): number[] {
+  const dir = path.join(stateDir, 'hook');
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  // A pid of 0 would name a process group: never a worker.
+  return names.filter((name) => name.endsWith(WORKER_SUFFIX)).flatMap((name) => {
+    const pid = readNumber(path.join(dir, name));
+    return pid !== undefined && pid > 0 ? [pid] : [];
+  });
 }
