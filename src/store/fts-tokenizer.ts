@@ -25,7 +25,8 @@ function isDiacritic(c: number): boolean {
   return c < 800 ? (0x08029fdf & (1 << (c - 768))) !== 0 : (0x000361f8 & (1 << (c - 800))) !== 0;
 }
 
-const ASCII_TOKEN = new Uint8Array(128);
+/** 1 for the ASCII characters unicode61 keeps in tokens (letters and digits: each folds with `| 0x20`). */
+export const ASCII_TOKEN = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   ASCII_TOKEN[c] = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) ? 1 : 0;
 }
@@ -119,57 +120,69 @@ export class Unicode61 {
   tokenize(text: Uint8Array, sink: TokenSink): number {
     const n = text.length;
     let count = 0;
-    let i = 0;
+    let i = this.skip(text, 0, n);
     while (i < n) {
-      // Skip separators; stop at the first token character.
-      let cp = 0;
-      let cls = 0;
-      for (;;) {
-        if (i >= n) return count;
-        const b = text[i]!;
-        if (b < 0x80) {
-          if (ASCII_TOKEN[b]) break;
-          i++;
-          continue;
-        }
-        const at = i;
-        cp = readUtf8(text, i, n);
-        i = readEnd;
-        cls = this.classOf(cp);
-        if (cls & TOKEN_CHAR) {
-          i = at;
-          break;
-        }
-      }
-      // The token: fold each character into buf.
-      let len = 0;
-      let hash = 0x811c9dc5;
-      while (i < n) {
-        if (len + 4 > this.buf.length) this.grow();
-        const b = text[i]!;
-        if (b < 0x80) {
-          if (!ASCII_TOKEN[b]) break;
-          const c = b >= 65 && b <= 90 ? b + 32 : b;
-          this.buf[len++] = c;
-          hash = Math.imul(hash ^ c, 0x01000193);
-          i++;
-          continue;
-        }
-        cp = readUtf8(text, i, n);
-        cls = this.classOf(cp);
-        if (!(cls & TOKEN_CHAR) && !isDiacritic(cp)) break;
-        i = readEnd;
-        const folded = cls >>> 1;
-        if (folded !== 0) {
-          const start = len;
-          len = writeUtf8(this.buf, len, folded);
-          for (let k = start; k < len; k++) hash = Math.imul(hash ^ this.buf[k]!, 0x01000193);
-        }
-      }
+      i = this.read(text, i, n);
       count++;
-      sink(this.buf, len, hash >>> 0);
+      sink(this.buf, this.length, this.hash);
+      i = this.skip(text, i, n);
     }
     return count;
+  }
+
+  /** The folded bytes of the token `read` last found: `token[0..length)`, and its FNV-1a hash. */
+  get token(): Uint8Array {
+    return this.buf;
+  }
+
+  length = 0;
+  hash = 0;
+
+  /** Where the next token at or after `i` starts (`n` when there is none): separators skipped. */
+  skip(text: Uint8Array, i: number, n: number): number {
+    while (i < n) {
+      const b = text[i]!;
+      if (b < 0x80) {
+        if (ASCII_TOKEN[b]) return i;
+        i++;
+        continue;
+      }
+      const cp = readUtf8(text, i, n);
+      if (this.classOf(cp) & TOKEN_CHAR) return i;
+      i = readEnd;
+    }
+    return n;
+  }
+
+  /** Reads the token starting at `i` (where `skip` stopped): folds it into `token`, sets `length` and `hash`; returns where it ends. */
+  read(text: Uint8Array, i: number, n: number): number {
+    let len = 0;
+    let hash = 0x811c9dc5;
+    while (i < n) {
+      if (len + 4 > this.buf.length) this.grow();
+      const b = text[i]!;
+      if (b < 0x80) {
+        if (!ASCII_TOKEN[b]) break;
+        const c = b | 0x20;
+        this.buf[len++] = c;
+        hash = Math.imul(hash ^ c, 0x01000193);
+        i++;
+        continue;
+      }
+      const cp = readUtf8(text, i, n);
+      const cls = this.classOf(cp);
+      if (!(cls & TOKEN_CHAR) && !isDiacritic(cp)) break;
+      i = readEnd;
+      const folded = cls >>> 1;
+      if (folded !== 0) {
+        const start = len;
+        len = writeUtf8(this.buf, len, folded);
+        for (let k = start; k < len; k++) hash = Math.imul(hash ^ this.buf[k]!, 0x01000193);
+      }
+    }
+    this.length = len;
+    this.hash = hash >>> 0;
+    return i;
   }
 
   private grow(): void {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { stemInto, Unicode61 } from './fts-tokenizer.js';
+import { ASCII_TOKEN, MAX_TOKEN_BYTES, stemInto, Unicode61 } from './fts-tokenizer.js';
 
 /**
  * The term index: for the few very common words of a store, which messages hold each and how many
@@ -36,16 +36,21 @@ const CHUNK_KEY = 2 ** 32;
 /** Recent postings are merged into their chunks once the deltas hold this many bytes or rows. */
 const DELTA_MERGE_BYTES = 256 * 1024;
 const DELTA_MERGE_ROWS = 64;
-/** About one token in this many (2 ** NOMINATE_BITS) nominates its word for a check of whether it became common. */
+/**
+ * A word is nominated for a check of whether it became common in about one row in this many
+ * (2 ** NOMINATE_BITS) of the rows that hold it: every occurrence in a sampled row, none elsewhere.
+ */
 const NOMINATE_BITS = 6;
 const NOMINATE_ONE_IN = 2 ** NOMINATE_BITS;
 /** Surface → word cache: slots, and the longest token it holds (longer ones are stemmed each time). */
 const SLOTS = 1 << 16;
 const SLOT_BYTES = 24;
+/** Bits of the filter of the common words' stem hashes (see `vidOf`). */
+const STEM_FILTER_BITS = 1 << 16;
 const MAX_NOMINATION_MEMO = 100_000;
 /**
- * In a write of this many rows or more (an import's, a sync's), a word first nominated once is
- * checked at its next nomination instead: most words nominated once in a process are rare ones,
+ * In a write of this many rows or more (an import's, a sync's), a word nominated in one row only
+ * is checked at its next nomination instead: most words nominated once in a process are rare ones,
  * and a check reads FTS5's index (~140 µs). A hook's few rows still check at once.
  */
 const DEFER_FIRST_CHECK_ROWS = 256;
@@ -225,6 +230,17 @@ function lengthsChunk(data: Buffer | undefined): Uint8Array {
 /** A row as the writer indexes it: its row id and the UTF-8 text FTS5 was given. */
 export type IndexedRow = readonly [rowid: number | bigint, text: Uint8Array];
 
+/**
+ * What a writer knows of a nominated word's messages: at most `bound` when the newest row id was
+ * `idAt` and this writer had written `ownAt` rows; `rows` of this writer's rows since nominated it.
+ */
+interface Nominee {
+  bound: number;
+  idAt: number;
+  ownAt: number;
+  rows: number;
+}
+
 export class TermIndexWriter {
   private readonly tokenizer = new Unicode61();
   private readonly stmts;
@@ -247,11 +263,20 @@ export class TermIndexWriter {
   private readonly slotHash = new Int32Array(SLOTS);
   private readonly slotValue = new Int32Array(SLOTS);
   private readonly stem = new Uint8Array(SLOT_BYTES + 64);
+  private fold = new Uint8Array(256);
   /** The last MAX_PHRASE tokens of the current row: stem ids, and code points of CJK characters (else -1). */
   private readonly ringVid = new Int32Array(MAX_PHRASE);
   private readonly ringCp = new Int32Array(MAX_PHRASE);
-  /** Nominated terms last found below the threshold: nominations to skip before the next check. */
-  private readonly memo = new Map<string, number>();
+  /** Nominated terms not common yet: what is known of how many messages hold each (see `nominate`). */
+  private readonly memo = new Map<string, Nominee>();
+  /** The rows this writer has indexed. */
+  private ownRows = 0;
+  /** How often this writer read a word's message count from FTS5 to see whether it became common. */
+  checks = 0;
+  /** What a term nominated for the first time is known of (undefined before the first write): see `nominate`. */
+  private unknown: Nominee | undefined;
+  /** Bit h set when a common word's stem hashes to h (mod STEM_FILTER_BITS): most tokens are no common word. */
+  private stemFilter = new Uint32Array(STEM_FILTER_BITS / 32);
 
   constructor(private readonly db: Database.Database) {
     this.stmts = {
@@ -319,6 +344,11 @@ export class TermIndexWriter {
     this.phraseLengths = [...lengths].sort((a, b) => a - b);
     this.singleOf = new Int32Array(this.vocab.size).fill(-1);
     for (const [vid, index] of singles) this.singleOf[vid] = index;
+    this.stemFilter.fill(0);
+    for (const stem of this.vocab.keys()) {
+      const h = fnv1a(Buffer.from(stem, 'utf8'), 0, Buffer.byteLength(stem, 'utf8')) & (STEM_FILTER_BITS - 1);
+      this.stemFilter[h >>> 5]! |= 1 << (h & 31);
+    }
     this.slotLens.fill(-1);
   }
 
@@ -330,15 +360,36 @@ export class TermIndexWriter {
 
   /** The id in `vocab` of this token's stem, or -1 (through the surface cache). */
   private vidOf(buf: Uint8Array, len: number, hash: number): number {
-    if (len > SLOT_BYTES) return this.vocab.get(this.stemString(buf, len)) ?? -1;
+    if (len > SLOT_BYTES) return this.stemVid(buf, len, hash);
     const slot = hash & (SLOTS - 1);
     if (this.slotLens[slot] === len && this.slotHash[slot] === (hash | 0) && sameBytes(this.slotKeys, slot * SLOT_BYTES, buf, len)) return this.slotValue[slot]!;
-    const vid = this.vocab.get(this.stemString(buf, len)) ?? -1;
+    const vid = this.stemVid(buf, len, hash);
     this.slotKeys.set(buf.subarray(0, len), slot * SLOT_BYTES);
     this.slotLens[slot] = len;
     this.slotHash[slot] = hash | 0;
     this.slotValue[slot] = vid;
     return vid;
+  }
+
+  /**
+   * The id in `vocab` of this token's stem, or -1. On a large import a tenth of the tokens miss the
+   * surface cache (numbers, hashes, ids: most seen once), so the miss is kept cheap: a token ending
+   * in a digit is its own stem (every porter rule ends in a letter) and keeps the tokenizer's hash,
+   * and a stem whose hash is not in the filter is no common word, with no string made for it.
+   */
+  private stemVid(buf: Uint8Array, len: number, hash: number): number {
+    let stem = buf;
+    let n = len;
+    let h = hash;
+    const last = buf[len - 1]!;
+    if (!(last >= 48 && last <= 57 && len <= MAX_TOKEN_BYTES)) {
+      stem = len + 2 <= this.stem.length ? this.stem : new Uint8Array(len + 2);
+      n = stemInto(buf, len, stem);
+      h = fnv1a(stem, 0, n);
+    }
+    const bit = h & (STEM_FILTER_BITS - 1);
+    if ((this.stemFilter[bit >>> 5]! & (1 << (bit & 31))) === 0) return -1;
+    return this.vocab.get(Buffer.from(stem.buffer, stem.byteOffset, n).toString('utf8')) ?? -1;
   }
 
   /**
@@ -356,41 +407,20 @@ export class TermIndexWriter {
       if (before === 0) touched.push(term);
     };
     const postings = new Map<number, Postings>();
-    // Term → its nominations in these rows: a large write (an import's) nominates a word many times.
+    // Term → how many of these rows nominated it (a large write, an import's, nominates a word in
+    // many), and the last row that did: a row counts once, however often the word stands in it.
     const nominated = new Map<string, number>();
+    const nominatedIn = new Map<string, number>();
+    let id = 0;
     const nominate = (term: string): void => {
+      if (nominatedIn.get(term) === id) return;
+      nominatedIn.set(term, id);
       nominated.set(term, (nominated.get(term) ?? 0) + 1);
     };
     const lengths = new Map<number, Uint8Array>();
-    const ringVid = this.ringVid;
-    const ringCp = this.ringCp;
     for (const [rowid, text] of rows) {
-      const id = Number(rowid);
-      let pos = 0;
-      const dl = this.tokenizer.tokenize(text, (buf, len, hash) => {
-        const vid = this.vidOf(buf, len, hash);
-        const at = pos % MAX_PHRASE;
-        ringVid[at] = vid;
-        ringCp[at] = singleCjk(buf, len);
-        pos++;
-        const single = vid >= 0 ? this.singleOf[vid]! : -1;
-        if (single >= 0) count(single);
-        else if (nominates(hash, id)) nominate(this.stemString(buf, len));
-        // Phrases ending here: common ones counted, runs of CJK characters nominated.
-        for (const n of this.phraseLengths) {
-          if (n > pos) break;
-          const h = ringHash(ringVid, pos, n);
-          if (h === undefined) continue;
-          for (const term of this.phrases.get(h) ?? []) if (ringMatches(ringVid, pos, this.phraseVids[term]!)) count(term);
-        }
-        if (ringCp[at] >= 0) {
-          for (let n = 2; n <= MAX_PHRASE && n <= pos; n++) {
-            const h = ringHash(ringCp, pos, n);
-            if (h === undefined) break;
-            if (nominates(h, id)) nominate(ringPhrase(ringCp, pos, n));
-          }
-        }
-      });
+      id = Number(rowid);
+      const dl = this.indexRow(text, id, count, nominate);
       for (const term of touched) {
         let p = postings.get(term);
         if (!p) postings.set(term, (p = { ids: [], tfs: [] }));
@@ -416,40 +446,132 @@ export class TermIndexWriter {
       const { n, bytes } = this.stmts.deltaSize.get() ?? { n: 0, bytes: 0 };
       if (n >= DELTA_MERGE_ROWS || bytes >= DELTA_MERGE_BYTES) this.mergeDeltas();
     }
+    // Row ids only grow, so the store held at most `first - 1` rows before this writer's first write,
+    // and at most `newest - idAt` rows were added by anyone since a word's last check.
+    let first = Infinity;
+    let newest = 0;
+    for (const [rowid] of rows) {
+      first = Math.min(first, Number(rowid));
+      newest = Math.max(newest, Number(rowid));
+    }
+    this.unknown ??= { bound: first - 1, idAt: first - 1, ownAt: 0, rows: 0 };
+    this.ownRows += rows.length;
     const defer = rows.length >= DEFER_FIRST_CHECK_ROWS;
-    for (const [term, times] of nominated) this.nominate(term, times, defer);
+    for (const [term, inRows] of nominated) this.nominate(term, inRows, newest, defer);
   }
 
   /**
-   * A term seen in new rows: made common if FTS5 now holds it in `threshold` messages. A term
-   * found below is checked again only after about as many more nominations as it would take to
-   * cross (each of its occurrences nominates it with chance 1/NOMINATE_ONE_IN). `times`: its
-   * nominations in one write; counted one by one, an import's few large writes nominated a word at
-   * most once each, and the 1x bench tree's cold import made no word common at all.
+   * One row's tokens, as `Unicode61.tokenize` cuts them, counted for the common terms (`count`) and
+   * sampled for nomination; returns the row's token count. Fused into one pass: an ASCII token
+   * (most are) is hashed in place and copied only when it misses the surface cache, and only a
+   * token with other characters goes through the tokenizer's general reader (the callback form cost
+   * a cold import ~8% more). Phrases and CJK runs are looked for only where a CJK token stands.
    */
-  private nominate(term: string, times: number, deferFirst: boolean): void {
+  private indexRow(text: Uint8Array, id: number, count: (term: number) => void, nominate: (term: string) => void): number {
+    const n = text.length;
+    const { slotKeys, slotLens, slotHash, slotValue, ringVid, ringCp, tokenizer } = this;
+    let pos = 0;
+    let i = 0;
+    for (;;) {
+      while (i < n && text[i]! < 0x80 && ASCII_TOKEN[text[i]!] === 0) i++;
+      if (i < n && text[i]! >= 0x80) i = tokenizer.skip(text, i, n);
+      if (i >= n) return pos;
+      const start = i;
+      let hash = 0x811c9dc5;
+      while (i < n && ASCII_TOKEN[text[i]!] === 1) {
+        hash = Math.imul(hash ^ (text[i]! | 0x20), 0x01000193);
+        i++;
+      }
+      let vid: number;
+      let buf: Uint8Array | undefined;
+      let len = i - start;
+      if (i < n && text[i]! >= 0x80) {
+        // Other characters in (or starting) the token: the general reader, from the token's start.
+        i = tokenizer.read(text, start, n);
+        buf = tokenizer.token;
+        len = tokenizer.length;
+        hash = tokenizer.hash | 0;
+        vid = this.vidOf(buf, len, hash >>> 0);
+      } else if (len <= SLOT_BYTES && slotLens[hash & (SLOTS - 1)] === len && slotHash[hash & (SLOTS - 1)] === hash && sameFolded(slotKeys, (hash & (SLOTS - 1)) * SLOT_BYTES, text, start, len)) {
+        vid = slotValue[hash & (SLOTS - 1)]!;
+      } else {
+        buf = this.folded(text, start, len);
+        vid = this.vidOf(buf, len, hash >>> 0);
+      }
+      const at = pos % MAX_PHRASE;
+      pos++;
+      ringVid[at] = vid;
+      const cjk = buf && buf === tokenizer.token ? singleCjk(buf, len) : -1;
+      ringCp[at] = cjk;
+      const single = vid >= 0 ? this.singleOf[vid]! : -1;
+      if (single >= 0) count(single);
+      else if (nominates(hash, id)) nominate(this.stemString(buf ?? this.folded(text, start, len), len));
+      if (cjk < 0) continue;
+      // Phrases ending here: common ones counted, runs of CJK characters nominated.
+      for (const k of this.phraseLengths) {
+        if (k > pos) break;
+        const h = ringHash(ringVid, pos, k);
+        if (h === undefined) continue;
+        for (const term of this.phrases.get(h) ?? []) if (ringMatches(ringVid, pos, this.phraseVids[term]!)) count(term);
+      }
+      for (let k = 2; k <= MAX_PHRASE && k <= pos; k++) {
+        const h = ringHash(ringCp, pos, k);
+        if (h === undefined) break;
+        if (nominates(h, id)) nominate(ringPhrase(ringCp, pos, k));
+      }
+    }
+  }
+
+  /** `text[start..start+len)` folded (ASCII token characters only), in a scratch buffer. */
+  private folded(text: Uint8Array, start: number, len: number): Uint8Array {
+    if (this.fold.length < len + 2) this.fold = new Uint8Array(Math.max(len + 2, this.fold.length * 2));
+    const out = this.fold;
+    for (let k = 0; k < len; k++) out[k] = text[start + k]! | 0x20;
+    return out;
+  }
+
+  /**
+   * A term nominated in `inRows` of the new rows (the newest row id `newest`): made common if FTS5
+   * now holds it in `threshold` messages. A check reads the word's whole list in FTS5 (~140 µs, ms
+   * for a word near the threshold), so it is made only when the word could have crossed: its last
+   * known bound, plus the rows written since (all of them by other writers; of this writer's,
+   * NOMINATE_ONE_IN for each row that nominated it, with three standard deviations and three rows
+   * to spare). A word first nominated is bounded by the rows the store held when this writer
+   * started, so on an import into a new store a word is first checked near the threshold, not at
+   * its first nomination (on the 1x bench tree's cold import: 4,884 checks before, ~100 after).
+   */
+  private nominate(term: string, inRows: number, newest: number, deferFirst: boolean): void {
     if (this.common.has(term)) return;
-    const skip = this.memo.get(term);
-    if (skip !== undefined && skip >= times) {
-      this.memo.set(term, skip - times);
-      return;
+    let known = this.memo.get(term);
+    if (!known) {
+      known = { ...this.unknown! };
+      this.remember(term, known, newest);
+      if (deferFirst && inRows === 1) {
+        known.rows = 1;
+        return;
+      }
     }
-    if (skip === undefined && deferFirst && times === 1) {
-      this.remember(term, 0);
-      return;
-    }
+    known.rows += inRows;
+    const own = this.ownRows - known.ownAt;
+    const others = Math.max(0, newest - known.idAt - own);
+    const sampled = NOMINATE_ONE_IN * (known.rows + 3 * Math.sqrt(known.rows) + 3);
+    if (known.bound + others + Math.min(own, sampled) < this.threshold) return;
+    this.checks++;
     const df = term.includes(' ') ? (this.stmts.phraseDf.get(`"${term}"`) ?? 0) : (this.stmts.dfOf.get(term) ?? 0);
     if (df >= this.threshold && this.promote(term)) {
       this.memo.delete(term);
       return;
     }
-    this.remember(term, Math.floor(Math.max(0, this.threshold - df) / NOMINATE_ONE_IN / 2));
+    this.remember(term, { bound: df, idAt: newest, ownAt: this.ownRows, rows: 0 }, newest);
   }
 
-  /** Nominations of `term` to skip before its next check. */
-  private remember(term: string, skip: number): void {
-    if (this.memo.size >= MAX_NOMINATION_MEMO) this.memo.clear();
-    this.memo.set(term, skip);
+  /** What is known of `term`. Past MAX_NOMINATION_MEMO terms all are forgotten, and a word is then bounded by the rows alone. */
+  private remember(term: string, known: Nominee, newest: number): void {
+    if (this.memo.size >= MAX_NOMINATION_MEMO) {
+      this.memo.clear();
+      this.unknown = { bound: newest, idAt: newest, ownAt: this.ownRows, rows: 0 };
+    }
+    this.memo.set(term, known);
   }
 
   /** Makes `term` common: its postings, from FTS5's own index, for every message that holds it. */
@@ -629,9 +751,22 @@ function nominates(hash: number, id: number): boolean {
   return Math.imul(hash ^ Math.imul(id, 0x9e3779b1), 0x85ebca6b) >>> (32 - NOMINATE_BITS) === 0;
 }
 
+/** Whether the cached key at `keys[at..]` is `text[start..start+len)` folded. */
+function sameFolded(keys: Uint8Array, at: number, text: Uint8Array, start: number, len: number): boolean {
+  for (let k = 0; k < len; k++) if (keys[at + k] !== (text[start + k]! | 0x20)) return false;
+  return true;
+}
+
 function sameBytes(keys: Uint8Array, at: number, buf: Uint8Array, len: number): boolean {
   for (let i = 0; i < len; i++) if (keys[at + i] !== buf[i]) return false;
   return true;
+}
+
+/** FNV-1a over `bytes[from..to)`, as the tokenizer hashes a token. */
+function fnv1a(bytes: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return h >>> 0;
 }
 
 function phraseHash(values: ArrayLike<number>, from: number, to: number): number {
