@@ -447,7 +447,8 @@ export class TermIndexWriter {
       if (n >= DELTA_MERGE_ROWS || bytes >= DELTA_MERGE_BYTES) this.mergeDeltas();
     }
     // Row ids only grow, so the store held at most `first - 1` rows before this writer's first write,
-    // and at most `newest - idAt` rows were added by anyone since a word's last check.
+    // and at most `newest - idAt` rows were added by anyone since a word's last check (ids freed at
+    // the top by a forget and given again are not counted: such a word is noticed a check later).
     let first = Infinity;
     let newest = 0;
     for (const [rowid] of rows) {
