@@ -277,6 +277,18 @@ describe('term index', () => {
       expectIndexMatchesFts(0);
       writer.close();
     });
+
+    it('still makes a word common when the words it keeps track of overflow and are forgotten', () => {
+      db.prepare("UPDATE term_index_settings SET value = 2000 WHERE key = 'common_docs'").run();
+      const rand = mulberry32(13);
+      // Three words seen once in each row: ~90 of them nominated in each write, past the writer's
+      // memory of 40, so it forgets every word each write; "alpha" is in 30% of the rows.
+      const texts = Array.from({ length: 12_000 }, (_, i) => `u${i}a u${i}b u${i}c${rand() < 0.3 ? ' alpha' : ''}`);
+      const writer = new TermIndexWriter(db, 40);
+      writeRows(writer, texts, 2000);
+      expect(commonTerms()).toEqual(['alpha']);
+      writer.close();
+    });
   });
 
   it('counts CJK, accented and other scripts as FTS5 does (migration-built and written rows agree)', () => {

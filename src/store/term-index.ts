@@ -278,7 +278,11 @@ export class TermIndexWriter {
   /** Bit h set when a common word's stem hashes to h (mod STEM_FILTER_BITS): most tokens are no common word. */
   private stemFilter = new Uint32Array(STEM_FILTER_BITS / 32);
 
-  constructor(private readonly db: Database.Database) {
+  /** `memoTerms`: how many nominated words the writer keeps what it knows of (a test makes it small). */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly memoTerms = MAX_NOMINATION_MEMO,
+  ) {
     this.stmts = {
       version: db.prepare<[], number>('SELECT coalesce(max(id), 0) FROM term_index_terms').pluck(),
       terms: db.prepare<[], { id: number; term: string }>('SELECT id, term FROM term_index_terms ORDER BY id'),
@@ -465,8 +469,8 @@ export class TermIndexWriter {
    * One row's tokens, as `Unicode61.tokenize` cuts them, counted for the common terms (`count`) and
    * sampled for nomination; returns the row's token count. Fused into one pass: an ASCII token
    * (most are) is hashed in place and copied only when it misses the surface cache, and only a
-   * token with other characters goes through the tokenizer's general reader (the callback form cost
-   * a cold import ~8% more). Phrases and CJK runs are looked for only where a CJK token stands.
+   * token with other characters goes through the tokenizer's general reader. Phrases and CJK runs
+   * are looked for only where a CJK token stands.
    */
   private indexRow(text: Uint8Array, id: number, count: (term: number) => void, nominate: (term: string) => void): number {
     const n = text.length;
@@ -539,14 +543,15 @@ export class TermIndexWriter {
    * NOMINATE_ONE_IN for each row that nominated it, with three standard deviations and three rows
    * to spare). A word first nominated is bounded by the rows the store held when this writer
    * started, so on an import into a new store a word is first checked near the threshold, not at
-   * its first nomination (on the 1x bench tree's cold import: 4,884 checks before, ~100 after).
+   * its first nomination (the 1x bench tree's rows written 4,000 at a time: 4,884 checks before, 245 after).
    */
   private nominate(term: string, inRows: number, newest: number, deferFirst: boolean): void {
     if (this.common.has(term)) return;
     let known = this.memo.get(term);
     if (!known) {
+      this.makeRoom(newest);
       known = { ...this.unknown! };
-      this.remember(term, known, newest);
+      this.memo.set(term, known);
       if (deferFirst && inRows === 1) {
         known.rows = 1;
         return;
@@ -563,16 +568,17 @@ export class TermIndexWriter {
       this.memo.delete(term);
       return;
     }
-    this.remember(term, { bound: df, idAt: newest, ownAt: this.ownRows, rows: 0 }, newest);
+    this.memo.set(term, { bound: df, idAt: newest, ownAt: this.ownRows, rows: 0 });
   }
 
-  /** What is known of `term`. Past MAX_NOMINATION_MEMO terms all are forgotten, and a word is then bounded by the rows alone. */
-  private remember(term: string, known: Nominee, newest: number): void {
-    if (this.memo.size >= MAX_NOMINATION_MEMO) {
-      this.memo.clear();
-      this.unknown = { bound: newest, idAt: newest, ownAt: this.ownRows, rows: 0 };
-    }
-    this.memo.set(term, known);
+  /**
+   * Past `memoTerms` terms, all are forgotten, and from then on a word not known is bounded by the
+   * rows alone (whatever its forgotten nominations said).
+   */
+  private makeRoom(newest: number): void {
+    if (this.memo.size < this.memoTerms) return;
+    this.memo.clear();
+    this.unknown = { bound: newest, idAt: newest, ownAt: this.ownRows, rows: 0 };
   }
 
   /** Makes `term` common: its postings, from FTS5's own index, for every message that holds it. */
