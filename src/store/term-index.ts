@@ -250,7 +250,7 @@ export class TermIndexWriter {
   /** The stems common terms are made of → their id here, and each one's single-word term (or -1). */
   private vocab = new Map<string, number>();
   private singleOf = new Int32Array(0);
-  /** Phrases by the hash of their stems' ids (phraseHash), and each phrase term's stem ids. */
+  /** Phrases by the hash of their stems' ids (fnv1a), and each phrase term's stem ids. */
   private phrases = new Map<number, number[]>();
   private phraseVids: Array<number[] | undefined> = [];
   private phraseLengths: number[] = [];
@@ -262,7 +262,8 @@ export class TermIndexWriter {
   private readonly slotLens = new Int16Array(SLOTS).fill(-1);
   private readonly slotHash = new Int32Array(SLOTS);
   private readonly slotValue = new Int32Array(SLOTS);
-  private readonly stem = new Uint8Array(SLOT_BYTES + 64);
+  /** Scratch for a stem (see `stemmed`). */
+  private stem = new Uint8Array(SLOT_BYTES + 64);
   private fold = new Uint8Array(256);
   /** The last MAX_PHRASE tokens of the current row: stem ids, and code points of CJK characters (else -1). */
   private readonly ringVid = new Int32Array(MAX_PHRASE);
@@ -342,7 +343,7 @@ export class TermIndexWriter {
       const vids = stems.map(vidOf);
       this.phraseVids.push(vids);
       lengths.add(vids.length);
-      const hash = phraseHash(vids, 0, vids.length);
+      const hash = fnv1a(vids, 0, vids.length);
       this.phrases.set(hash, [...(this.phrases.get(hash) ?? []), index]);
     }
     this.phraseLengths = [...lengths].sort((a, b) => a - b);
@@ -350,16 +351,22 @@ export class TermIndexWriter {
     for (const [vid, index] of singles) this.singleOf[vid] = index;
     this.stemFilter.fill(0);
     for (const stem of this.vocab.keys()) {
-      const h = fnv1a(Buffer.from(stem, 'utf8'), 0, Buffer.byteLength(stem, 'utf8')) & (STEM_FILTER_BITS - 1);
+      const bytes = Buffer.from(stem, 'utf8');
+      const h = fnv1a(bytes, 0, bytes.length) & (STEM_FILTER_BITS - 1);
       this.stemFilter[h >>> 5]! |= 1 << (h & 31);
     }
     this.slotLens.fill(-1);
   }
 
+  /** Stems the token `buf[0..len)` into `this.stem` (grown as needed); returns the stem's length. */
+  private stemmed(buf: Uint8Array, len: number): number {
+    if (this.stem.length < len + 2) this.stem = new Uint8Array(Math.max(len + 2, this.stem.length * 2));
+    return stemInto(buf, len, this.stem);
+  }
+
   private stemString(buf: Uint8Array, len: number): string {
-    const out = len + 2 <= this.stem.length ? this.stem : new Uint8Array(len + 2);
-    const n = stemInto(buf, len, out);
-    return Buffer.from(out.buffer, out.byteOffset, n).toString('utf8');
+    const n = this.stemmed(buf, len);
+    return Buffer.from(this.stem.buffer, this.stem.byteOffset, n).toString('utf8');
   }
 
   /** The id in `vocab` of this token's stem, or -1 (through the surface cache). */
@@ -387,8 +394,8 @@ export class TermIndexWriter {
     let h = hash;
     const last = buf[len - 1]!;
     if (!(last >= 48 && last <= 57 && len <= MAX_TOKEN_BYTES)) {
-      stem = len + 2 <= this.stem.length ? this.stem : new Uint8Array(len + 2);
-      n = stemInto(buf, len, stem);
+      n = this.stemmed(buf, len);
+      stem = this.stem;
       h = fnv1a(stem, 0, n);
     }
     const bit = h & (STEM_FILTER_BITS - 1);
@@ -490,6 +497,7 @@ export class TermIndexWriter {
       let vid: number;
       let buf: Uint8Array | undefined;
       let len = i - start;
+      const slot = hash & (SLOTS - 1);
       if (i < n && text[i]! >= 0x80) {
         // Other characters in (or starting) the token: the general reader, from the token's start.
         i = tokenizer.read(text, start, n);
@@ -497,8 +505,8 @@ export class TermIndexWriter {
         len = tokenizer.length;
         hash = tokenizer.hash | 0;
         vid = this.vidOf(buf, len, hash >>> 0);
-      } else if (len <= SLOT_BYTES && slotLens[hash & (SLOTS - 1)] === len && slotHash[hash & (SLOTS - 1)] === hash && sameFolded(slotKeys, (hash & (SLOTS - 1)) * SLOT_BYTES, text, start, len)) {
-        vid = slotValue[hash & (SLOTS - 1)]!;
+      } else if (len <= SLOT_BYTES && slotLens[slot] === len && slotHash[slot] === hash && sameFolded(slotKeys, slot * SLOT_BYTES, text, start, len)) {
+        vid = slotValue[slot]!;
       } else {
         buf = this.folded(text, start, len);
         vid = this.vidOf(buf, len, hash >>> 0);
@@ -769,14 +777,8 @@ function sameBytes(keys: Uint8Array, at: number, buf: Uint8Array, len: number): 
   return true;
 }
 
-/** FNV-1a over `bytes[from..to)`, as the tokenizer hashes a token. */
-function fnv1a(bytes: Uint8Array, from: number, to: number): number {
-  let h = 0x811c9dc5;
-  for (let i = from; i < to; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
-  return h >>> 0;
-}
-
-function phraseHash(values: ArrayLike<number>, from: number, to: number): number {
+/** FNV-1a over `values[from..to)`: a token's bytes (as the tokenizer hashes them), or a phrase's stem ids. */
+function fnv1a(values: ArrayLike<number>, from: number, to: number): number {
   let h = 0x811c9dc5;
   for (let i = from; i < to; i++) h = Math.imul(h ^ values[i]!, 0x01000193);
   return h;
