@@ -166,6 +166,54 @@ describe('WriterThread', () => {
   });
 });
 
+describe("WriterThread's term index (a bulk loader's)", () => {
+  /** A new store whose words are common from 50 messages on, and what its term index and FTS5 hold. */
+  function newStore(): { dir: string; common: () => string[]; ftsCommon: () => string[] } {
+    const dir = tempDir();
+    const db = openDatabase(dir);
+    db.prepare("INSERT INTO term_index_settings (key, value) VALUES ('common_docs', 50)").run();
+    db.close();
+    const read = (sql: string): string[] => {
+      const db = openDatabase(dir, { readonly: true });
+      try {
+        return db.prepare<[], string>(sql).pluck().all();
+      } finally {
+        db.close();
+      }
+    };
+    return {
+      dir,
+      common: () => read('SELECT term FROM term_index_terms ORDER BY term'),
+      ftsCommon: () => read('SELECT term FROM term_index_vocab_row WHERE doc >= 50 ORDER BY term'),
+    };
+  }
+
+  it('makes the words a cold import made common when it closes, not write by write', async () => {
+    const store = newStore();
+    const writer = new WriterThread(store.dir, builtThreadUrl());
+    await Promise.all([1, 2, 3].map((n) => writer.write(encodeWrite(sessionWrite(n, 300)))));
+    expect(store.common()).toEqual([]);
+    writer.close();
+    // quokka and "says" (stemmed: sai) in every message, each session's number in its 300.
+    expect(store.common()).toEqual(['1', '2', '3', 'quokka', 'sai']);
+    expect(store.common()).toEqual(store.ftsCommon());
+  });
+
+  it('leaves them after Ctrl-C, for the next run to make common', async () => {
+    const store = newStore();
+    const interrupted = new WriterThread(store.dir, builtThreadUrl());
+    await interrupted.write(encodeWrite(sessionWrite(1, 300)));
+    interrupted.cancelQueued();
+    interrupted.close();
+    expect(store.common()).toEqual([]);
+    const next = new WriterThread(store.dir, builtThreadUrl());
+    await next.write(encodeWrite(sessionWrite(2, 300)));
+    next.close();
+    expect(store.common()).toEqual(['1', '2', 'quokka', 'sai']);
+    expect(store.common()).toEqual(store.ftsCommon());
+  });
+});
+
 describe('ScalingWriter', () => {
   it('commits inline until more conversations than its threshold were written, then on a thread', async () => {
     const dir = tempDir();

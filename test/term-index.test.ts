@@ -284,10 +284,112 @@ describe('term index', () => {
       // Three words seen once in each row: ~90 of them nominated in each write, past the writer's
       // memory of 40, so it forgets every word each write; "alpha" is in 30% of the rows.
       const texts = Array.from({ length: 12_000 }, (_, i) => `u${i}a u${i}b u${i}c${rand() < 0.3 ? ' alpha' : ''}`);
-      const writer = new TermIndexWriter(db, 40);
+      const writer = new TermIndexWriter(db, { memoTerms: 40 });
       writeRows(writer, texts, 2000);
       expect(commonTerms()).toEqual(['alpha']);
       writer.close();
+    });
+  });
+
+  describe("a bulk loader's writer", () => {
+    const insert = (): Database.Statement<[number, Uint8Array]> => db.prepare<[number, Uint8Array]>('INSERT INTO messages_fts (rowid, text) VALUES (?, ?)');
+
+    /** Writes of `size` rows, each in its own transaction, as the writer thread commits its groups. */
+    function writeRows(writer: TermIndexWriter, texts: readonly string[], size: number, firstId: number): void {
+      const fts = insert();
+      for (let at = 0; at < texts.length; at += size) {
+        const rows = texts.slice(at, at + size).map((text, k): [number, Uint8Array] => [firstId + at + k, Buffer.from(text)]);
+        db.transaction(() => {
+          for (const [id, text] of rows) fts.run(id, text);
+          writer.add(rows);
+        })();
+      }
+    }
+
+    const commonTerms = (): string[] => db.prepare<[], string>('SELECT term FROM term_index_terms ORDER BY term').pluck().all();
+    const wordsFtsCounts = (threshold: number): string[] =>
+      db.prepare<[number], string>('SELECT term FROM term_index_vocab_row WHERE doc >= ? ORDER BY term').pluck().all(threshold);
+
+    /** Every row FTS5 holds has FTS5's token count as its length. */
+    function expectLengthsMatchFts(): void {
+      const reader = new TermIndexReader(db);
+      reader.refresh('lengths');
+      db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.check_rows USING fts5vocab (main, messages_fts, instance)');
+      const lengths = new Map<number, number>();
+      for (const [doc] of db.prepare<[], [number]>('SELECT doc FROM check_rows').raw().all()) lengths.set(doc, (lengths.get(doc) ?? 0) + 1);
+      expect(lengths.size).toBeGreaterThan(0);
+      for (const [id, n] of lengths) expect(reader.lengthOf(id), `row ${id}`).toBe(n);
+    }
+
+    function texts(seed: number, rows: number): string[] {
+      const rand = mulberry32(seed);
+      return Array.from({ length: rows }, (_, i) => sentence(rand, 3 + Math.floor(rand() * 30)) + ` row${i}`);
+    }
+
+    it('keeps only lengths while no word is common, then makes every word in threshold messages common at finish, as FTS5 holds it', () => {
+      const writer = new TermIndexWriter(db, { bulk: true });
+      writeRows(writer, texts(21, 3000), 500, 1);
+      // Nothing counted, nothing checked: the rows' lengths only, FTS5's own.
+      expect(commonTerms()).toEqual([]);
+      expect(writer.checks).toBe(0);
+      expectLengthsMatchFts();
+      db.transaction(() => writer.finish())();
+      expect(commonTerms()).toEqual(wordsFtsCounts(30));
+      expectIndexMatchesFts(8);
+      writer.close();
+    });
+
+    it('counts each row as it is written once the store has a common word', () => {
+      const first = new TermIndexWriter(db, { bulk: true });
+      writeRows(first, texts(22, 1000), 500, 1);
+      db.transaction(() => first.finish())();
+      first.close();
+      const common = commonTerms();
+      expect(common.length).toBeGreaterThan(8);
+      // A later bulk run (a sync): its large writes are counted row by row, with no finish.
+      const later = new TermIndexWriter(db, { bulk: true });
+      writeRows(later, texts(23, 2000), 500, 1001);
+      expect(commonTerms()).toEqual(expect.arrayContaining(common));
+      expectIndexMatchesFts(8);
+      later.close();
+    });
+
+    it('makes the words common at once in the write that takes the store past the rows it defers for', () => {
+      const writer = new TermIndexWriter(db, { bulk: true });
+      writeRows(writer, texts(24, 1000), 500, 1);
+      expect(commonTerms()).toEqual([]);
+      // Row ids past 2^17: a store that large is cheaper counted row by row from here on.
+      writeRows(writer, texts(25, 500), 500, 2 ** 17);
+      expect(commonTerms()).toEqual(wordsFtsCounts(30));
+      expectIndexMatchesFts(8);
+      writeRows(writer, texts(26, 500), 500, 2 ** 17 + 500);
+      expectIndexMatchesFts(8);
+      writer.close();
+    });
+
+    it("makes the words of a writer that never finished (killed) common in the next bulk writer's finish", () => {
+      const killed = new TermIndexWriter(db, { bulk: true });
+      writeRows(killed, texts(27, 2000), 500, 1);
+      killed.close();
+      expect(commonTerms()).toEqual([]);
+      const next = new TermIndexWriter(db, { bulk: true });
+      writeRows(next, texts(28, 500), 500, 2001);
+      db.transaction(() => next.finish())();
+      expect(commonTerms()).toEqual(wordsFtsCounts(30));
+      expectIndexMatchesFts(8);
+      next.close();
+    });
+
+    it('counts row by row when it is no bulk loader, and in writes too small to defer', () => {
+      const plain = new TermIndexWriter(db);
+      writeRows(plain, texts(29, 1000), 500, 1);
+      plain.close();
+      expect(commonTerms().length).toBeGreaterThan(0);
+      db.exec('DELETE FROM term_index_terms; DELETE FROM term_index_postings; DELETE FROM term_index_deltas');
+      const small = new TermIndexWriter(db, { bulk: true });
+      writeRows(small, texts(30, 1000), 100, 1001);
+      expect(small.checks).toBeGreaterThan(0);
+      small.close();
     });
   });
 

@@ -4,6 +4,7 @@ import type { KeyedMessage } from '../core/agent-message.js';
 import { LocalStore, type FtsRow } from './local-store.js';
 import { encodeMessageRows, rowsTransferList, type MessageRows } from './message-rows.js';
 import { SessionStateWriter } from './session-state.js';
+import type { TermIndexOptions } from './term-index.js';
 import type { ConversationMeta, SessionStateWrite } from './store-types.js';
 
 type GroupApply = (writes: readonly EncodedWrite[], outcomes: Array<EvermeError | undefined>, interrupted: () => boolean) => void;
@@ -73,12 +74,21 @@ export class LocalCommitter {
   private readonly applyGroup: Database.Transaction<GroupApply>;
   private readonly applyGroupGuarded: Database.Transaction<GroupApply>;
 
-  constructor(private readonly db: Database.Database) {
-    this.store = new LocalStore(db);
+  /** `termIndex`: see `TermIndexOptions` (the writer thread's committer is a bulk loader). */
+  constructor(
+    private readonly db: Database.Database,
+    termIndex: TermIndexOptions = {},
+  ) {
+    this.store = new LocalStore(db, termIndex);
     this.state = new SessionStateWriter(db);
     this.applyOne = db.transaction((write: EncodedWrite, deferIndex?: FtsRow[]) => this.apply(write, deferIndex));
     this.applyGroup = db.transaction((writes, outcomes, interrupted) => this.group(writes, outcomes, interrupted, false));
     this.applyGroupGuarded = db.transaction((writes, outcomes, interrupted) => this.group(writes, outcomes, interrupted, true));
+  }
+
+  /** Ends the run: see `LocalStore.finishTermIndex`. */
+  finish(): void {
+    this.store.finishTermIndex();
   }
 
   /** Commits one write; throws (an EvermeError) with nothing of it committed. */

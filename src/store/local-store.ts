@@ -7,7 +7,7 @@ import { parseJsonColumn } from './json-column.js';
 import { clampLimit } from './limits.js';
 import { buildFtsQuery, excerpt, makeSnippet } from './fts-text.js';
 import { MessageRanker, type RankingParams } from './search-ranking.js';
-import { TermIndexWriter } from './term-index.js';
+import { TermIndexWriter, type TermIndexOptions } from './term-index.js';
 import {
   encodeMessageRows,
   rowContent,
@@ -224,7 +224,11 @@ export class LocalStore {
   private readonly appendInTransaction: (conversationId: string, rows: MessageRows) => number;
   private readonly removeInTransaction: (conversationId: string, keys: string[]) => number;
 
-  constructor(private readonly db: Database.Database) {
+  /** `termIndex`: how its writes keep the term index (a bulk loader's, see `TermIndexOptions`). */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly termIndex: TermIndexOptions = {},
+  ) {
     this.ranker = new MessageRanker(db);
     this.stmts = { ...writeStatements(db), ...readStatements(db) };
     this.days = new MessageDays(db);
@@ -270,8 +274,13 @@ export class LocalStore {
     this.terms().add(rows);
   }
 
+  /** Ends a bulk loader's run: the words its deferred writes made common (see `TermIndexOptions.bulk`), in one transaction. */
+  finishTermIndex(): void {
+    if (this.termWriter) this.db.transaction(() => this.termWriter!.finish()).immediate();
+  }
+
   private terms(): TermIndexWriter {
-    this.termWriter ??= new TermIndexWriter(this.db);
+    this.termWriter ??= new TermIndexWriter(this.db, this.termIndex);
     return this.termWriter;
   }
 
