@@ -139,6 +139,21 @@ function expectSameTop(query: string, got: Array<{ id: number; score: number }>,
   });
 }
 
+/**
+ * Rows written straight to FTS5 and the term index, in writes of `size`, each in its own
+ * transaction (as an import's writer thread commits its groups).
+ */
+function writeRows(writer: TermIndexWriter, texts: readonly string[], size: number, firstId = 1): void {
+  const insert = db.prepare<[number, Uint8Array]>('INSERT INTO messages_fts (rowid, text) VALUES (?, ?)');
+  for (let at = 0; at < texts.length; at += size) {
+    const rows = texts.slice(at, at + size).map((text, k): [number, Uint8Array] => [firstId + at + k, Buffer.from(text)]);
+    db.transaction(() => {
+      for (const [id, text] of rows) insert.run(id, text);
+      writer.add(rows);
+    })();
+  }
+}
+
 // BM25 alone: the signals of stage 2 off.
 const UNIT = { user: 1, assistant: 1, tool: 1, conversation: 0 };
 
@@ -232,18 +247,6 @@ describe('term index', () => {
   });
 
   describe('checks whether a word became common only when it could have', () => {
-    /** Rows written straight to FTS5 and the term index, in writes of `size` (as an import's writer does). */
-    function writeRows(writer: TermIndexWriter, texts: readonly string[], size: number, firstId = 1): void {
-      const insert = db.prepare<[number, Uint8Array]>('INSERT INTO messages_fts (rowid, text) VALUES (?, ?)');
-      for (let at = 0; at < texts.length; at += size) {
-        const rows = texts.slice(at, at + size).map((text, k): [number, Uint8Array] => [firstId + at + k, Buffer.from(text)]);
-        db.transaction(() => {
-          for (const [id, text] of rows) insert.run(id, text);
-          writer.add(rows);
-        })();
-      }
-    }
-
     const commonTerms = (): string[] => db.prepare<[], string>('SELECT term FROM term_index_terms').pluck().all();
 
     it('reads no count for words far below the threshold during an import into a new store', () => {
@@ -292,20 +295,6 @@ describe('term index', () => {
   });
 
   describe("a bulk loader's writer", () => {
-    const insert = (): Database.Statement<[number, Uint8Array]> => db.prepare<[number, Uint8Array]>('INSERT INTO messages_fts (rowid, text) VALUES (?, ?)');
-
-    /** Writes of `size` rows, each in its own transaction, as the writer thread commits its groups. */
-    function writeRows(writer: TermIndexWriter, texts: readonly string[], size: number, firstId: number): void {
-      const fts = insert();
-      for (let at = 0; at < texts.length; at += size) {
-        const rows = texts.slice(at, at + size).map((text, k): [number, Uint8Array] => [firstId + at + k, Buffer.from(text)]);
-        db.transaction(() => {
-          for (const [id, text] of rows) fts.run(id, text);
-          writer.add(rows);
-        })();
-      }
-    }
-
     const commonTerms = (): string[] => db.prepare<[], string>('SELECT term FROM term_index_terms ORDER BY term').pluck().all();
     const wordsFtsCounts = (threshold: number): string[] =>
       db.prepare<[number], string>('SELECT term FROM term_index_vocab_row WHERE doc >= ? ORDER BY term').pluck().all(threshold);
