@@ -447,11 +447,13 @@ export class TermIndexWriter {
   add(rows: readonly IndexedRow[]): void {
     if (rows.length === 0) return;
     this.refresh();
+    const { first, newest } = idRange(rows);
     if (this.bulk && !this.finished && this.termIds.length === 0 && rows.length >= BULK_MIN_ROWS) {
-      this.addLengths(rows);
+      // Other writers' rows in the range get FTS5's count too: the same number they wrote.
+      this.lengthsFromFts(first, newest);
       this.deferred = true;
       // These rows too are counted by finish (from FTS5, which holds them already).
-      if (newestId(rows) >= BULK_MAX_ROWS) this.finish();
+      if (newest >= BULK_MAX_ROWS) this.finish();
       return;
     }
     const tf = new Int32Array(this.termIds.length);
@@ -504,26 +506,16 @@ export class TermIndexWriter {
     // Row ids only grow, so the store held at most `first - 1` rows before this writer's first write,
     // and at most `newest - idAt` rows were added by anyone since a word's last check (ids freed at
     // the top by a forget and given again are not counted: such a word is noticed a check later).
-    let first = Infinity;
-    let newest = 0;
-    for (const [rowid] of rows) {
-      first = Math.min(first, Number(rowid));
-      newest = Math.max(newest, Number(rowid));
-    }
     this.unknown ??= { bound: first - 1, idAt: first - 1, ownAt: 0, rows: 0 };
     this.ownRows += rows.length;
     const defer = rows.length >= DEFER_FIRST_CHECK_ROWS;
     for (const [term, inRows] of nominated) this.nominate(term, inRows, newest, defer);
   }
 
-  /** The rows' lengths as FTS5 counted them (its docsize table), for a deferred write. */
-  private addLengths(rows: readonly IndexedRow[]): void {
-    let first = Infinity;
-    for (const [rowid] of rows) first = Math.min(first, Number(rowid));
-    const last = newestId(rows);
+  /** The lengths of the rows with ids in [first, last] as FTS5 counted them (its docsize table). */
+  private lengthsFromFts(first: number, last: number): void {
     const lengths = new Map<number, Uint8Array>();
     const at = { i: 0 };
-    // Other writers' rows in the range get FTS5's count too: the same number they wrote.
     for (const [id, sz] of this.stmts.docsizes.iterate(first, last)) {
       const chunk = Math.floor(id / LENGTH_CHUNK);
       let block = lengths.get(chunk);
@@ -825,16 +817,7 @@ export class TermIndexWriter {
    * docsize table, and every word in `threshold` messages or more made common.
    */
   build(): void {
-    const lengths = new Map<number, Uint8Array>();
-    const at = { i: 0 };
-    for (const [id, sz] of this.db.prepare<[], [number, Buffer]>('SELECT id, sz FROM messages_fts_docsize').raw().iterate()) {
-      const chunk = Math.floor(id / LENGTH_CHUNK);
-      let block = lengths.get(chunk);
-      if (!block) lengths.set(chunk, (block = new Uint8Array(LENGTH_CHUNK * 4)));
-      at.i = 0;
-      new DataView(block.buffer).setUint32((id % LENGTH_CHUNK) * 4, sqliteVarint(sz, at), true);
-    }
-    for (const [chunk, block] of lengths) this.stmts.putLengths.run(chunk, block);
+    this.lengthsFromFts(0, Number.MAX_SAFE_INTEGER);
     this.promoteCommonWords();
   }
 }
@@ -902,10 +885,15 @@ function singleCjk(buf: Uint8Array, len: number): number {
   return -1;
 }
 
-function newestId(rows: readonly IndexedRow[]): number {
+/** The lowest and highest row id of a write. */
+function idRange(rows: readonly IndexedRow[]): { first: number; newest: number } {
+  let first = Infinity;
   let newest = 0;
-  for (const [rowid] of rows) newest = Math.max(newest, Number(rowid));
-  return newest;
+  for (const [rowid] of rows) {
+    first = Math.min(first, Number(rowid));
+    newest = Math.max(newest, Number(rowid));
+  }
+  return { first, newest };
 }
 
 /** FTS5's idf. */
