@@ -266,6 +266,21 @@ describe('SessionStart: recall on stdout', () => {
     expect(run.stdout).toContain('2 messages in 1 conversations.');
     expect(gw.requestsTo('/mem/context')).toHaveLength(1);
   });
+
+  it('a gateway that fails at SessionStart (a 503, a reset) is weather: exit 0, nothing printed, recorded as such', async () => {
+    // The hook runs from a bundle that carries its own copy of EvermeError, and the recall it loads
+    // lazily throws the unbundled one: the failure's type must survive that line.
+    const { dataDir, stateDir } = dirs();
+    const env = gatewayEnv(dataDir, stateDir);
+    gw.failNext({ kind: 'http', status: 503, path: '/mem/context' });
+    expectSilentExit(await fire('SessionStart', newSessionId(), env));
+    gw.failNext({ kind: 'reset', path: '/mem/context' });
+    expectSilentExit(await fire('SessionStart', newSessionId(), env));
+    expect(readHookEvents(stateDir).map((e) => [e.event, e.outcome, e.reason])).toEqual([
+      ['SessionStart', 'ignored', 'recall_upstream'],
+      ['SessionStart', 'ignored', 'recall_network'],
+    ]);
+  });
 });
 
 describe('what the plugin route adds around capture', () => {

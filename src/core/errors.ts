@@ -44,7 +44,19 @@ export interface EvermeErrorOptions {
   cause?: unknown;
 }
 
+/**
+ * Set on every EvermeError, whichever copy of this module made it. The hook runs from a bundle
+ * (dist/src/hook/hook-entry.bundle.js) that carries its own copy of this class, while what it loads
+ * lazily (SessionStart's recall) throws the unbundled one: `instanceof` goes by this mark, so a
+ * gateway that timed out is still a `network` error on either side of that line.
+ */
+const EVERME_ERROR = Symbol.for('everme.EvermeError');
+
 export class EvermeError extends Error {
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[EVERME_ERROR] === true;
+  }
+
   readonly type: ErrorType;
   readonly code: string;
   readonly hint?: string;
@@ -53,6 +65,7 @@ export class EvermeError extends Error {
   constructor(type: ErrorType, message: string, options: EvermeErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'EvermeError';
+    Object.defineProperty(this, EVERME_ERROR, { value: true });
     this.type = type;
     this.code = options.code ?? type;
     this.hint = options.hint;

@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+import { fileURLToPath } from 'node:url';
+// The hook runs on every tool call the agent makes: it skips oclif entirely (and SQLite, except
+// SessionStart's recall, which loads only the store's reader).
+if (process.argv[2] === 'hook') {
+  try {
+    const { runHookFromProcess } = await import('../dist/src/hook/hook-entry.bundle.js');
+    await runHookFromProcess();
+  } catch {
+    // Fail open even when the runtime itself is broken (say, a half-removed install): exit 0 and
+    // one short line, never a stack trace, so the agent's tool call goes on.
+    process.stderr.on('error', () => undefined);
+    process.stderr.write('everme hook: the everme runtime could not start; run `everme install` again\n');
+    process.exitCode = 0;
+  }
+} else {
+  const heap = await import('../dist/src/cli/heap-capped.js');
+  const args = process.argv.slice(2);
+  // `import` runs in a child node whose heap is capped (see heap-capped.ts).
+  const code = heap.wantsHeapCap(args, process.env, process.execArgv)
+    ? await heap.runHeapCapped(fileURLToPath(import.meta.url), args)
+    : undefined;
+  if (code !== undefined) {
+    process.exitCode = code;
+  } else {
+    if (process.env[heap.HEAP_CAPPED_ENV] === '1') heap.exitWithParent();
+    const { execute } = await import('@oclif/core');
+    await execute({ dir: import.meta.url });
+  }
+}
