@@ -73,7 +73,7 @@ export function openEngine(settings: Settings, primary: SinkName, opts: { dryRun
   const sessions = new SessionStore(db);
   // A dry run commits nothing (and may hold an in-memory database no thread could share).
   const writer = names.includes('local') && !opts.dryRun ? new ScalingWriter(db, { stateDir: settings.stateDir }) : undefined;
-  const sinks: Sink[] = names.map((name) => (name === 'everme' ? new GatewaySink(client!, db) : new LocalSink(db, writer ?? new InlineWriter(db))));
+  const sinks: Sink[] = names.map((name) => (name === 'everme' ? new GatewaySink(client!, db, () => writer?.thread()?.turn) : new LocalSink(db, writer ?? new InlineWriter(db))));
   const locks = writer ? new ThreadSessionLocks(db, () => writer.thread()?.turn) : new SessionLocks(db);
   return {
     db,
