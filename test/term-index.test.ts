@@ -369,6 +369,21 @@ describe('term index', () => {
       next.close();
     });
 
+    it('once it defers, defers small writes too, so no word is made common before finish', () => {
+      const writer = new TermIndexWriter(db, { bulk: true });
+      writeRows(writer, texts(31, 500), 500, 1);
+      // Small writes after it: their words are in threshold rows by now, counting FTS5's.
+      writeRows(writer, texts(32, 600), 20, 501);
+      expect(wordsFtsCounts(30).length).toBeGreaterThan(0);
+      expect(commonTerms()).toEqual([]);
+      expect(writer.checks).toBe(0);
+      expectLengthsMatchFts();
+      db.transaction(() => writer.finish())();
+      expect(commonTerms()).toEqual(wordsFtsCounts(30));
+      expectIndexMatchesFts(8);
+      writer.close();
+    });
+
     it('counts row by row when it is no bulk loader, and in writes too small to defer', () => {
       const plain = new TermIndexWriter(db);
       writeRows(plain, texts(29, 1000), 500, 1);

@@ -54,7 +54,14 @@ const MAX_NOMINATION_MEMO = 100_000;
  * and a check reads FTS5's index (~140 µs). A hook's few rows still check at once.
  */
 const DEFER_FIRST_CHECK_ROWS = 256;
-/** A bulk writer (see `TermIndexOptions.bulk`) defers a write of this many rows or more while no word is common. */
+/**
+ * A bulk writer (see `TermIndexOptions.bulk`) starts deferring at a write of this many rows or more
+ * while no word is common; once it defers, it defers every write, whatever its size: a small group
+ * counted in the middle of a load made a word common (its FTS5 count includes the deferred rows),
+ * and that ended the deferring for the rest of the run. With a key, the writer's groups are smaller
+ * (the gateway paces the sessions): on the 1x import to both sinks, 12 of 171 groups were under 256
+ * rows, and the first of them that came after ~8,192 rows ended it.
+ */
 const BULK_MIN_ROWS = 256;
 /**
  * ...and while the store holds fewer rows than this. Making every common word common at once reads
@@ -448,7 +455,7 @@ export class TermIndexWriter {
     if (rows.length === 0) return;
     this.refresh();
     const { first, newest } = idRange(rows);
-    if (this.bulk && !this.finished && this.termIds.length === 0 && rows.length >= BULK_MIN_ROWS) {
+    if (this.bulk && !this.finished && this.termIds.length === 0 && (this.deferred || rows.length >= BULK_MIN_ROWS)) {
       // Other writers' rows in the range get FTS5's count too: the same number they wrote.
       this.lengthsFromFts(first, newest);
       this.deferred = true;
