@@ -310,6 +310,20 @@ describe('term index', () => {
       for (const [id, n] of lengths) expect(reader.lengthOf(id), `row ${id}`).toBe(n);
     }
 
+    /**
+     * Nothing counted, nothing checked: the rows' lengths only, FTS5's own; then `finish` makes
+     * common every word in threshold messages, as FTS5 holds it. Closes the writer.
+     */
+    function expectDeferredUntilFinish(writer: TermIndexWriter): void {
+      expect(commonTerms()).toEqual([]);
+      expect(writer.checks).toBe(0);
+      expectLengthsMatchFts();
+      db.transaction(() => writer.finish())();
+      expect(commonTerms()).toEqual(wordsFtsCounts(30));
+      expectIndexMatchesFts(8);
+      writer.close();
+    }
+
     function texts(seed: number, rows: number): string[] {
       const rand = mulberry32(seed);
       return Array.from({ length: rows }, (_, i) => sentence(rand, 3 + Math.floor(rand() * 30)) + ` row${i}`);
@@ -318,14 +332,7 @@ describe('term index', () => {
     it('keeps only lengths while no word is common, then makes every word in threshold messages common at finish, as FTS5 holds it', () => {
       const writer = new TermIndexWriter(db, { bulk: true });
       writeRows(writer, texts(21, 3000), 500, 1);
-      // Nothing counted, nothing checked: the rows' lengths only, FTS5's own.
-      expect(commonTerms()).toEqual([]);
-      expect(writer.checks).toBe(0);
-      expectLengthsMatchFts();
-      db.transaction(() => writer.finish())();
-      expect(commonTerms()).toEqual(wordsFtsCounts(30));
-      expectIndexMatchesFts(8);
-      writer.close();
+      expectDeferredUntilFinish(writer);
     });
 
     it('counts each row as it is written once the store has a common word', () => {
@@ -375,13 +382,7 @@ describe('term index', () => {
       // Small writes after it: their words are in threshold rows by now, counting FTS5's.
       writeRows(writer, texts(32, 600), 20, 501);
       expect(wordsFtsCounts(30).length).toBeGreaterThan(0);
-      expect(commonTerms()).toEqual([]);
-      expect(writer.checks).toBe(0);
-      expectLengthsMatchFts();
-      db.transaction(() => writer.finish())();
-      expect(commonTerms()).toEqual(wordsFtsCounts(30));
-      expectIndexMatchesFts(8);
-      writer.close();
+      expectDeferredUntilFinish(writer);
     });
 
     it('counts row by row when it is no bulk loader, and in writes too small to defer', () => {
