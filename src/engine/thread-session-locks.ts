@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { WriteTurn } from '../store/write-turn.js';
+import { writeInTurn, type WriteTurn } from '../store/write-turn.js';
 import { SessionLocks } from './session-lock.js';
 
 /**
@@ -172,8 +172,7 @@ export class ThreadSessionLocks extends SessionLocks {
     for (const sessionId of released) this.releasing.delete(sessionId);
   }
 
-  private async inTurn<T>(write: () => T): Promise<T> {
-    const turn = this.turn();
-    return turn ? turn.runMain(write, { urgent: true }) : write();
+  private inTurn<T>(write: () => T): Promise<T> {
+    return writeInTurn(this.turn(), write);
   }
 }

@@ -113,3 +113,12 @@ export class WriteTurn {
     if (Atomics.compareExchange(this.cell, TURN, WRITER, FREE) === WRITER) Atomics.notify(this.cell, TURN);
   }
 }
+
+/**
+ * A short write on the main connection that holds up work (a session lock, the gateway's marks):
+ * in the main thread's turn, ahead of the writer's next transaction, while a writer thread runs
+ * (`turn` defined); at once otherwise.
+ */
+export async function writeInTurn<T>(turn: WriteTurn | undefined, write: () => T): Promise<T> {
+  return turn ? turn.runMain(write, { urgent: true }) : write();
+}

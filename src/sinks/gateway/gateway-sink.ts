@@ -5,7 +5,7 @@ import { WarningCollector } from '../../core/warnings.js';
 import { DeliveredKeyStore } from '../../store/delivered-key-store.js';
 import { FlushClaimStore } from '../../store/flush-claim-store.js';
 import { SessionStateWriter } from '../../store/session-state.js';
-import type { WriteTurn } from '../../store/write-turn.js';
+import { writeInTurn, type WriteTurn } from '../../store/write-turn.js';
 import type { ConversationMeta, Handoff, PlanPart, SessionContext, SessionEnd, SessionTally, Sink, SinkSession } from '../sink.js';
 import { contentRequestId, type GatewayClient } from './gateway-client.js';
 import { endsTurn, flushPlanFor, UploadFlags, type Outgoing } from './flush-policy.js';
@@ -45,11 +45,8 @@ export class GatewaySink implements Sink {
     turn: () => WriteTurn | undefined = () => undefined,
   ) {
     const inTransaction = db.transaction((fn: () => void) => fn());
-    // Urgent: a session's next request waits for this write, and the writer's next transaction may be long.
-    const write = async <T>(fn: () => T): Promise<T> => {
-      const current = turn();
-      return current ? current.runMain(fn, { urgent: true }) : fn();
-    };
+    // A session's next request waits for this write, and the writer's next transaction may be long.
+    const write = <T>(fn: () => T): Promise<T> => writeInTurn(turn(), fn);
     this.stores = { inTransaction, keys: new DeliveredKeyStore(db), flushes: new FlushClaimStore(db), state: new SessionStateWriter(db), write };
   }
 
