@@ -1,9 +1,9 @@
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import { tempDir } from './support/temp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
-import { openDatabase } from '../src/store/database.js';
+import { databasePath, MIGRATIONS, openDatabase } from '../src/store/database.js';
 import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
 import { LocalCommitter, encodeWrite } from '../src/store/local-commit.js';
 import { LocalStore, type ConversationRecord } from '../src/store/local-store.js';
@@ -268,6 +268,29 @@ describe('term index', () => {
       writer.close();
     });
 
+    it('knows what the writers before it saw: a later writer checks no word they counted far below the threshold', () => {
+      db.prepare("UPDATE term_index_settings SET value = 2000 WHERE key = 'common_docs'").run();
+      const rand = mulberry32(14);
+      // As above, 200 words each in 2-5% of the rows, one in a quarter of them, written by one
+      // writer and then by another (a later sync): 600 to 800 messages each by the end.
+      const middling = Array.from({ length: 200 }, (_, i) => `mid${i.toString(36)}word`);
+      const texts = Array.from({ length: 16_000 }, (_, i) => {
+        const words = middling.filter((_, k) => rand() < 0.02 + (k % 4) * 0.01);
+        if (rand() < 0.25) words.push('alpha');
+        return `${words.join(' ')} row${i}`;
+      });
+      const first = new TermIndexWriter(db);
+      writeRows(first, texts.slice(0, 12_000), 2000);
+      first.close();
+      const later = new TermIndexWriter(db);
+      writeRows(later, texts.slice(12_000), 100, 12_001);
+      expect(commonTerms()).toEqual(['alpha']);
+      // Only words whose sampled count strays up to the threshold. A writer that knew only the rows
+      // before it (the code before migration 14) checked 229 of them, each at its first nomination.
+      expect(later.checks).toBeLessThan(20);
+      later.close();
+    });
+
     it('makes a word common in the last write of an import into a new store, when that write takes it over', () => {
       db.prepare("UPDATE term_index_settings SET value = 2000 WHERE key = 'common_docs'").run();
       const rand = mulberry32(12);
@@ -296,6 +319,7 @@ describe('term index', () => {
 
   describe("a bulk loader's writer", () => {
     const commonTerms = (): string[] => db.prepare<[], string>('SELECT term FROM term_index_terms ORDER BY term').pluck().all();
+    const nominees = (): number => db.prepare<[], number>('SELECT count(*) FROM term_index_nominees').pluck().get()!;
     const wordsFtsCounts = (threshold: number): string[] =>
       db.prepare<[number], string>('SELECT term FROM term_index_vocab_row WHERE doc >= ? ORDER BY term').pluck().all(threshold);
 
@@ -376,6 +400,27 @@ describe('term index', () => {
       next.close();
     });
 
+    it('forgets what the store knew of words while it defers (its rows nominate none), and starts afresh from FTS5 at finish', () => {
+      db.prepare("UPDATE term_index_settings SET value = 2000 WHERE key = 'common_docs'").run();
+      const setting = db.prepare<[string], number>('SELECT value FROM term_index_settings WHERE key = ?').pluck();
+      // A hook's writer first: its rows nominate words, kept in the store.
+      writeRows(new TermIndexWriter(db), texts(34, 300), 50, 1);
+      expect(nominees()).toBeGreaterThan(0);
+      const loader = new TermIndexWriter(db, { bulk: true });
+      writeRows(loader, texts(35, 1000), 500, 301);
+      expect(nominees()).toBe(0);
+      expect(setting.get('unknown_bound')).toBeUndefined();
+      db.transaction(() => loader.finish())();
+      // Each word in a quarter of the threshold's messages or more by name, with FTS5's count; every other word below that.
+      const named = db.prepare<[], [string, number, number, number]>('SELECT term, bound, id_at, rows FROM term_index_nominees ORDER BY term').raw().all();
+      const fts = db.prepare<[], [string, number]>('SELECT term, doc FROM term_index_vocab_row WHERE doc >= 500 AND doc < 2000 ORDER BY term').raw().all();
+      expect(fts.length).toBeGreaterThan(3);
+      expect(named).toEqual(fts.map(([term, doc]) => [term, doc, 1300, 0]));
+      expect(setting.get('unknown_bound')).toBe(499);
+      expect(setting.get('unknown_at')).toBe(1300);
+      loader.close();
+    });
+
     it('once it defers, defers small writes too, so no word is made common before finish', () => {
       const writer = new TermIndexWriter(db, { bulk: true });
       writeRows(writer, texts(31, 500), 500, 1);
@@ -393,9 +438,72 @@ describe('term index', () => {
       db.exec('DELETE FROM term_index_terms; DELETE FROM term_index_postings; DELETE FROM term_index_deltas');
       const small = new TermIndexWriter(db, { bulk: true });
       writeRows(small, texts(30, 1000), 100, 1001);
+      // Its rows nominated words (deferred rows nominate none); the ones that crossed wait for finish.
+      expect(nominees()).toBeGreaterThan(0);
+      expect(small.checks).toBe(0);
+      expect(commonTerms()).toEqual([]);
+      db.transaction(() => small.finish())();
       expect(small.checks).toBeGreaterThan(0);
+      // Words its rows nominated enough (the test emptied the index under them: the others are not).
+      expect(commonTerms().length).toBeGreaterThan(8);
+      expect(wordsFtsCounts(30)).toEqual(expect.arrayContaining(commonTerms().filter((term) => !term.includes(' '))));
+      expectIndexMatchesFts(8);
       small.close();
     });
+
+    it('checks a word that could have crossed once, at finish, where a hook checks it at each nomination', () => {
+      db.prepare("UPDATE term_index_settings SET value = 2000 WHERE key = 'common_docs'").run();
+      // "delta" in 1,800 of the first 6,000 rows (known exactly: a snapshot), then in every eighth row: 2,050.
+      const early = Array.from({ length: 6000 }, (_, i) => (i < 1800 ? `delta row${i}` : `row${i}`));
+      const late = Array.from({ length: 2000 }, (_, i) => (i % 8 === 0 ? `delta late${i}` : `late${i}`));
+      writeRows(new TermIndexWriter(db), early, 2000);
+      new TermIndexWriter(db).snapshot();
+      expect(commonTerms()).toEqual([]);
+      const loader = new TermIndexWriter(db, { bulk: true });
+      writeRows(loader, late, 250, 6001);
+      expect(loader.checks).toBe(0);
+      expect(commonTerms()).toEqual([]);
+      db.transaction(() => loader.finish())();
+      expect(loader.checks).toBe(1);
+      expect(commonTerms()).toEqual(['delta']);
+      expectIndexMatchesFts(0);
+      loader.close();
+      // The same rows through a hook's writer: checked as it nears the threshold, made common as it crosses.
+      db.exec('DELETE FROM term_index_terms; DELETE FROM term_index_postings; DELETE FROM term_index_deltas; DELETE FROM messages_fts');
+      writeRows(new TermIndexWriter(db), early, 2000);
+      new TermIndexWriter(db).snapshot();
+      const hook = new TermIndexWriter(db);
+      writeRows(hook, late, 250, 6001);
+      expect(hook.checks).toBeGreaterThan(1);
+      expect(commonTerms()).toEqual(['delta']);
+      expectIndexMatchesFts(0);
+      hook.close();
+    });
+  });
+
+  it("migration 14 starts what an existing store knows of its words from FTS5's counts", () => {
+    const stateDir = tempDir('everme-terms-14-');
+    const raw = new Database(databasePath(stateDir));
+    for (const step of MIGRATIONS.slice(0, 13)) if (typeof step === 'string') raw.exec(step);
+    else step(raw);
+    raw.pragma('user_version = 13');
+    raw.prepare("INSERT INTO term_index_settings (key, value) VALUES ('common_docs', 40)").run();
+    const insert = raw.prepare<[number, string]>('INSERT INTO messages_fts (rowid, text) VALUES (?, ?)');
+    for (let id = 1; id <= 50; id++) insert.run(id, `${id <= 30 ? 'alpha' : ''} ${id <= 15 ? 'beta' : ''} ${id <= 5 ? 'gamma' : ''} row${id}`);
+    raw.close();
+    const migrated = openDatabase(stateDir);
+    try {
+      // A quarter of the threshold (10 messages) or more by name, with FTS5's count; every other word below that.
+      expect(migrated.prepare('SELECT term, bound, id_at, rows FROM term_index_nominees ORDER BY term').raw().all()).toEqual([
+        ['alpha', 30, 50, 0],
+        ['beta', 15, 50, 0],
+      ]);
+      const setting = migrated.prepare<[string], number>('SELECT value FROM term_index_settings WHERE key = ?').pluck();
+      expect([setting.get('unknown_bound'), setting.get('unknown_at')]).toEqual([9, 50]);
+    } finally {
+      migrated.close();
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    }
   });
 
   it('counts CJK, accented and other scripts as FTS5 does (migration-built and written rows agree)', () => {

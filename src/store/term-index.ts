@@ -47,11 +47,17 @@ const SLOTS = 1 << 16;
 const SLOT_BYTES = 24;
 /** Bits of the filter of the common words' stem hashes (see `vidOf`). */
 const STEM_FILTER_BITS = 1 << 16;
-const MAX_NOMINATION_MEMO = 100_000;
+/** The store keeps what it knows of at most this many nominated words (see `nominate`); past it, the least likely half. */
+const MAX_NOMINEES = 100_000;
 /**
- * In a write of this many rows or more (an import's, a sync's), a word nominated in one row only
- * is checked at its next nomination instead: most words nominated once in a process are rare ones,
- * and a check reads FTS5's index (~140 µs). A hook's few rows still check at once.
+ * A snapshot (see `snapshot`) keeps each word in this fraction of the threshold's messages or more
+ * by name, and bounds every other word by it: a word is then first checked near the threshold.
+ */
+const SNAPSHOT_FLOOR_SHARE = 4;
+/**
+ * In a write of this many rows or more (an import's, a sync's), a word the store knows nothing of
+ * (no snapshot bounds it) nominated in one row only is checked at its next nomination instead: most
+ * such words are rare ones, and a check reads FTS5's index (~140 µs). A hook's few rows check at once.
  */
 const DEFER_FIRST_CHECK_ROWS = 256;
 /**
@@ -85,6 +91,16 @@ export const TERM_INDEX_SCHEMA = `
   CREATE TABLE term_index_settings (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
   CREATE VIRTUAL TABLE term_index_vocab_row USING fts5vocab (messages_fts, row);
   CREATE VIRTUAL TABLE term_index_vocab_instance USING fts5vocab (messages_fts, instance);
+`;
+
+/**
+ * What the store knows of words not common yet (migration 14, see `nominate`): each word nominated
+ * since the last snapshot held at most `bound` messages when the newest row id was `id_at`, and
+ * `rows` rows nominated it since; settings `unknown_bound` and `unknown_at` bound every other word
+ * the same way (no such settings: nothing is known, and a word is bounded by the rows written).
+ */
+export const TERM_NOMINEES_SCHEMA = `
+  CREATE TABLE term_index_nominees (term TEXT PRIMARY KEY, bound INTEGER NOT NULL, id_at INTEGER NOT NULL, rows INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
 // ---------------------------------------------------------------------------------------------
@@ -248,18 +264,33 @@ function lengthsChunk(data: Buffer | undefined): Uint8Array {
 export type IndexedRow = readonly [rowid: number | bigint, text: Uint8Array];
 
 /**
- * What a writer knows of a nominated word's messages: at most `bound` when the newest row id was
- * `idAt` and this writer had written `ownAt` rows; `rows` of this writer's rows since nominated it.
+ * What the store knows of a word not common yet: it held at most `bound` messages when the newest
+ * row id was `idAt`, and `rows` rows written since nominated it (a row of term_index_nominees).
  */
 interface Nominee {
   bound: number;
   idAt: number;
-  ownAt: number;
   rows: number;
 }
 
+/** A write's nominations: its row ids, the snapshot's bound (when one holds), and whether a word nominated once waits. */
+interface NominatingWrite {
+  first: number;
+  newest: number;
+  snapshot: Nominee | undefined;
+  deferFirst: boolean;
+}
+
+/**
+ * At most how many rows hold a word that `rows` rows nominated: NOMINATE_ONE_IN for each, with three
+ * standard deviations and three rows to spare.
+ */
+function sampledBound(rows: number): number {
+  return NOMINATE_ONE_IN * (rows + 3 * Math.sqrt(rows) + 3);
+}
+
 export interface TermIndexOptions {
-  /** How many nominated words the writer keeps what it knows of (a test makes it small). */
+  /** How many nominated words the store keeps what it knows of (a test makes it small). */
   memoTerms?: number;
   /**
    * A bulk loader's writer (an import's or a sync's writer thread). While the store has no common
@@ -271,9 +302,26 @@ export interface TermIndexOptions {
    * on the thread that bounds the import. Meanwhile the index holds no postings, so every query is
    * scored by FTS5: exact, as always, only slower. A writer that never finishes (killed) leaves the
    * same: the next bulk writer's large write or finish makes them common, and a small write's
-   * nominations make them common one by one.
+   * nominations make them common one by one. When its writes are counted, a word that could have
+   * crossed the threshold is checked once, at `finish()`, not as it nears it (a hook's writer,
+   * which has no end of run, checks at once).
    */
   bulk?: boolean;
+}
+
+/** What the store knows of words not common yet: term_index_nominees and the settings beside it. */
+function knownStatements(db: Database.Database) {
+  return {
+      nominee: db.prepare<[string], Nominee>('SELECT bound, id_at AS idAt, rows FROM term_index_nominees WHERE term = ?'),
+      putNominee: db.prepare<[string, number, number, number]>('INSERT OR REPLACE INTO term_index_nominees (term, bound, id_at, rows) VALUES (?, ?, ?, ?)'),
+      dropNominee: db.prepare<[string]>('DELETE FROM term_index_nominees WHERE term = ?'),
+      allNominees: db.prepare<[], [string, number, number, number]>('SELECT term, bound, id_at, rows FROM term_index_nominees').raw(),
+      clearNominees: db.prepare('DELETE FROM term_index_nominees'),
+      setting: db.prepare<[string], number>('SELECT value FROM term_index_settings WHERE key = ?').pluck(),
+      putSetting: db.prepare<[string, number]>('INSERT OR REPLACE INTO term_index_settings (key, value) VALUES (?, ?)'),
+      dropUnknown: db.prepare("DELETE FROM term_index_settings WHERE key IN ('unknown_bound', 'unknown_at', 'nominees')"),
+      newestRow: db.prepare<[], number>('SELECT coalesce(max(id), 0) FROM messages_fts_docsize').pluck(),
+  };
 }
 
 export class TermIndexWriter {
@@ -303,14 +351,17 @@ export class TermIndexWriter {
   /** The last MAX_PHRASE tokens of the current row: stem ids, and code points of CJK characters (else -1). */
   private readonly ringVid = new Int32Array(MAX_PHRASE);
   private readonly ringCp = new Int32Array(MAX_PHRASE);
-  /** Nominated terms not common yet: what is known of how many messages hold each (see `nominate`). */
-  private readonly memo = new Map<string, Nominee>();
-  /** The rows this writer has indexed. */
-  private ownRows = 0;
   /** How often this writer read a word's message count from FTS5 to see whether it became common. */
   checks = 0;
-  /** What a term nominated for the first time is known of (undefined before the first write): see `nominate`. */
-  private unknown: Nominee | undefined;
+  private knownStmts: ReturnType<typeof knownStatements> | undefined;
+  /**
+   * A bulk writer's words that could have become common, checked once at `finish`: a word near the
+   * threshold is nominated every few dozen rows, and on the 10x bench store 3,000 new sessions
+   * checked 500 such words 1,500 times (~0.75 ms each) as each crept up to it.
+   */
+  private readonly crossing = new Set<string>();
+  /** Words this write's nominations put in term_index_nominees that were not there (see `keepNominees`). */
+  private newNominees = 0;
   /** Bit h set when a common word's stem hashes to h (mod STEM_FILTER_BITS): most tokens are no common word. */
   private stemFilter = new Uint32Array(STEM_FILTER_BITS / 32);
 
@@ -325,7 +376,7 @@ export class TermIndexWriter {
     private readonly db: Database.Database,
     options: TermIndexOptions = {},
   ) {
-    this.memoTerms = options.memoTerms ?? MAX_NOMINATION_MEMO;
+    this.memoTerms = options.memoTerms ?? MAX_NOMINEES;
     this.bulk = options.bulk ?? false;
     this.stmts = {
       version: db.prepare<[], number>('SELECT coalesce(max(id), 0) FROM term_index_terms').pluck(),
@@ -350,6 +401,11 @@ export class TermIndexWriter {
       deltas: db.prepare<[], Buffer>('SELECT data FROM term_index_deltas ORDER BY seq').pluck(),
       clearDeltas: db.prepare('DELETE FROM term_index_deltas'),
     };
+  }
+
+  /** Prepared at first use: migration 11 builds the index before migration 14 adds their table. */
+  private get known(): ReturnType<typeof knownStatements> {
+    return (this.knownStmts ??= knownStatements(this.db));
   }
 
   close(): void {
@@ -459,6 +515,9 @@ export class TermIndexWriter {
       // Other writers' rows in the range get FTS5's count too: the same number they wrote.
       this.lengthsFromFts(first, newest);
       this.deferred = true;
+      // Deferred rows nominate nothing, so what the store knew of its words would undercount them:
+      // forgotten after every deferred write, until finish's snapshot (a killed loader leaves none).
+      this.forgetNominees();
       // These rows too are counted by finish (from FTS5, which holds them already).
       if (newest >= BULK_MAX_ROWS) this.finish();
       return;
@@ -510,13 +569,15 @@ export class TermIndexWriter {
       const { n, bytes } = this.stmts.deltaSize.get() ?? { n: 0, bytes: 0 };
       if (n >= DELTA_MERGE_ROWS || bytes >= DELTA_MERGE_BYTES) this.mergeDeltas();
     }
-    // Row ids only grow, so the store held at most `first - 1` rows before this writer's first write,
-    // and at most `newest - idAt` rows were added by anyone since a word's last check (ids freed at
-    // the top by a forget and given again are not counted: such a word is noticed a check later).
-    this.unknown ??= { bound: first - 1, idAt: first - 1, ownAt: 0, rows: 0 };
-    this.ownRows += rows.length;
-    const defer = rows.length >= DEFER_FIRST_CHECK_ROWS;
-    for (const [term, inRows] of nominated) this.nominate(term, inRows, newest, defer);
+    const write: NominatingWrite = { first, newest, snapshot: this.snapshotBound(), deferFirst: rows.length >= DEFER_FIRST_CHECK_ROWS };
+    this.newNominees = 0;
+    const crossed: Array<[term: string, df: number]> = [];
+    for (const [term, inRows] of nominated) {
+      const df = this.nominate(term, inRows, write);
+      if (df !== undefined) crossed.push([term, df]);
+    }
+    this.makeCommon(crossed, newest);
+    this.keepNominees(write);
   }
 
   /** The lengths of the rows with ids in [first, last] as FTS5 counted them (its docsize table). */
@@ -534,14 +595,32 @@ export class TermIndexWriter {
   }
 
   /**
-   * After deferred writes (see `TermIndexOptions.bulk`), in the caller's transaction: every word
-   * FTS5 now holds in `threshold` messages or more made common. Nothing to do otherwise.
+   * Ends a bulk writer's run, in the caller's transaction. After deferred writes (see
+   * `TermIndexOptions.bulk`): every word FTS5 now holds in `threshold` messages or more made common,
+   * and a snapshot taken. After counted ones: each word that could have crossed checked once.
    */
   finish(): void {
-    if (!this.deferred) return;
-    this.deferred = false;
-    this.finished = true;
-    this.promoteCommonWords();
+    if (this.deferred) {
+      this.deferred = false;
+      this.finished = true;
+      // The snapshot makes every word in threshold messages common, the crossing ones among them.
+      this.crossing.clear();
+      this.snapshot();
+      return;
+    }
+    if (this.crossing.size === 0) return;
+    this.refresh();
+    const newest = this.known.newestRow.get() ?? 0;
+    const crossed: Array<[term: string, df: number]> = [];
+    for (const term of this.crossing) {
+      if (this.common.has(term)) continue;
+      this.checks++;
+      const df = this.messagesHolding(term);
+      if (df >= this.threshold) crossed.push([term, df]);
+      else this.known.putNominee.run(term, df, newest, 0);
+    }
+    this.crossing.clear();
+    this.makeCommon(crossed, newest);
   }
 
   /**
@@ -616,57 +695,93 @@ export class TermIndexWriter {
   }
 
   /**
-   * A term nominated in `inRows` of the new rows (the newest row id `newest`): made common if FTS5
-   * now holds it in `threshold` messages. A check reads the word's whole list in FTS5 (~140 µs, ms
-   * for a word near the threshold), so it is made only when the word could have crossed: its last
-   * known bound, plus the rows written since (all of them by other writers; of this writer's,
-   * NOMINATE_ONE_IN for each row that nominated it, with three standard deviations and three rows
-   * to spare). A word first nominated is bounded by the rows the store held when this writer
-   * started, so on an import into a new store a word is first checked near the threshold, not at
-   * its first nomination (the 1x bench tree's rows written 4,000 at a time: 4,966 checks before, 245 after).
+   * A term nominated in `inRows` of the new rows: its message count if FTS5 now holds it in
+   * `threshold` messages (the caller makes it common), else what the store knows of it updated. A
+   * check reads the word's whole list in FTS5 (~0.5 ms on the 10x bench store), so it is made only
+   * when the word could have crossed: its last known bound, plus the rows written since, or, when
+   * fewer, NOMINATE_ONE_IN for each row that nominated it (with three standard deviations and three
+   * rows to spare). Every writer's nominations are kept in the store, so a process knows what the
+   * ones before it saw. A word never nominated since the last snapshot is bounded by the snapshot;
+   * with none (a phrase, or a store whose loader was killed while deferring), by the rows the store
+   * held before this write. On the 10x bench store, 3,000 new sessions made 3,882 checks (2.3 s of
+   * the writer thread) when every process started from that last bound.
    */
-  private nominate(term: string, inRows: number, newest: number, deferFirst: boolean): void {
-    if (this.common.has(term)) return;
-    let known = this.memo.get(term);
-    if (!known) {
-      this.makeRoom(newest);
-      known = { ...this.unknown! };
-      this.memo.set(term, known);
-      if (deferFirst && inRows === 1) {
-        known.rows = 1;
-        return;
-      }
+  private nominate(term: string, inRows: number, write: NominatingWrite): number | undefined {
+    if (this.common.has(term)) return undefined;
+    const stored = this.known.nominee.get(term);
+    const bySnapshot = !stored && write.snapshot !== undefined && !term.includes(' ');
+    const known = stored ?? (bySnapshot ? write.snapshot! : { bound: write.first - 1, idAt: write.first - 1, rows: 0 });
+    if (!stored) this.newNominees++;
+    const rows = known.rows + inRows;
+    if (!stored && !bySnapshot && write.deferFirst && inRows === 1) {
+      this.known.putNominee.run(term, known.bound, known.idAt, rows);
+      return undefined;
     }
-    known.rows += inRows;
-    const own = this.ownRows - known.ownAt;
-    const others = Math.max(0, newest - known.idAt - own);
-    const sampled = NOMINATE_ONE_IN * (known.rows + 3 * Math.sqrt(known.rows) + 3);
-    if (known.bound + others + Math.min(own, sampled) < this.threshold) return;
+    const below = known.bound + Math.min(write.newest - known.idAt, sampledBound(rows)) < this.threshold;
+    if (below || this.bulk) {
+      this.known.putNominee.run(term, known.bound, known.idAt, rows);
+      // Made common at finish, its postings read from FTS5 then, the rows written meanwhile with them.
+      if (!below) this.crossing.add(term);
+      return undefined;
+    }
     this.checks++;
-    const df = term.includes(' ') ? (this.stmts.phraseDf.get(`"${term}"`) ?? 0) : (this.stmts.dfOf.get(term) ?? 0);
-    if (df >= this.threshold && this.promote(term)) {
-      this.memo.delete(term);
-      return;
+    const df = this.messagesHolding(term);
+    if (df >= this.threshold) return df;
+    this.known.putNominee.run(term, df, write.newest, 0);
+    return undefined;
+  }
+
+  /** How many messages FTS5 holds `term` in (a word's whole list read, or a phrase's matches counted). */
+  private messagesHolding(term: string): number {
+    return term.includes(' ') ? (this.stmts.phraseDf.get(`"${term}"`) ?? 0) : (this.stmts.dfOf.get(term) ?? 0);
+  }
+
+  /** Words a write took over the threshold made common, the terms reloaded once for all of them. */
+  private makeCommon(crossed: ReadonlyArray<[term: string, df: number]>, newest: number): void {
+    if (crossed.length === 0) return;
+    for (const [term, df] of crossed) {
+      if (this.insertCommon(term)) this.known.dropNominee.run(term);
+      // A phrase whose counts cannot be read back stays with FTS5, checked again when next nominated.
+      else this.known.putNominee.run(term, df, newest, 0);
     }
-    this.memo.set(term, { bound: df, idAt: newest, ownAt: this.ownRows, rows: 0 });
+    // The new terms are counted from the next row on (refresh sees the new version).
+    this.refresh();
+  }
+
+  /** The snapshot's bound for every word it does not name (see TERM_NOMINEES_SCHEMA), if one holds. */
+  private snapshotBound(): Nominee | undefined {
+    const bound = this.known.setting.get('unknown_bound');
+    const idAt = this.known.setting.get('unknown_at');
+    return bound === undefined || idAt === undefined ? undefined : { bound, idAt, rows: 0 };
   }
 
   /**
-   * Past `memoTerms` terms, all are forgotten, and from then on a word not known is bounded by the
-   * rows alone (whatever its forgotten nominations said).
+   * Past `memoTerms` kept words, the half least likely to become common are forgotten, and every
+   * word the store does not name is bounded from then on by the most any of them could hold.
    */
-  private makeRoom(newest: number): void {
-    if (this.memo.size < this.memoTerms) return;
-    this.memo.clear();
-    this.unknown = { bound: newest, idAt: newest, ownAt: this.ownRows, rows: 0 };
+  private keepNominees(write: NominatingWrite): void {
+    if (this.newNominees === 0) return;
+    const kept = (this.known.setting.get('nominees') ?? 0) + this.newNominees;
+    if (kept < this.memoTerms) {
+      this.known.putSetting.run('nominees', kept);
+      return;
+    }
+    const most = (n: Nominee): number => n.bound + Math.min(write.newest - n.idAt, sampledBound(n.rows));
+    const all = this.known.allNominees.all().map(([term, bound, idAt, rows]) => ({ term, most: most({ bound, idAt, rows }) }));
+    all.sort((a, b) => a.most - b.most);
+    const forgotten = all.slice(0, Math.ceil(all.length / 2));
+    for (const { term } of forgotten) this.known.dropNominee.run(term);
+    this.known.putSetting.run('nominees', all.length - forgotten.length);
+    // Without a snapshot, a word not named is bounded by the rows written, already at least this.
+    if (write.snapshot === undefined) return;
+    this.known.putSetting.run('unknown_bound', Math.max(forgotten.at(-1)?.most ?? 0, most(write.snapshot)));
+    this.known.putSetting.run('unknown_at', write.newest);
   }
 
-  /** Makes `term` common: its postings, from FTS5's own index, for every message that holds it. */
-  promote(term: string): boolean {
-    if (!this.insertCommon(term)) return false;
-    // The new term is counted from the next row on (refresh sees the new version).
-    this.refresh();
-    return true;
+  /** Nothing known of any word (deferred rows nominated none): every word bounded by the rows written. */
+  private forgetNominees(): void {
+    this.known.clearNominees.run();
+    this.known.dropUnknown.run();
   }
 
   /** Every word FTS5 holds in `threshold` messages or more, made common (the terms reloaded once, after all). */
@@ -674,6 +789,32 @@ export class TermIndexWriter {
     this.refresh();
     const words = this.db.prepare<[number], string>('SELECT term FROM term_index_vocab_row WHERE doc >= ?').pluck().all(this.threshold);
     for (const word of words) if (!this.common.has(word)) this.insertCommon(word);
+    this.refresh();
+  }
+
+  /**
+   * Every word FTS5 holds in `threshold` messages or more made common, and what the store knows of
+   * the others started afresh from FTS5's counts (one read of its whole vocabulary, ~1.5 s on the
+   * 10x bench store): each word in a SNAPSHOT_FLOOR_SHARE of the threshold's messages or more by
+   * name, every other word bounded below that.
+   */
+  snapshot(): void {
+    this.refresh();
+    const floor = Math.max(1, Math.floor(this.threshold / SNAPSHOT_FLOOR_SHARE));
+    const newest = this.known.newestRow.get() ?? 0;
+    const words = this.db.prepare<[number], [string, number]>('SELECT term, doc FROM term_index_vocab_row WHERE doc >= ?').raw().all(floor);
+    this.forgetNominees();
+    let named = 0;
+    for (const [word, doc] of words) {
+      if (doc < this.threshold) {
+        this.known.putNominee.run(word, doc, newest, 0);
+        named++;
+      } else if (!this.common.has(word)) this.insertCommon(word);
+    }
+    this.known.putSetting.run('nominees', named);
+    // No word holds more messages than there are rows (nor, from there, than the floor).
+    this.known.putSetting.run('unknown_bound', Math.min(floor - 1, newest));
+    this.known.putSetting.run('unknown_at', newest);
     this.refresh();
   }
 
