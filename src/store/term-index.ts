@@ -69,6 +69,14 @@ const DEFER_FIRST_CHECK_ROWS = 256;
  * rows, and the first of them that came after ~8,192 rows ended it.
  */
 const BULK_MIN_ROWS = 256;
+/**
+ * ...and while the store holds fewer rows than this. Making every common word common at once reads
+ * each one's postings from FTS5, which costs more per row the larger the store: 0.45 s for the 1x
+ * bench store's 83,128 rows (5 µs a row), 16.5 s for the 10x store's 828,448 (20 µs a row), against
+ * ~13 µs a row for cutting and counting each row as it is written. Past this, the writer makes
+ * them common at once and counts rows from then on.
+ */
+const BULK_MAX_ROWS = 2 ** 17;
 /** Phrases of up to this many CJK characters can become common terms (longer ones stay with FTS5). */
 const MAX_PHRASE = 6;
 /** FTS5's bm25 constants. */
@@ -286,13 +294,12 @@ export interface TermIndexOptions {
   memoTerms?: number;
   /**
    * A bulk loader's writer (an import's or a sync's writer thread). While the store has no common
-   * word yet, as during a cold import, its large writes keep only each row's length (from FTS5's
-   * docsize table): a row's words are not cut and counted, and no word is checked. `finish()` then
-   * makes common at once every word FTS5 holds in `threshold` messages or more, as migration 11
-   * builds the index: on the 1x bench tree, 0.45 s once against ~1.1 s of cutting and counting
-   * every row on the thread that bounds the import; on the 10x tree the whole cold import took
-   * 62.7 and 65.8 s against 86.9 and 78.2 s when it counted the rows past 2^17 (the cut-off it
-   * had before). Meanwhile the index holds no postings, so every query is
+   * word yet and fewer than BULK_MAX_ROWS rows, as during a cold import, its large writes keep only
+   * each row's length (from FTS5's docsize table): a row's words are not cut and counted, and no
+   * word is checked. `finish()` (or the write that takes the store past BULK_MAX_ROWS) then makes
+   * common at once every word FTS5 holds in `threshold` messages or more, as migration 11 builds
+   * the index: on the 1x bench tree, 0.45 s once against ~1.1 s of cutting and counting every row
+   * on the thread that bounds the import. Meanwhile the index holds no postings, so every query is
    * scored by FTS5: exact, as always, only slower. A writer that never finishes (killed) leaves the
    * same: the next bulk writer's large write or finish makes them common, and a small write's
    * nominations make them common one by one. When its writes are counted, a word that could have
@@ -512,6 +519,7 @@ export class TermIndexWriter {
       // forgotten after every deferred write, until finish's snapshot (a killed loader leaves none).
       this.forgetNominees();
       // These rows too are counted by finish (from FTS5, which holds them already).
+      if (newest >= BULK_MAX_ROWS) this.finish();
       return;
     }
     const tf = new Int32Array(this.termIds.length);
