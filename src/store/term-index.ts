@@ -77,6 +77,12 @@ const BULK_MIN_ROWS = 256;
  * them common at once and counts rows from then on.
  */
 const BULK_MAX_ROWS = 2 ** 17;
+/**
+ * A bulk writer checks the words that could have crossed the threshold once in this many rows, and
+ * at finish: all at finish alone could outlast the 10 s the writer thread has to close (the 10x
+ * cold import's took 10.2 s: ~1,850 words crossed after its first 2^17 rows).
+ */
+const CROSSING_CHECK_ROWS = 2 ** 14;
 /** Phrases of up to this many CJK characters can become common terms (longer ones stay with FTS5). */
 const MAX_PHRASE = 6;
 /** FTS5's bm25 constants. */
@@ -303,8 +309,8 @@ export interface TermIndexOptions {
    * scored by FTS5: exact, as always, only slower. A writer that never finishes (killed) leaves the
    * same: the next bulk writer's large write or finish makes them common, and a small write's
    * nominations make them common one by one. When its writes are counted, a word that could have
-   * crossed the threshold is checked once, at `finish()`, not as it nears it (a hook's writer,
-   * which has no end of run, checks at once).
+   * crossed the threshold is checked once in CROSSING_CHECK_ROWS rows and at `finish()`, not at
+   * each nomination as it nears it (a hook's writer, which has no end of run, checks at once).
    */
   bulk?: boolean;
 }
@@ -355,11 +361,14 @@ export class TermIndexWriter {
   checks = 0;
   private knownStmts: ReturnType<typeof knownStatements> | undefined;
   /**
-   * A bulk writer's words that could have become common, checked once at `finish`: a word near the
-   * threshold is nominated every few dozen rows, and on the 10x bench store 3,000 new sessions
-   * checked 500 such words 1,500 times (~0.75 ms each) as each crept up to it.
+   * A bulk writer's words that could have become common, checked once in a while (see
+   * CROSSING_CHECK_ROWS) and at `finish`: a word near the threshold is nominated every few dozen
+   * rows, and on the 10x bench store 3,000 new sessions checked 500 such words 1,500 times
+   * (~0.75 ms each) as each crept up to it.
    */
   private readonly crossing = new Set<string>();
+  /** Rows this writer counted since it last checked `crossing`. */
+  private sinceCrossingCheck = 0;
   /** Words this write's nominations put in term_index_nominees that were not there (see `keepNominees`). */
   private newNominees = 0;
   /** Bit h set when a common word's stem hashes to h (mod STEM_FILTER_BITS): most tokens are no common word. */
@@ -578,6 +587,8 @@ export class TermIndexWriter {
     }
     this.makeCommon(crossed, newest);
     this.keepNominees(write);
+    this.sinceCrossingCheck += rows.length;
+    if (this.sinceCrossingCheck >= CROSSING_CHECK_ROWS) this.checkCrossing(newest);
   }
 
   /** The lengths of the rows with ids in [first, last] as FTS5 counted them (its docsize table). */
@@ -610,7 +621,12 @@ export class TermIndexWriter {
     }
     if (this.crossing.size === 0) return;
     this.refresh();
-    const newest = this.known.newestRow.get() ?? 0;
+    this.checkCrossing(this.known.newestRow.get() ?? 0);
+  }
+
+  /** The words that could have crossed since the last time, checked once each (see `crossing`). */
+  private checkCrossing(newest: number): void {
+    this.sinceCrossingCheck = 0;
     const crossed: Array<[term: string, df: number]> = [];
     for (const term of this.crossing) {
       if (this.common.has(term)) continue;
