@@ -451,7 +451,7 @@ describe('term index', () => {
       small.close();
     });
 
-    it('checks a word that could have crossed once, at finish or every 2^14 rows, where a hook checks it at each nomination', () => {
+    it('checks a word that could have crossed once, at finish or every so many rows, where a hook checks it at each nomination', () => {
       db.prepare("UPDATE term_index_settings SET value = 2000 WHERE key = 'common_docs'").run();
       // "delta" in 1,800 of the first 6,000 rows (known exactly: a snapshot), then in every eighth row: 2,050.
       const early = Array.from({ length: 6000 }, (_, i) => (i < 1800 ? `delta row${i}` : `row${i}`));
@@ -468,13 +468,13 @@ describe('term index', () => {
       expect(commonTerms()).toEqual(['delta']);
       expectIndexMatchesFts(0);
       loader.close();
-      // A long run checks them every 2^14 rows too: made common before its end.
+      // A long run checks them every so many rows too (2^16; 2^12 here): made common before its end.
       db.exec('DELETE FROM term_index_terms; DELETE FROM term_index_postings; DELETE FROM term_index_deltas; DELETE FROM messages_fts');
       writeRows(new TermIndexWriter(db), early, 2000);
       new TermIndexWriter(db).snapshot();
-      const long = new TermIndexWriter(db, { bulk: true });
+      const long = new TermIndexWriter(db, { bulk: true, crossingCheckRows: 2 ** 12 });
       // (Writes of 250: no word is common, and larger writes would defer.)
-      writeRows(long, [...late, ...Array.from({ length: 15_000 }, (_, i) => `more${i}`)], 250, 6001);
+      writeRows(long, [...late, ...Array.from({ length: 3000 }, (_, i) => `more${i}`)], 250, 6001);
       expect(commonTerms()).toEqual(['delta']);
       expect(long.checks).toBe(1);
       expectIndexMatchesFts(0);
