@@ -249,16 +249,21 @@ describe('term index', () => {
   describe('checks whether a word became common only when it could have', () => {
     const commonTerms = (): string[] => db.prepare<[], string>('SELECT term FROM term_index_terms').pluck().all();
 
-    it('reads no count for words far below the threshold during an import into a new store', () => {
-      db.prepare("UPDATE term_index_settings SET value = 2000 WHERE key = 'common_docs'").run();
-      const rand = mulberry32(11);
-      // 200 words each in 2-5% of 12,000 rows (at most ~600 messages), and one in a quarter of them.
+    /** 200 words each in 2-5% of the rows, and one ("alpha") in a quarter of them. */
+    function middlingTexts(seed: number, rows: number): string[] {
+      const rand = mulberry32(seed);
       const middling = Array.from({ length: 200 }, (_, i) => `mid${i.toString(36)}word`);
-      const texts = Array.from({ length: 12_000 }, (_, i) => {
+      return Array.from({ length: rows }, (_, i) => {
         const words = middling.filter((_, k) => rand() < 0.02 + (k % 4) * 0.01);
         if (rand() < 0.25) words.push('alpha');
         return `${words.join(' ')} row${i}`;
       });
+    }
+
+    it('reads no count for words far below the threshold during an import into a new store', () => {
+      db.prepare("UPDATE term_index_settings SET value = 2000 WHERE key = 'common_docs'").run();
+      // 12,000 rows: the middling words in at most ~600 messages each.
+      const texts = middlingTexts(11, 12_000);
       const writer = new TermIndexWriter(db);
       writeRows(writer, texts, 2000);
       expect(commonTerms()).toEqual(['alpha']);
@@ -270,15 +275,8 @@ describe('term index', () => {
 
     it('knows what the writers before it saw: a later writer checks no word they counted far below the threshold', () => {
       db.prepare("UPDATE term_index_settings SET value = 2000 WHERE key = 'common_docs'").run();
-      const rand = mulberry32(14);
-      // As above, 200 words each in 2-5% of the rows, one in a quarter of them, written by one
-      // writer and then by another (a later sync): 600 to 800 messages each by the end.
-      const middling = Array.from({ length: 200 }, (_, i) => `mid${i.toString(36)}word`);
-      const texts = Array.from({ length: 16_000 }, (_, i) => {
-        const words = middling.filter((_, k) => rand() < 0.02 + (k % 4) * 0.01);
-        if (rand() < 0.25) words.push('alpha');
-        return `${words.join(' ')} row${i}`;
-      });
+      // Written by one writer and then by another (a later sync): 600 to 800 messages each by the end.
+      const texts = middlingTexts(14, 16_000);
       const first = new TermIndexWriter(db);
       writeRows(first, texts.slice(0, 12_000), 2000);
       first.close();

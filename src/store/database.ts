@@ -237,15 +237,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // 11 (issue #26): the term index (term-index.ts): postings of the store's most common words and
   // every message's length, so a query of common words is scored in milliseconds, exactly as FTS5's
   // bm25() over every match would score it. Built here from FTS5's own index, once.
-  (db: Db) => {
-    db.exec(TERM_INDEX_SCHEMA);
-    const writer = new TermIndexWriter(db);
-    try {
-      writer.build();
-    } finally {
-      writer.close();
-    }
-  },
+  (db: Db) => termIndexStep(db, TERM_INDEX_SCHEMA, (writer) => writer.build()),
   // 12 (issue #27): the viewer's home page counts each workspace's conversations and messages and
   // its last activity (viewer-store.ts). With the workspace index alone that read every
   // conversation's row (previews and all: ~18 MB on the 10x bench store, 2.3 s from a cold disk,
@@ -292,16 +284,19 @@ export const MIGRATIONS: readonly Migration[] = [
   // 14 (issue #28): what the store knows of words not common yet (term-index.ts, `nominate`), kept
   // across processes: each process used to start knowing nothing, and on the 10x bench store a sync
   // of 3,000 sessions then read FTS5's count of 3,882 words. Started here from FTS5's counts, once.
-  (db: Db) => {
-    db.exec(TERM_NOMINEES_SCHEMA);
-    const writer = new TermIndexWriter(db);
-    try {
-      writer.snapshot();
-    } finally {
-      writer.close();
-    }
-  },
+  (db: Db) => termIndexStep(db, TERM_NOMINEES_SCHEMA, (writer) => writer.snapshot()),
 ];
+
+/** A migration of the term index: its tables, then what a writer fills them with from FTS5. */
+function termIndexStep(db: Db, schema: string, fill: (writer: TermIndexWriter) => void): void {
+  db.exec(schema);
+  const writer = new TermIndexWriter(db);
+  try {
+    fill(writer);
+  } finally {
+    writer.close();
+  }
+}
 
 export function databasePath(stateDir: string): string {
   return path.join(stateDir, DATABASE_FILE);
