@@ -635,11 +635,8 @@ export class TermIndexWriter {
     this.sinceCrossingCheck = 0;
     const crossed: Array<[term: string, df: number]> = [];
     for (const term of this.crossing) {
-      if (this.common.has(term)) continue;
-      this.checks++;
-      const df = this.messagesHolding(term);
-      if (df >= this.threshold) crossed.push([term, df]);
-      else this.known.putNominee.run(term, df, newest, 0);
+      const df = this.common.has(term) ? undefined : this.check(term, newest);
+      if (df !== undefined) crossed.push([term, df]);
     }
     this.crossing.clear();
     this.makeCommon(crossed, newest);
@@ -746,10 +743,18 @@ export class TermIndexWriter {
       if (!below) this.crossing.add(term);
       return undefined;
     }
+    return this.check(term, write.newest);
+  }
+
+  /**
+   * Reads how many messages FTS5 holds `term` in: that count if it reached the threshold (the caller
+   * makes it common), else undefined, and the count kept as the word's bound.
+   */
+  private check(term: string, newest: number): number | undefined {
     this.checks++;
     const df = this.messagesHolding(term);
     if (df >= this.threshold) return df;
-    this.known.putNominee.run(term, df, write.newest, 0);
+    this.known.putNominee.run(term, df, newest, 0);
     return undefined;
   }
 
@@ -806,12 +811,22 @@ export class TermIndexWriter {
     this.known.dropUnknown.run();
   }
 
-  /** Every word FTS5 holds in `threshold` messages or more, made common (the terms reloaded once, after all). */
-  private promoteCommonWords(): void {
+  /**
+   * Every word FTS5 holds in `threshold` messages or more, made common (the terms reloaded once,
+   * after all); returns the words it holds in `from` messages or more but fewer than that, with
+   * their counts (one read of FTS5's whole vocabulary either way).
+   */
+  private promoteCommonWords(from?: number): Array<[word: string, doc: number]> {
+    // The threshold as the store has it: read by refresh.
     this.refresh();
-    const words = this.db.prepare<[number], string>('SELECT term FROM term_index_vocab_row WHERE doc >= ?').pluck().all(this.threshold);
-    for (const word of words) if (!this.common.has(word)) this.insertCommon(word);
+    const words = this.db.prepare<[number], [string, number]>('SELECT term, doc FROM term_index_vocab_row WHERE doc >= ?').raw().all(from ?? this.threshold);
+    const below: Array<[word: string, doc: number]> = [];
+    for (const [word, doc] of words) {
+      if (doc < this.threshold) below.push([word, doc]);
+      else if (!this.common.has(word)) this.insertCommon(word);
+    }
     this.refresh();
+    return below;
   }
 
   /**
@@ -824,20 +839,13 @@ export class TermIndexWriter {
     this.refresh();
     const floor = Math.max(1, Math.floor(this.threshold / SNAPSHOT_FLOOR_SHARE));
     const newest = this.known.newestRow.get() ?? 0;
-    const words = this.db.prepare<[number], [string, number]>('SELECT term, doc FROM term_index_vocab_row WHERE doc >= ?').raw().all(floor);
+    const near = this.promoteCommonWords(floor);
     this.forgetNominees();
-    let named = 0;
-    for (const [word, doc] of words) {
-      if (doc < this.threshold) {
-        this.known.putNominee.run(word, doc, newest, 0);
-        named++;
-      } else if (!this.common.has(word)) this.insertCommon(word);
-    }
-    this.known.putSetting.run('nominees', named);
+    for (const [word, doc] of near) this.known.putNominee.run(word, doc, newest, 0);
+    this.known.putSetting.run('nominees', near.length);
     // No word holds more messages than there are rows (nor, from there, than the floor).
     this.known.putSetting.run('unknown_bound', Math.min(floor - 1, newest));
     this.known.putSetting.run('unknown_at', newest);
-    this.refresh();
   }
 
   /** `term`'s row in the term table and its postings; false when a phrase's counts cannot be read back. */
