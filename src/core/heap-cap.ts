@@ -8,10 +8,15 @@
 export const HEAP_CAP_MB = 128;
 export const HEAP_CAP_FLAG = `--max-old-space-size=${HEAP_CAP_MB}`;
 /**
- * The young generation too: V8's default semi-space (16 MB, three of them per isolate, and the
- * writer thread is a second isolate) was ~40 MB of the 1x import's peak RSS. Measured on the 1x
- * bench tree, three runs each: 8 MB peaked at 222 MB against 264 MB, and ran no slower (4 MB did:
- * scavenges got frequent).
+ * The young generation too: V8's default semi-space (16 MB, three of them per isolate) was ~40 MB
+ * of the 1x import's peak RSS when it ran on two isolates: 8 MB peaked at 222 MB against 264 MB.
+ * Since planning moved to a pool of workers the process has four isolates (main, two planners,
+ * the store's writer), and at 8 MB their young generations held 63 MB of the ~130 MB of V8 heap
+ * at the peak (16 MB each, old spaces 11–23 MB). At 4 MB, in turn with 8 on the 1x tree (four
+ * pairs): peak RSS 213–224 MB against 252–259, wall 0.98–1.12x of 8's, median ~1.01; on the tree
+ * with 8x tool outputs (three pairs) 203–206 MB against 233–243, no slower. Before the pool,
+ * when the main thread planned every session, 4 MB did run slower (scavenges got frequent); the
+ * planners now scavenge their own young generations. The flag caps every isolate of the process.
  */
-export const SEMI_SPACE_MB = 8;
+export const SEMI_SPACE_MB = 4;
 export const HEAP_CAP_FLAGS: readonly string[] = [HEAP_CAP_FLAG, `--max-semi-space-size=${SEMI_SPACE_MB}`];

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EvermeError, errorFromData } from '../core/errors.js';
+import { SEMI_SPACE_MB } from '../core/heap-cap.js';
 import type { PlanPart } from '../sinks/sink.js';
 import type { FromPlanWorker, ToPlanWorker } from './plan-protocol.js';
 import { inlinePlanner, type Planner } from './planner.js';
@@ -11,10 +12,10 @@ import type { EmitPart, PlanJob, PlanResult } from './session-plan.js';
 /**
  * A worker's old generation: a plan holds one part (4 MiB of requests, their forms and rows) per
  * session in flight and one line at the line cap; capped like the main thread's (core/heap-cap.ts),
- * so a pool of them stays inside the import's memory bound.
+ * so a pool of them stays inside the import's memory bound. Its young generation is the main
+ * thread's too (three semi-spaces), also where no flag caps the process (a sync).
  */
 const WORKER_HEAP_MB = 96;
-const WORKER_SEMI_SPACE_MB = 8;
 
 /** One job in a worker: where its parts go, in order, and how it ends. */
 interface Job {
@@ -34,7 +35,7 @@ class PlanThread {
   private dead: EvermeError | undefined;
 
   constructor(url: URL) {
-    this.worker = new Worker(url, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 3 * WORKER_SEMI_SPACE_MB } });
+    this.worker = new Worker(url, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 3 * SEMI_SPACE_MB } });
     this.worker.on('message', (message: FromPlanWorker) => this.receive(message));
     this.worker.on('error', (err) => this.die(new EvermeError('internal', `A plan worker failed: ${err.message}`, { cause: err })));
     this.worker.on('exit', (code) => this.die(new EvermeError('internal', `A plan worker exited (code ${code})`)));

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EvermeError, errorFromData, type EvermeErrorData } from '../core/errors.js';
+import { SEMI_SPACE_MB } from '../core/heap-cap.js';
 import { LocalCommitter, writeTransferList, type EncodedWrite, type SessionWrite } from './local-commit.js';
 import { WRITE_TURN_BYTES, WriteTurn } from './write-turn.js';
 
@@ -82,7 +83,8 @@ export interface WriterReply {
 /**
  * The writer thread's old generation. Its live data is the commit backlog (see LocalSink) and one
  * group; without a bound V8 let the heap grow with the garbage of the deserialised writes, and the
- * thread alone took ~100 MB of the process's RSS on the 1x import.
+ * thread alone took ~100 MB of the process's RSS on the 1x import. Its young generation is the
+ * main thread's (three semi-spaces), also where no flag caps the process (a sync).
  */
 const WRITER_HEAP_MB = 96;
 
@@ -116,7 +118,7 @@ export class WriterThread implements LocalWriter {
     const cancelled = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
     this.cancelledFlag = new Int32Array(cancelled);
     const data: WriterThreadData = { stateDir, closed, turn, cancelled };
-    this.worker = new Worker(threadUrl, { workerData: data, resourceLimits: { maxOldGenerationSizeMb: WRITER_HEAP_MB } });
+    this.worker = new Worker(threadUrl, { workerData: data, resourceLimits: { maxOldGenerationSizeMb: WRITER_HEAP_MB, maxYoungGenerationSizeMb: 3 * SEMI_SPACE_MB } });
     this.worker.on('message', (reply: WriterReply) => this.settle(reply));
     this.worker.on('error', (err) => this.stop(new EvermeError('internal', `The store writer thread failed: ${err.message}`, { cause: err })));
     this.worker.on('exit', (code) => this.stop(new EvermeError('internal', `The store writer thread exited (code ${code})`)));
