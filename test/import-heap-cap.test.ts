@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateBigTranscript } from '../bench/corpus.js';
 import { HEAP_CAP_FLAG, HEAP_CAP_FLAGS, wantsHeapCap } from '../src/cli/heap-capped.js';
+import { gcHelperThreads } from '../src/core/heap-cap.js';
 import { cliEnv, envelopeOf, startCli, waitFor } from './support/cli-process.js';
 import { tempDir } from './transcript-helpers.js';
 
@@ -55,6 +56,15 @@ describe('import under a capped heap', () => {
     expect(wantsHeapCap(['search', 'x'], {}, [])).toBe(false);
     expect(wantsHeapCap(['import'], { EVERME_HEAP_CAPPED: '1' }, [])).toBe(false);
     expect(wantsHeapCap(['import'], {}, ['--max-old-space-size=512'])).toBe(false);
+  });
+
+  it('gives V8 one garbage-collection helper thread on two cores, and the cores the import leaves free up to four', () => {
+    expect(gcHelperThreads(1)).toBe(1);
+    expect(gcHelperThreads(2)).toBe(1);
+    expect(gcHelperThreads(4)).toBe(2);
+    expect(gcHelperThreads(6)).toBe(4);
+    expect(gcHelperThreads(64)).toBe(4);
+    expect(HEAP_CAP_FLAGS).toContain(`--v8-pool-size=${gcHelperThreads()}`);
   });
 
   it.runIf(onLinux)('runs the real CLI import in a child node with the cap, which imports a 48 MB transcript within 256 MB', async () => {
