@@ -29,7 +29,8 @@ export const SEMI_SPACE_MB = 4;
  * helpers only took turns with them: at 1, in turn with 4 on a 2-core machine, the 1x import took
  * 0.96x the time (median of 7 pairs), and the import to the loopback gateway and the store 0.93x
  * (2 pairs; to the gateway alone it gained about as much). With more cores than the import's own
- * threads fill, the helpers get the rest, up to Node's 4 (measured on 2 cores only).
+ * threads fill, the helpers get the rest, up to Node's 4 (measured on 2 cores only). The hook's
+ * detached worker, one thread beside the user's agent, takes the same.
  */
 export function gcHelperThreads(cores: number = availableParallelism()): number {
   return Math.min(4, Math.max(1, cores - 2));
