@@ -3,18 +3,11 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { storeAtVersion } from './support/store-at-version.js';
 import { tempDir } from './support/temp.js';
 import { EvermeError } from '../src/core/errors.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
 import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/session-store.js';
-
-/** A store as a release that knew only the first `version` migrations left it, opened raw. */
-function storeAtVersion(stateDir: string, version: number): Database.Database {
-  const raw = new Database(databasePath(stateDir));
-  for (const step of MIGRATIONS.slice(0, version)) if (typeof step === 'string') raw.exec(step); else step(raw);
-  raw.pragma(`user_version = ${version}`);
-  return raw;
-}
 
 function catchError(fn: () => unknown): EvermeError {
   try {

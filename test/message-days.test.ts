@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSettings } from '../src/config/settings.js';
 import { Forgetter } from '../src/forget/forget.js';
-import { databasePath, MIGRATIONS, openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/store/database.js';
 import { LocalStore } from '../src/store/local-store.js';
 import { buildStore, conversationIdFor, type BuiltStore } from './recall-store-fixture.js';
+import { storeAtVersion } from './support/store-at-version.js';
 import { tempDir } from './transcript-helpers.js';
 
 /**
@@ -83,12 +84,7 @@ describe('message_days', () => {
   it('migration 10 fills it from a store written before it', () => {
     const stateDir = tempDir();
     try {
-      const raw = new Database(databasePath(stateDir));
-      for (const step of MIGRATIONS.slice(0, 9)) {
-        if (typeof step === 'string') raw.exec(step);
-        else step(raw);
-      }
-      raw.pragma('user_version = 9');
+      const raw = storeAtVersion(stateDir, 9);
       raw.prepare("INSERT INTO conversations (conversation_id, session_id, source) VALUES ('c', 's', 'messages')").run();
       const insert = raw.prepare("INSERT INTO messages (conversation_id, msg_key, role, timestamp, content) VALUES ('c', ?, 'user', ?, 'x')");
       [base, base + 1000, base + 3000, base + 3 * DAY].forEach((t, i) => insert.run(`k${i}`, t));

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,12 +8,13 @@ import { decideWorkspace, SessionCatalog, skippedKind } from '../src/engine/sess
 import { renderContextIndex, renderSessionStartContext } from '../src/recall/context-index.js';
 import { LocalRecall } from '../src/recall/recall.js';
 import { localSessionStartContext } from '../src/recall/session-recall.js';
-import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
+import { MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
 import { LocalStore } from '../src/store/local-store.js';
 import { SessionMetaStore } from '../src/store/session-meta.js';
 import { SessionStore } from '../src/store/session-store.js';
 import type { SessionIndexRead } from '../src/transcript/session-index.js';
 import type { SessionRef } from '../src/transcript/types.js';
+import { storeAtVersion } from './support/store-at-version.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -67,13 +67,10 @@ describe('kinds read by default', () => {
 describe('the session meta store', () => {
   it("migration 13 keeps the workspace a hook recorded before as the session's cwd claim, of unknown time", () => {
     const stateDir = tempDir();
-    const raw = new Database(databasePath(stateDir));
     // The release before the session index: every migration before 13 (the later ones run after it at open).
     const before = 12;
     expect(MIGRATIONS.length).toBeGreaterThan(before);
-    for (const step of MIGRATIONS.slice(0, before)) if (typeof step === 'string') raw.exec(step);
-    else step(raw);
-    raw.pragma(`user_version = ${before}`);
+    const raw = storeAtVersion(stateDir, before);
     raw.prepare('INSERT INTO sessions (session_id, session_dir, workspace_dir) VALUES (?, ?, ?)').run('s1', '/d/s1', '/from/hook');
     raw.prepare('INSERT INTO sessions (session_id, session_dir) VALUES (?, ?)').run('s2', '/d/s2');
     raw.close();

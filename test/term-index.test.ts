@@ -1,9 +1,10 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import fs from 'node:fs';
+import { storeAtVersion } from './support/store-at-version.js';
 import { tempDir } from './support/temp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentMessage, KeyedMessage } from '../src/core/agent-message.js';
-import { databasePath, MIGRATIONS, openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/store/database.js';
 import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
 import { LocalCommitter, encodeWrite } from '../src/store/local-commit.js';
 import { LocalStore, type ConversationRecord } from '../src/store/local-store.js';
@@ -492,10 +493,7 @@ describe('term index', () => {
 
   it("migration 14 starts what an existing store knows of its words from FTS5's counts", () => {
     const stateDir = tempDir('everme-terms-14-');
-    const raw = new Database(databasePath(stateDir));
-    for (const step of MIGRATIONS.slice(0, 13)) if (typeof step === 'string') raw.exec(step);
-    else step(raw);
-    raw.pragma('user_version = 13');
+    const raw = storeAtVersion(stateDir, 13);
     raw.prepare("INSERT INTO term_index_settings (key, value) VALUES ('common_docs', 40)").run();
     const insert = raw.prepare<[number, string]>('INSERT INTO messages_fts (rowid, text) VALUES (?, ?)');
     for (let id = 1; id <= 50; id++) insert.run(id, `${id <= 30 ? 'alpha' : ''} ${id <= 15 ? 'beta' : ''} ${id <= 5 ? 'gamma' : ''} row${id}`);

@@ -322,15 +322,15 @@ export interface TermIndexOptions {
 /** What the store knows of words not common yet: term_index_nominees and the settings beside it. */
 function knownStatements(db: Database.Database) {
   return {
-      nominee: db.prepare<[string], Nominee>('SELECT bound, id_at AS idAt, rows FROM term_index_nominees WHERE term = ?'),
-      putNominee: db.prepare<[string, number, number, number]>('INSERT OR REPLACE INTO term_index_nominees (term, bound, id_at, rows) VALUES (?, ?, ?, ?)'),
-      dropNominee: db.prepare<[string]>('DELETE FROM term_index_nominees WHERE term = ?'),
-      allNominees: db.prepare<[], [string, number, number, number]>('SELECT term, bound, id_at, rows FROM term_index_nominees').raw(),
-      clearNominees: db.prepare('DELETE FROM term_index_nominees'),
-      setting: db.prepare<[string], number>('SELECT value FROM term_index_settings WHERE key = ?').pluck(),
-      putSetting: db.prepare<[string, number]>('INSERT OR REPLACE INTO term_index_settings (key, value) VALUES (?, ?)'),
-      dropUnknown: db.prepare("DELETE FROM term_index_settings WHERE key IN ('unknown_bound', 'unknown_at', 'nominees')"),
-      newestRow: db.prepare<[], number>('SELECT coalesce(max(id), 0) FROM messages_fts_docsize').pluck(),
+    nominee: db.prepare<[string], Nominee>('SELECT bound, id_at AS idAt, rows FROM term_index_nominees WHERE term = ?'),
+    putNominee: db.prepare<[string, number, number, number]>('INSERT OR REPLACE INTO term_index_nominees (term, bound, id_at, rows) VALUES (?, ?, ?, ?)'),
+    dropNominee: db.prepare<[string]>('DELETE FROM term_index_nominees WHERE term = ?'),
+    allNominees: db.prepare<[], [string, number, number, number]>('SELECT term, bound, id_at, rows FROM term_index_nominees').raw(),
+    clearNominees: db.prepare('DELETE FROM term_index_nominees'),
+    setting: db.prepare<[string], number>('SELECT value FROM term_index_settings WHERE key = ?').pluck(),
+    putSetting: db.prepare<[string, number]>('INSERT OR REPLACE INTO term_index_settings (key, value) VALUES (?, ?)'),
+    dropUnknown: db.prepare("DELETE FROM term_index_settings WHERE key IN ('unknown_bound', 'unknown_at', 'nominees')"),
+    newestRow: db.prepare<[], number>('SELECT coalesce(max(id), 0) FROM messages_fts_docsize').pluck(),
   };
 }
 
