@@ -2,11 +2,8 @@ import { ASCII_TOKEN, MAX_TOKEN_BYTES, stemInto, Unicode61 } from './fts-tokeniz
 
 /**
  * The term index's cut of one row (see term-index.ts): the row's tokens as FTS5 cuts them
- * (`fts-tokenizer.ts`), counted for the store's common terms and sampled for nomination, built
- * from the common terms alone. The term index's writer cuts every row it is given uncut; a plan
- * worker cuts the rows it encodes ahead of it when the store has common words (`RowCuts`): into a
- * large store the writer thread bounds the import, and cutting was most of its term-index work.
- * Free of the database (the tokenizer's in-memory oracle aside), so a plan worker can hold one.
+ * (`fts-tokenizer.ts`), counted for the store's common terms and sampled for nomination. A cutter
+ * is built from the common terms alone, and the writer builds a new one whenever they change.
  */
 
 /**
@@ -136,7 +133,7 @@ export class TermCutter {
    * token with other characters goes through the tokenizer's general reader. Phrases and CJK runs
    * are looked for only where a CJK token stands.
    */
-  cut(text: Uint8Array, seed: number, count: (term: number) => void, nominate: (term: string) => void): number {
+  cut(text: Uint8Array, id: number, count: (term: number) => void, nominate: (term: string) => void): number {
     const n = text.length;
     const { slotKeys, slotLens, slotHash, slotValue, ringVid, ringCp, tokenizer } = this;
     let pos = 0;
@@ -175,7 +172,7 @@ export class TermCutter {
       ringCp[at] = cjk;
       const single = vid >= 0 ? this.singleOf[vid]! : -1;
       if (single >= 0) count(single);
-      else if (nominates(hash, seed)) nominate(this.stemString(buf ?? this.folded(text, start, len), len));
+      else if (nominates(hash, id)) nominate(this.stemString(buf ?? this.folded(text, start, len), len));
       if (cjk < 0) continue;
       // Phrases ending here: common ones counted, runs of CJK characters nominated.
       for (const k of this.phraseLengths) {
@@ -187,7 +184,7 @@ export class TermCutter {
       for (let k = 2; k <= MAX_PHRASE && k <= pos; k++) {
         const h = ringHash(ringCp, pos, k);
         if (h === undefined) break;
-        if (nominates(h, seed)) nominate(ringPhrase(ringCp, pos, k));
+        if (nominates(h, id)) nominate(ringPhrase(ringCp, pos, k));
       }
     }
   }
@@ -202,15 +199,15 @@ export class TermCutter {
 }
 
 /**
- * Whether one occurrence of a word (its hash) in the row of `seed` (its row id) nominates it: about one in
- * NOMINATE_ONE_IN, whichever rows the word stands in. The top bits of a multiplicative mix depend
+ * Whether one occurrence of a word (its hash) in row `id` nominates it: about one in
+ * 2 ** NOMINATE_BITS, whichever rows the word stands in. The top bits of a multiplicative mix depend
  * on every bit of the row id; the low bits of `hash ^ id`, used before, depend on its low bits only,
  * so a word that stood in rows of one parity (a tool call every other row) was never nominated
  * when its hash had the other: on the 10x bench store 917 of the 1,896 words in 8,192 messages or
  * more (`grep` in 207,112) were never made common, and queries naming them were scored by FTS5.
  */
-function nominates(hash: number, seed: number): boolean {
-  return Math.imul(hash ^ Math.imul(seed, 0x9e3779b1), 0x85ebca6b) >>> (32 - NOMINATE_BITS) === 0;
+function nominates(hash: number, id: number): boolean {
+  return Math.imul(hash ^ Math.imul(id, 0x9e3779b1), 0x85ebca6b) >>> (32 - NOMINATE_BITS) === 0;
 }
 
 /** Whether the cached key at `keys[at..]` is `text[start..start+len)` folded. */

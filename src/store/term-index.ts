@@ -143,8 +143,14 @@ export interface Postings {
   tfs: number[];
 }
 
+/** Postings as a write holds them (see `TermIndexWriter.add`): ids ascending. */
+interface PostingsView {
+  ids: ArrayLike<number>;
+  tfs: ArrayLike<number>;
+}
+
 /** Each posting: (gap from the previous id, ×2, +1 when tf > 1), then tf when > 1. `prev` is the id before the first. */
-function encodePostings(out: Bytes, ids: readonly number[], tfs: readonly number[], from: number, to: number, prev: number): void {
+function encodePostings(out: Bytes, ids: ArrayLike<number>, tfs: ArrayLike<number>, from: number, to: number, prev: number): void {
   for (let i = from; i < to; i++) {
     const tf = tfs[i]!;
     out.varint((ids[i]! - prev) * 2 + (tf > 1 ? 1 : 0));
@@ -194,7 +200,7 @@ function readVarint(data: Uint8Array, at: { i: number }): number {
 }
 
 /** A delta row: per word, (term id, byte length, postings from id -1). */
-function encodeDelta(out: Bytes, sections: ReadonlyMap<number, Postings>): Buffer {
+function encodeDelta(out: Bytes, sections: ReadonlyMap<number, PostingsView>): Buffer {
   const body = new Bytes();
   for (const [termId, p] of sections) {
     encodePostings(body, p.ids, p.tfs, 0, p.ids.length, -1);
@@ -442,7 +448,8 @@ export class TermIndexWriter {
       tf[term] = before + 1;
       if (before === 0) touched.push(term);
     };
-    const postings = new Map<number, Postings>();
+    // This write's postings, flat: (term, row id, count) in row order (see `writePostings`).
+    const flat = new Triples();
     // Term → how many of these rows nominated it (a large write, an import's, nominates a word in
     // many), and the last row that did: a row counts once, however often the word stands in it.
     const nominated = new Map<string, number>();
@@ -458,10 +465,7 @@ export class TermIndexWriter {
       id = Number(rowid);
       const dl = this.cutter.cut(text, id, count, nominate);
       for (const term of touched) {
-        let p = postings.get(term);
-        if (!p) postings.set(term, (p = { ids: [], tfs: [] }));
-        p.ids.push(id);
-        p.tfs.push(tf[term]!);
+        flat.push(term, id, tf[term]!);
         tf[term] = 0;
       }
       touched.length = 0;
@@ -471,17 +475,7 @@ export class TermIndexWriter {
       new DataView(block.buffer).setUint32((id % LENGTH_CHUNK) * 4, dl, true);
     }
     for (const [chunk, block] of lengths) this.stmts.putLengths.run(chunk, block);
-    if (postings.size > 0) {
-      const sections = new Map<number, Postings>();
-      for (const [term, p] of postings) {
-        const termId = this.termIds[term]!;
-        sections.set(termId, p);
-        this.stmts.addDf.run(p.ids.length, termId);
-      }
-      this.stmts.addDelta.run(encodeDelta(new Bytes(), sections));
-      const { n, bytes } = this.stmts.deltaSize.get() ?? { n: 0, bytes: 0 };
-      if (n >= DELTA_MERGE_ROWS || bytes >= DELTA_MERGE_BYTES) this.mergeDeltas();
-    }
+    this.writePostings(flat);
     const write: NominatingWrite = { first, newest, snapshot: this.snapshotBound(), deferFirst: rows.length >= DEFER_FIRST_CHECK_ROWS };
     this.newNominees = 0;
     const crossed: Array<[term: string, df: number]> = [];
@@ -743,6 +737,38 @@ export class TermIndexWriter {
     return docs;
   }
 
+  /**
+   * A write's postings, by term, into the index: as a delta, or, once the deltas would hold
+   * DELTA_MERGE_BYTES or DELTA_MERGE_ROWS with it, into their chunks, the deltas before it first:
+   * the same chunks as storing it as a delta and merging them all, without storing and decoding it.
+   */
+  private writePostings(flat: Triples): void {
+    if (flat.length === 0) return;
+    const sections = new Map<number, PostingsView>();
+    for (const [term, p] of flat.byTerm(this.termIds.length)) {
+      const termId = this.termIds[term]!;
+      sections.set(termId, p);
+      this.stmts.addDf.run(p.ids.length, termId);
+    }
+    const delta = encodeDelta(new Bytes(), sections);
+    const { n, bytes } = this.stmts.deltaSize.get() ?? { n: 0, bytes: 0 };
+    if (n + 1 < DELTA_MERGE_ROWS && bytes + delta.length < DELTA_MERGE_BYTES) {
+      this.stmts.addDelta.run(delta);
+      return;
+    }
+    if (n > 0) this.mergeDeltas();
+    const out = new Bytes();
+    for (const [termId, p] of sections) {
+      for (let from = 0; from < p.ids.length; ) {
+        const chunk = Math.floor(p.ids[from]! / POSTING_CHUNK);
+        let to = from;
+        while (to < p.ids.length && Math.floor(p.ids[to]! / POSTING_CHUNK) === chunk) to++;
+        this.appendToChunk(out, chunk * CHUNK_KEY + termId, p, from, to);
+        from = to;
+      }
+    }
+  }
+
   /** Moves the deltas' postings into their chunks. */
   mergeDeltas(): void {
     const byKey = new Map<number, Postings>();
@@ -759,23 +785,28 @@ export class TermIndexWriter {
     const out = new Bytes();
     for (const key of [...byKey.keys()].sort((a, b) => a - b)) {
       const add = byKey.get(key)!;
-      const chunkStart = Math.floor(key / CHUNK_KEY) * POSTING_CHUNK;
-      const row = this.stmts.getPosting.get(key);
-      if (row && add.ids[0]! <= row.last) {
-        // Not an append (never expected: row ids only grow): merge whole.
-        const merged = new Map<number, number>();
-        decodePostings(row.data, 0, row.data.length, chunkStart - 1, (id, tf) => merged.set(id, tf));
-        add.ids.forEach((id, i) => merged.set(id, add.tfs[i]!));
-        const ids = [...merged.keys()].sort((a, b) => a - b);
-        encodePostings(out, ids, ids.map((id) => merged.get(id)!), 0, ids.length, chunkStart - 1);
-        this.stmts.putPosting.run(key, ids[ids.length - 1]!, out.take());
-        continue;
-      }
-      if (row) out.bytes(row.data);
-      encodePostings(out, add.ids, add.tfs, 0, add.ids.length, row ? row.last : chunkStart - 1);
-      this.stmts.putPosting.run(key, add.ids[add.ids.length - 1]!, out.take());
+      this.appendToChunk(out, key, add, 0, add.ids.length);
     }
     this.stmts.clearDeltas.run();
+  }
+
+  /** Postings `[from, to)` of `add` (ids ascending, all in the chunk of `key`) into that chunk's row. */
+  private appendToChunk(out: Bytes, key: number, add: PostingsView, from: number, to: number): void {
+    const chunkStart = Math.floor(key / CHUNK_KEY) * POSTING_CHUNK;
+    const row = this.stmts.getPosting.get(key);
+    if (row && add.ids[from]! <= row.last) {
+      // Not an append (never expected: row ids only grow): merge whole.
+      const merged = new Map<number, number>();
+      decodePostings(row.data, 0, row.data.length, chunkStart - 1, (id, tf) => merged.set(id, tf));
+      for (let i = from; i < to; i++) merged.set(add.ids[i]!, add.tfs[i]!);
+      const ids = [...merged.keys()].sort((a, b) => a - b);
+      encodePostings(out, ids, ids.map((id) => merged.get(id)!), 0, ids.length, chunkStart - 1);
+      this.stmts.putPosting.run(key, ids[ids.length - 1]!, out.take());
+      return;
+    }
+    if (row) out.bytes(row.data);
+    encodePostings(out, add.ids, add.tfs, from, to, row ? row.last : chunkStart - 1);
+    this.stmts.putPosting.run(key, add.ids[to - 1]!, out.take());
   }
 
   /** Forgets rows (deleted from FTS5 in the same transaction): their lengths and postings, their words' counts. */
@@ -828,6 +859,58 @@ export class TermIndexWriter {
   }
 }
 
+/**
+ * A write's postings as it counts them: (term, row id, count) triples in row order, grown as needed
+ * and kept off the JavaScript heap (a large write holds millions: as arrays per term they were
+ * most of the writer thread's garbage collection).
+ */
+class Triples {
+  private terms = new Int32Array(1024);
+  private ids = new Float64Array(1024);
+  private tfs = new Int32Array(1024);
+  length = 0;
+
+  push(term: number, id: number, tf: number): void {
+    const at = this.length;
+    if (at === this.terms.length) this.grow();
+    this.terms[at] = term;
+    this.ids[at] = id;
+    this.tfs[at] = tf;
+    this.length = at + 1;
+  }
+
+  private grow(): void {
+    const terms = new Int32Array(2 * this.length);
+    const ids = new Float64Array(2 * this.length);
+    const tfs = new Int32Array(2 * this.length);
+    terms.set(this.terms);
+    ids.set(this.ids);
+    tfs.set(this.tfs);
+    this.terms = terms;
+    this.ids = ids;
+    this.tfs = tfs;
+  }
+
+  /** Each term's postings (of `terms` terms), ids ascending as the rows came: one counting sort. */
+  byTerm(terms: number): Map<number, PostingsView> {
+    const start = new Int32Array(terms + 1);
+    for (let k = 0; k < this.length; k++) start[this.terms[k]! + 1]!++;
+    for (let t = 0; t < terms; t++) start[t + 1]! += start[t]!;
+    const next = start.slice(0, terms);
+    const ids = new Float64Array(this.length);
+    const tfs = new Int32Array(this.length);
+    for (let k = 0; k < this.length; k++) {
+      const at = next[this.terms[k]!]!++;
+      ids[at] = this.ids[k]!;
+      tfs[at] = this.tfs[k]!;
+    }
+    const out = new Map<number, PostingsView>();
+    for (let t = 0; t < terms; t++) {
+      if (start[t + 1]! > start[t]!) out.set(t, { ids: ids.subarray(start[t], start[t + 1]), tfs: tfs.subarray(start[t], start[t + 1]) });
+    }
+    return out;
+  }
+}
 
 /** The lowest and highest row id of a write. */
 function idRange(rows: readonly IndexedRow[]): { first: number; newest: number } {
