@@ -341,6 +341,8 @@ export class TermIndexWriter {
   private commonVersion = -1;
   private threshold = DEFAULT_COMMON_DOCS;
   private totals: IndexTotals = { rows: 0, tokens: 0 };
+  /** A write's postings as it counts them, reused from write to write (an import's are millions). */
+  private readonly flat = new Triples();
   /** How often this writer read a word's message count from FTS5 to see whether it became common. */
   checks = 0;
   private knownStmts: ReturnType<typeof knownStatements> | undefined;
@@ -449,7 +451,8 @@ export class TermIndexWriter {
       if (before === 0) touched.push(term);
     };
     // This write's postings, flat: (term, row id, count) in row order (see `writePostings`).
-    const flat = new Triples();
+    const flat = this.flat;
+    flat.length = 0;
     // Term → how many of these rows nominated it (a large write, an import's, nominates a word in
     // many), and the last row that did: a row counts once, however often the word stands in it.
     const nominated = new Map<string, number>();
