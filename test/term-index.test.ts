@@ -513,6 +513,18 @@ describe('term index', () => {
     }
   });
 
+  it('counts an upper-case word ending in a digit as its common word (V2 and HTTP2 are v2 and http2)', () => {
+    db.prepare("UPDATE term_index_settings SET value = 5 WHERE key = 'common_docs'").run();
+    const writer = new TermIndexWriter(db);
+    writeRows(writer, Array.from({ length: 8 }, () => 'v2 http2 ready'), 8);
+    db.transaction(() => writer.snapshot())();
+    expect(db.prepare<[], string>('SELECT term FROM term_index_terms').pluck().all()).toEqual(expect.arrayContaining(['v2', 'http2']));
+    // Such a word is its own stem: the writer looks it up by the hash of its folded bytes.
+    writeRows(writer, ['V2 HTTP2 V2', 'Http2 v2', 'V2'], 3, 9);
+    writer.close();
+    expectIndexMatchesFts(1);
+  });
+
   it('counts CJK, accented and other scripts as FTS5 does (migration-built and written rows agree)', () => {
     store.upsertConversation({ conversationId: 'u', sessionId: 's-u', source: 'messages', createdAtMs: clock });
     const texts = ['Café CAFÉ cafe\u0301 naïve', toFtsText('数据库的数据很多数据'), 'Привет привет мир', 'ｆｕｌｌｗｉｄｔｈ ＴＥＳＴ test'];

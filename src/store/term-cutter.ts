@@ -18,6 +18,12 @@ const SLOT_BYTES = 24;
 const STEM_FILTER_BITS = 1 << 16;
 /** Phrases of up to this many CJK characters can become common terms (longer ones stay with FTS5). */
 const MAX_PHRASE = 6;
+/**
+ * Per byte: an ASCII token character folded (`| 0x20`, as unicode61 folds A–Z), or 0. One load a
+ * byte in the cut's hottest loop, never out of bounds (a table of 128 read bytes of 0x80 and over).
+ */
+const FOLDED = new Uint8Array(256);
+for (let c = 0; c < 128; c++) if (ASCII_TOKEN[c] === 1) FOLDED[c] = c | 0x20;
 
 export class TermCutter {
   /** The stems common terms are made of → their id here, and each one's single-word term (or -1). */
@@ -139,14 +145,15 @@ export class TermCutter {
     let pos = 0;
     let i = 0;
     for (;;) {
-      while (i < n && text[i]! < 0x80 && ASCII_TOKEN[text[i]!] === 0) i++;
+      while (i < n && FOLDED[text[i]!] === 0 && text[i]! < 0x80) i++;
       if (i < n && text[i]! >= 0x80) i = tokenizer.skip(text, i, n);
       if (i >= n) return pos;
       const start = i;
       let hash = 0x811c9dc5;
-      while (i < n && ASCII_TOKEN[text[i]!] === 1) {
-        hash = Math.imul(hash ^ (text[i]! | 0x20), 0x01000193);
-        i++;
+      let c = i < n ? FOLDED[text[i]!]! : 0;
+      while (c !== 0) {
+        hash = Math.imul(hash ^ c, 0x01000193);
+        c = ++i < n ? FOLDED[text[i]!]! : 0;
       }
       let vid: number;
       let buf: Uint8Array | undefined;
