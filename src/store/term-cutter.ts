@@ -131,7 +131,6 @@ export class TermCutter {
     return this.vocab.get(Buffer.from(stem.buffer, stem.byteOffset, n).toString('utf8')) ?? -1;
   }
 
-
   /**
    * One row's tokens, as `Unicode61.tokenize` cuts them, counted for the common terms (`count`) and
    * sampled for nomination; returns the row's token count. Fused into one pass: an ASCII token

@@ -336,8 +336,8 @@ export class TermIndexWriter {
   /** Term (a stem, or stems of a phrase joined by a space) → index into termIds; reloaded when another writer made one common. */
   private common = new Map<string, number>();
   private termIds: number[] = [];
-  /** Cuts rows for the common terms (reloaded with them). */
-  private cutter = new TermCutter([], this.tokenizer);
+  /** Cuts rows for the common terms: made by `refresh`, which every write calls first, and again when they change. */
+  private cutter: TermCutter | undefined;
   private commonVersion = -1;
   private threshold = DEFAULT_COMMON_DOCS;
   private totals: IndexTotals = { rows: 0, tokens: 0 };
@@ -452,7 +452,7 @@ export class TermIndexWriter {
     };
     // This write's postings, flat: (term, row id, count) in row order (see `writePostings`).
     const flat = this.flat;
-    flat.length = 0;
+    flat.clear();
     // Term → how many of these rows nominated it (a large write, an import's, nominates a word in
     // many), and the last row that did: a row counts once, however often the word stands in it.
     const nominated = new Map<string, number>();
@@ -466,7 +466,7 @@ export class TermIndexWriter {
     const lengths = new Map<number, Uint8Array>();
     for (const [rowid, text] of rows) {
       id = Number(rowid);
-      const dl = this.cutter.cut(text, id, count, nominate);
+      const dl = this.cutter!.cut(text, id, count, nominate);
       for (const term of touched) {
         flat.push(term, id, tf[term]!);
         tf[term] = 0;
@@ -679,15 +679,10 @@ export class TermIndexWriter {
     if (!docs) return false;
     const termId = this.stmts.insertTerm.get(term, docs.ids.length)!;
     const out = new Bytes();
-    let from = 0;
-    while (from < docs.ids.length) {
-      const chunk = Math.floor(docs.ids[from]! / POSTING_CHUNK);
-      let to = from;
-      while (to < docs.ids.length && Math.floor(docs.ids[to]! / POSTING_CHUNK) === chunk) to++;
+    forEachChunk(docs.ids, (chunk, from, to) => {
       encodePostings(out, docs.ids, docs.tfs, from, to, chunk * POSTING_CHUNK - 1);
       this.stmts.putPosting.run(chunk * CHUNK_KEY + termId, docs.ids[to - 1]!, out.take());
-      from = to;
-    }
+    });
     return true;
   }
 
@@ -762,13 +757,7 @@ export class TermIndexWriter {
     if (n > 0) this.mergeDeltas();
     const out = new Bytes();
     for (const [termId, p] of sections) {
-      for (let from = 0; from < p.ids.length; ) {
-        const chunk = Math.floor(p.ids[from]! / POSTING_CHUNK);
-        let to = from;
-        while (to < p.ids.length && Math.floor(p.ids[to]! / POSTING_CHUNK) === chunk) to++;
-        this.appendToChunk(out, chunk * CHUNK_KEY + termId, p, from, to);
-        from = to;
-      }
+      forEachChunk(p.ids, (chunk, from, to) => this.appendToChunk(out, chunk * CHUNK_KEY + termId, p, from, to));
     }
   }
 
@@ -862,6 +851,17 @@ export class TermIndexWriter {
   }
 }
 
+/** Calls `each(chunk, from, to)` for each run `ids[from..to)` of ascending ids in one posting chunk. */
+function forEachChunk(ids: ArrayLike<number>, each: (chunk: number, from: number, to: number) => void): void {
+  for (let from = 0; from < ids.length; ) {
+    const chunk = Math.floor(ids[from]! / POSTING_CHUNK);
+    let to = from;
+    while (to < ids.length && Math.floor(ids[to]! / POSTING_CHUNK) === chunk) to++;
+    each(chunk, from, to);
+    from = to;
+  }
+}
+
 /**
  * A write's postings as it counts them: (term, row id, count) triples in row order, grown as needed
  * and kept off the JavaScript heap (a large write holds millions: as arrays per term they were
@@ -871,21 +871,29 @@ class Triples {
   private terms = new Int32Array(1024);
   private ids = new Float64Array(1024);
   private tfs = new Int32Array(1024);
-  length = 0;
+  private size = 0;
+
+  get length(): number {
+    return this.size;
+  }
+
+  clear(): void {
+    this.size = 0;
+  }
 
   push(term: number, id: number, tf: number): void {
-    const at = this.length;
+    const at = this.size;
     if (at === this.terms.length) this.grow();
     this.terms[at] = term;
     this.ids[at] = id;
     this.tfs[at] = tf;
-    this.length = at + 1;
+    this.size = at + 1;
   }
 
   private grow(): void {
-    const terms = new Int32Array(2 * this.length);
-    const ids = new Float64Array(2 * this.length);
-    const tfs = new Int32Array(2 * this.length);
+    const terms = new Int32Array(2 * this.size);
+    const ids = new Float64Array(2 * this.size);
+    const tfs = new Int32Array(2 * this.size);
     terms.set(this.terms);
     ids.set(this.ids);
     tfs.set(this.tfs);
@@ -897,12 +905,12 @@ class Triples {
   /** Each term's postings (of `terms` terms), ids ascending as the rows came: one counting sort. */
   byTerm(terms: number): Map<number, PostingsView> {
     const start = new Int32Array(terms + 1);
-    for (let k = 0; k < this.length; k++) start[this.terms[k]! + 1]!++;
+    for (let k = 0; k < this.size; k++) start[this.terms[k]! + 1]!++;
     for (let t = 0; t < terms; t++) start[t + 1]! += start[t]!;
     const next = start.slice(0, terms);
-    const ids = new Float64Array(this.length);
-    const tfs = new Int32Array(this.length);
-    for (let k = 0; k < this.length; k++) {
+    const ids = new Float64Array(this.size);
+    const tfs = new Int32Array(this.size);
+    for (let k = 0; k < this.size; k++) {
       const at = next[this.terms[k]!]!++;
       ids[at] = this.ids[k]!;
       tfs[at] = this.tfs[k]!;
