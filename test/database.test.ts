@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { storeAtVersion } from './support/store-at-version.js';
 import { tempDir } from './support/temp.js';
 import { EvermeError } from '../src/core/errors.js';
-import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
+import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase, PAGE_SIZE, pagesOf } from '../src/store/database.js';
 import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/session-store.js';
 
 function catchError(fn: () => unknown): EvermeError {
@@ -138,6 +138,40 @@ describe('openDatabase', () => {
       // Merged 64 segments at a time (migration 7): 16-way merges made the import's cost grow with the history.
       const ftsConfig = db.prepare<[], { k: string; v: number }>('SELECT k, v FROM messages_fts_config').all();
       expect(Object.fromEntries(ftsConfig.map((row) => [row.k, row.v]))).toMatchObject({ automerge: 64, crisismerge: 128 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('creates a new store with 8 KiB pages, and counts a byte limit in its pages', () => {
+    const db = openDatabase(tempDir());
+    try {
+      expect(db.pragma('page_size', { simple: true })).toBe(PAGE_SIZE);
+      expect(PAGE_SIZE).toBe(8192);
+      expect(pagesOf(db, 40 * 1024 * 1024)).toBe(5120);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('keeps the 4 KiB pages of a store an earlier release created, and reads and writes it as before', () => {
+    const stateDir = tempDir();
+    const raw = new Database(databasePath(stateDir));
+    raw.pragma('journal_mode = WAL');
+    for (const step of MIGRATIONS) if (typeof step === 'string') raw.exec(step);
+    else step(raw);
+    raw.pragma(`user_version = ${MIGRATIONS.length}`);
+    raw.prepare("INSERT INTO runs (kind, started_at_ms, params_json) VALUES ('import', 1, '{}')").run();
+    expect(raw.pragma('page_size', { simple: true })).toBe(4096);
+    raw.close();
+
+    const db = openDatabase(stateDir);
+    try {
+      expect(db.pragma('page_size', { simple: true })).toBe(4096);
+      expect(pagesOf(db, 40 * 1024 * 1024)).toBe(10_240);
+      db.prepare("INSERT INTO runs (kind, started_at_ms, params_json) VALUES ('sync', 2, '{}')").run();
+      expect(db.prepare('SELECT kind FROM runs ORDER BY id').pluck().all()).toEqual(['import', 'sync']);
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     } finally {
       db.close();
     }

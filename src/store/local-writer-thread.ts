@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import { z } from 'zod';
 import { errorData, EvermeError } from '../core/errors.js';
-import { openDatabase } from './database.js';
+import { openDatabase, pagesOf } from './database.js';
 import { LocalCommitter, storeWriteError, type EncodedWrite } from './local-commit.js';
 import type { WriterReply, WriterRequest } from './local-writer.js';
 import { groupLength } from './write-group.js';
@@ -22,14 +22,15 @@ const threadDataSchema = z.object({
 /** The writer connection's page cache (see where it is set). */
 const WRITER_CACHE_KIB = 16 * 1024;
 /**
- * How many WAL pages the writer lets accumulate before it checkpoints them into the database. A
- * checkpoint waits for the disk twice (it syncs the WAL, then the database file): at SQLite's
- * default of 1,000 pages (4 MB) every group commit ran one, and on the 10x bench tree the writer
- * thread waited 11.9 s in 1,215 fsyncs (strace) of its ~52 s of commits. At 10,000 (a WAL of
- * ~40 MB), commits took 44 s against 50 s in the same hour, and a page rewritten by several
- * commits in between (index interior pages, the FTS structure) is copied back once.
+ * How much WAL the writer lets accumulate before it checkpoints it into the database. A checkpoint
+ * waits for the disk twice (it syncs the WAL, then the database file): at SQLite's default of 1,000
+ * pages (4 MB of 4 KiB pages) every group commit ran one, and on the 10x bench tree the writer
+ * thread waited 11.9 s in 1,215 fsyncs (strace) of its ~52 s of commits. At ~40 MB (10,000 such
+ * pages), commits took 44 s against 50 s in the same hour, and a page rewritten by several commits
+ * in between (index interior pages, the FTS structure) is copied back once. Counted in bytes, as
+ * stores differ in page size (see PAGE_SIZE).
  */
-const WRITER_AUTOCHECKPOINT_PAGES = 10_000;
+const WRITER_AUTOCHECKPOINT_BYTES = 40 * 1024 * 1024;
 
 const port = parentPort;
 if (!port) throw new Error('local-writer-thread must run as a worker thread');
@@ -50,7 +51,7 @@ try {
   // dirty pages mid-transaction. Measured on the 1x import, five interleaved runs each: 16 MB was
   // ~4.5% faster than the default at the same peak RSS; 32 MB no faster than 16, and ~20 MB larger.
   db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
-  db.pragma(`wal_autocheckpoint = ${WRITER_AUTOCHECKPOINT_PAGES}`);
+  db.pragma(`wal_autocheckpoint = ${pagesOf(db, WRITER_AUTOCHECKPOINT_BYTES)}`);
   // A bulk loader: while no word is common (a cold import), the term index's counting waits for
   // the end of the run (see TermIndexOptions.bulk and close below).
   committer = new LocalCommitter(db, { bulk: true });
