@@ -26,8 +26,11 @@ export interface HistoryFileChoice {
 function nonEmptyFile(file: string): HistoryFileStat | undefined {
   try {
     // lstat: a symlink is chosen as itself, so that reading it reports `symlinked_file` instead of
-    // following it to a file outside the session (or silently falling back to another file).
-    const s = lstatSync(file);
+    // following it to a file outside the session (or silently falling back to another file). A
+    // missing file is answered without an exception: every ledger-era session has no messages.jsonl,
+    // and a no-op sync asks this of every session.
+    const s = lstatSync(file, { throwIfNoEntry: false });
+    if (s === undefined) return undefined;
     return (s.isFile() || s.isSymbolicLink()) && s.size > 0 ? { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino, dev: s.dev } : undefined;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
