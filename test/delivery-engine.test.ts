@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SinkName } from '../src/config/settings.js';
+import { GatewaySink } from '../src/sinks/gateway/gateway-sink.js';
+import { LocalSink } from '../src/sinks/local/local-sink.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import {
   appendLines,
@@ -179,6 +181,31 @@ describe('unchanged sessions', () => {
     expect(touched.sessions).toMatchObject({ scanned: 1, unchanged: 1 });
     expect(touched.requests).toBe(0);
     expect(agentMemoryRequests()).toBe(requests);
+  });
+
+  it('ends an unchanged session at its checks for the store, which owes it nothing, and still at the gateway, which may owe a flush', async () => {
+    writeMessagesSession(env.dataDir, 1, turnsEnvelopes('quiet', [0, 1]));
+    writeLedgerSession(env.dataDir, 2, 'still', [0]);
+    const localBegins = vi.spyOn(LocalSink.prototype, 'begin');
+    const gatewayBegins = vi.spyOn(GatewaySink.prototype, 'begin');
+    try {
+      await runEngine(env, 'import', 'everme');
+      expect(localBegins).toHaveBeenCalledTimes(2);
+      localBegins.mockClear();
+      gatewayBegins.mockClear();
+
+      const again = await runEngine(env, 'sync', 'everme');
+      expect(again.sessions).toMatchObject({ scanned: 2, unchanged: 2, delivered: 0, failed: 0 });
+      expect(again.sinks).toEqual([
+        expect.objectContaining({ sink: 'everme', sessions: expect.objectContaining({ unchanged: 2, failed: 0 }) as unknown }),
+        expect.objectContaining({ sink: 'local', sessions: expect.objectContaining({ unchanged: 2, failed: 0 }) as unknown }),
+      ]);
+      expect(localBegins).not.toHaveBeenCalled();
+      expect(gatewayBegins).toHaveBeenCalledTimes(2);
+    } finally {
+      localBegins.mockRestore();
+      gatewayBegins.mockRestore();
+    }
   });
 });
 

@@ -117,7 +117,9 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     if (!active.some((run) => run.changed)) {
       // Not read, but the session index or a hook may place it elsewhere now.
       await ctx.privacy?.redecide(session);
-      return await settle(session, ctx, outcome, active, chosen, scope);
+      // A sink that owes an unchanged session nothing keeps it `unchanged` without being asked.
+      const ending = active.filter((run) => run.sink.endsUnchanged);
+      return ending.length === 0 ? outcome : await settle(session, ctx, outcome, ending, chosen, scope);
     }
 
     // Its workspace, learnt from as little as it takes, decides whether the history is read at all.

@@ -86,6 +86,12 @@ export interface Sink {
   readonly name: SinkName;
   /** What the sink takes from a plan part: the requests' messages (to send them) or the encoded rows (to store them). */
   readonly takes: 'requests' | 'rows';
+  /**
+   * Whether a session with nothing new for this sink is still begun and ended at it: the gateway
+   * may owe the conversation a flush, the store owes it nothing. A sync passes thousands of
+   * unchanged sessions, and for a sink that says no each ends at its checks.
+   */
+  readonly endsUnchanged: boolean;
   /** Keys of the conversation's messages this sink has acknowledged (its high-water marks). */
   deliveredKeys(conversationId: string): Set<string>;
   /** Opens one session's delivery; resolves once the sink can take another session without its backlog growing past its bound. */

@@ -35,6 +35,8 @@ interface GatewayStores {
  */
 export class GatewaySink implements Sink {
   readonly takes = 'requests' as const;
+  /** A conversation the hook delivered whole may still be owed its flush (see `settleOwedFlush`). */
+  readonly endsUnchanged = true;
   readonly name = NAME;
   private readonly stores: GatewayStores;
 

@@ -30,6 +30,8 @@ export const MAX_COMMIT_BACKLOG_BYTES = 24 * 1024 * 1024;
 export class LocalSink implements Sink {
   readonly takes = 'rows' as const;
   readonly name = 'local' as const;
+  /** A session's rows, warnings and fingerprint commit together, so one it is given nothing for leaves nothing to commit. */
+  readonly endsUnchanged = false;
   private readonly store: LocalStore;
   /** Runs whose Ctrl-C already gives up the writes still queued (one listener per run, not per session). */
   private readonly watched = new WeakSet<AbortSignal>();
