@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { builtFile } from '../core/package-root.js';
 import { EvermeError, errorFromData } from '../core/errors.js';
 import { SEMI_SPACE_MB } from '../core/heap-cap.js';
 import type { PlanPart } from '../sinks/sink.js';
@@ -190,11 +190,10 @@ export class PlanPool implements Planner {
   }
 }
 
-/** The worker entry beside this module once built; sources run by a test runner have none (they plan inline). */
+/** The worker entry of the build (see `builtFile`); sources run by a test runner have none (they plan inline). */
 export function planWorkerUrl(): URL | undefined {
-  if (!import.meta.url.endsWith('.js')) return undefined;
-  const url = new URL('./plan-worker.js', import.meta.url);
-  return existsSync(fileURLToPath(url)) ? url : undefined;
+  const file = builtFile(import.meta.url, 'src/engine/plan-worker.js');
+  return file === undefined ? undefined : pathToFileURL(file);
 }
 
 /** Workers for a bulk run: one per core. The main thread (delivering) and the store's writer thread share them with the workers. */

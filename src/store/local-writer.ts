@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { builtFile } from '../core/package-root.js';
 import { EvermeError, errorFromData, type EvermeErrorData } from '../core/errors.js';
 import { SEMI_SPACE_MB } from '../core/heap-cap.js';
 import { LocalCommitter, writeTransferList, type EncodedWrite, type SessionWrite } from './local-commit.js';
@@ -204,13 +204,12 @@ export class WriterThread implements LocalWriter {
 }
 
 /**
- * The thread entry beside this module once built. Sources run by a test runner have no `.js` next
- * to them (and a thread cannot load `.ts`): they commit inline.
+ * The thread entry of the build (see `builtFile`). Sources run by a test runner have none (and a
+ * thread cannot load `.ts`): they commit inline.
  */
 export function writerThreadUrl(): URL | undefined {
-  if (!import.meta.url.endsWith('.js')) return undefined;
-  const url = new URL('./local-writer-thread.js', import.meta.url);
-  return existsSync(fileURLToPath(url)) ? url : undefined;
+  const file = builtFile(import.meta.url, 'src/store/local-writer-thread.js');
+  return file === undefined ? undefined : pathToFileURL(file);
 }
 
 /**

@@ -1,0 +1,67 @@
+/**
+ * `npm run build` bundles every command but the hook (esbuild, chunks shared under dist/chunks/):
+ * a command then loads a few files instead of resolving ~200 modules one by one. A module in a
+ * chunk no longer sits beside the files it starts, so those are found from the package root.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { generateCorpus } from '../bench/corpus.js';
+import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
+import { repoRoot } from './support/cli.js';
+import { ensureBuilt } from './support/hook-harness.js';
+import { tempDir } from './transcript-helpers.js';
+
+const commandsDir = path.join(repoRoot, 'dist', 'commands');
+const chunksDir = path.join(repoRoot, 'dist', 'chunks');
+
+function builtFiles(): string[] {
+  ensureBuilt();
+  const inDir = (dir: string): string[] => fs.readdirSync(dir).filter((name) => name.endsWith('.js')).map((name) => path.join(dir, name));
+  return [...inDir(commandsDir), ...inDir(chunksDir)];
+}
+
+describe('the bundled commands', () => {
+  it('load their code from shared chunks, not from our sources one module at a time (the hook keeps its own bundle)', () => {
+    const files = builtFiles();
+    expect(files.some((file) => file.startsWith(chunksDir))).toBe(true);
+    for (const file of files) {
+      const text = fs.readFileSync(file, 'utf8');
+      const fromSources = [...text.matchAll(/from\s+["'](\.\.\/src\/[^"']+)["']/g)].map((m) => m[1]);
+      if (path.basename(file) === 'hook.js') expect(fromSources).toContain('../src/hook/hook-entry.js');
+      else expect(fromSources, path.relative(repoRoot, file)).toEqual([]);
+    }
+  });
+
+  it('never look for a file beside themselves that is not there', () => {
+    for (const file of builtFiles()) {
+      const text = fs.readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/new URL\(\s*["'](\.{1,2}\/[^"']+)["']\s*,\s*import\.meta\.url\s*\)/g)) {
+        const target = path.resolve(path.dirname(file), m[1]!);
+        expect(fs.existsSync(target), `${path.relative(repoRoot, file)} looks for ${m[1]}`).toBe(true);
+      }
+    }
+  });
+
+  it('plan a bulk import on the plan workers and commit it on the writer thread', async () => {
+    const root = tempDir();
+    const dataDir = path.join(root, 'data');
+    fs.mkdirSync(dataDir);
+    // More sessions than a run plans inline, more conversations than the store commits inline.
+    generateCorpus(dataDir, 40, 4000);
+    const log = path.join(root, 'workers.log');
+    const env = cliEnv(root, {
+      EVERME_STATE_DIR: path.join(root, 'state'),
+      NODE_OPTIONS: `--require ${path.join(repoRoot, 'test', 'support', 'worker-log.cjs')}`,
+      WORKER_LOG: log,
+    });
+    const result = await runCli(['import', '--since', '2026-01-01', '--data-dir', dataDir, '--sink', 'local', '--json'], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(envelopeOf(result).data).toMatchObject({ sessions: { scanned: 40, delivered: 40, failed: 0 } });
+    const started = fs.readFileSync(log, 'utf8').trim().split('\n');
+    const entries = started.map((url) => path.relative(repoRoot, new URL(url).pathname));
+    expect(entries).toContain(path.join('dist', 'src', 'engine', 'plan-worker.js'));
+    expect(entries).toContain(path.join('dist', 'src', 'store', 'local-writer-thread.js'));
+    expect(new Set(entries).size).toBe(2);
+  });
+});
