@@ -125,6 +125,22 @@ describe('exactly once after a failed request', () => {
     await run();
     expectEveryMessageExactlyOnce();
   });
+
+  it('counts a session the store already holds as failed too, once the key was rejected: the gateway never got it', async () => {
+    writeTree();
+    const stored = await runEngine(env, 'import', 'local', { concurrency: 1 });
+    expect(stored.sessions).toMatchObject({ delivered: 3, failed: 0 });
+    failWrite(1, { kind: 'http', status: 401 });
+    const first = await run();
+    expect(first.failures.map((f) => f.type)).toEqual(['auth']);
+    expect(first.sessions).toMatchObject({ scanned: 3, failed: 3, unchanged: 0 });
+    expect(first.sinks.find((s) => s.sink === 'local')?.sessions).toMatchObject({ unchanged: 3, failed: 0 });
+    expect(agentMemoryRequests()).toBe(1);
+
+    const second = await run();
+    expect(second.sessions).toMatchObject({ delivered: 3, failed: 0 });
+    expectEveryMessageExactlyOnce();
+  });
 });
 
 describe('exactly once at each of two sinks (the gateway and the embedded store)', () => {

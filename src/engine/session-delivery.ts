@@ -119,7 +119,8 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
       await ctx.privacy?.redecide(session);
       // A sink that owes an unchanged session nothing keeps it `unchanged` without being asked.
       const ending = active.filter((run) => run.sink.endsUnchanged);
-      return ending.length === 0 ? outcome : await settle(session, ctx, outcome, ending, chosen, scope);
+      if (ending.length > 0) return await settle(session, ctx, outcome, ending, chosen, scope);
+      return ctx.dryRun ? outcome : await concluded(outcome, scope);
     }
 
     // Its workspace, learnt from as little as it takes, decides whether the history is read at all.
@@ -202,6 +203,11 @@ async function settle(
   ctx.onHandedOff?.();
   await committed();
   for (const run of active) settleStatus(run, false);
+  return concluded(outcome, scope);
+}
+
+/** The session's status once each sink has its own: failed when one failed (a sink stopped earlier in the run included). */
+async function concluded(outcome: SessionOutcome, scope: ScopeCheck): Promise<SessionOutcome> {
   outcome.status = sessionStatusOf(outcome.sinks);
   if (outcome.status === 'failed') outcome.error = firstSinkError(outcome.sinks);
   else if (await scope.wasExcluded()) outcome.status = 'excluded';
