@@ -117,10 +117,7 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
     if (!active.some((run) => run.changed)) {
       // Not read, but the session index or a hook may place it elsewhere now.
       await ctx.privacy?.redecide(session);
-      // A sink that owes an unchanged session nothing keeps it `unchanged` without being asked.
-      const ending = active.filter((run) => run.sink.endsUnchanged);
-      if (ending.length > 0) return await settle(session, ctx, outcome, ending, chosen, scope);
-      return ctx.dryRun ? outcome : await concluded(outcome, scope);
+      return await settle(session, ctx, outcome, active, chosen, scope);
     }
 
     // Its workspace, learnt from as little as it takes, decides whether the history is read at all.
@@ -179,8 +176,11 @@ function contextFor(session: SessionRef, conversationId: string, ctx: DeliveryCo
 }
 
 /**
- * Nothing to read for any sink: each is still given the session's end, for what it owes without
- * new messages (the gateway's flush of a conversation the hook delivered whole).
+ * Nothing to read for any sink: each that may owe something without new messages (the gateway's
+ * flush of a conversation the hook delivered whole, `Sink.endsUnchanged`) is still given the
+ * session's end; the others (the store) keep it `unchanged` without being begun, as a sync passes
+ * thousands of such sessions. The session's status is every sink's, a sink stopped earlier in the
+ * run included.
  */
 async function settle(
   session: SessionRef,
@@ -191,23 +191,21 @@ async function settle(
   scope: ScopeCheck,
 ): Promise<SessionOutcome> {
   if (ctx.dryRun) return outcome;
-  const conversation: ConversationMeta = {
-    conversationId: outcome.conversationId,
-    sessionId: session.sessionId,
-    source: chosen.source === 'ledger' ? 'ledger' : 'messages',
-    ...(chosen.file === undefined ? {} : { historyFile: chosen.file }),
-    createdAtMs: session.createdAtMs,
-  };
-  for (const run of active) run.session = await run.sink.begin(contextFor(session, outcome.conversationId, ctx, scope));
-  const committed = await handOff(active, () => ({ conversation }));
-  ctx.onHandedOff?.();
-  await committed();
-  for (const run of active) settleStatus(run, false);
-  return concluded(outcome, scope);
-}
-
-/** The session's status once each sink has its own: failed when one failed (a sink stopped earlier in the run included). */
-async function concluded(outcome: SessionOutcome, scope: ScopeCheck): Promise<SessionOutcome> {
+  const ending = active.filter((run) => run.sink.endsUnchanged);
+  if (ending.length > 0) {
+    const conversation: ConversationMeta = {
+      conversationId: outcome.conversationId,
+      sessionId: session.sessionId,
+      source: chosen.source === 'ledger' ? 'ledger' : 'messages',
+      ...(chosen.file === undefined ? {} : { historyFile: chosen.file }),
+      createdAtMs: session.createdAtMs,
+    };
+    for (const run of ending) run.session = await run.sink.begin(contextFor(session, outcome.conversationId, ctx, scope));
+    const committed = await handOff(ending, () => ({ conversation }));
+    ctx.onHandedOff?.();
+    await committed();
+    for (const run of ending) settleStatus(run, false);
+  }
   outcome.status = sessionStatusOf(outcome.sinks);
   if (outcome.status === 'failed') outcome.error = firstSinkError(outcome.sinks);
   else if (await scope.wasExcluded()) outcome.status = 'excluded';
