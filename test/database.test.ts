@@ -156,11 +156,9 @@ describe('openDatabase', () => {
 
   it('keeps the 4 KiB pages of a store an earlier release created, and reads and writes it as before', () => {
     const stateDir = tempDir();
-    const raw = new Database(databasePath(stateDir));
+    // SQLite's default page size, as every store before this release was created with.
+    const raw = storeAtVersion(stateDir, MIGRATIONS.length);
     raw.pragma('journal_mode = WAL');
-    for (const step of MIGRATIONS) if (typeof step === 'string') raw.exec(step);
-    else step(raw);
-    raw.pragma(`user_version = ${MIGRATIONS.length}`);
     raw.prepare("INSERT INTO runs (kind, started_at_ms, params_json) VALUES ('import', 1, '{}')").run();
     expect(raw.pragma('page_size', { simple: true })).toBe(4096);
     raw.close();
