@@ -1,8 +1,10 @@
 /**
  * The gateway's marks and the embedded store's writer thread share one state file: the marks are
  * written in the main thread's turn (WriteTurn), never by sleeping in SQLite's busy handler while
- * the writer's transaction holds the file.
+ * the writer's transaction holds the file, and a session does not wait for that turn between its
+ * requests (GatewayMarks).
  */
+import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../src/sinks/gateway/gateway-client.js';
 import { GatewaySink } from '../src/sinks/gateway/gateway-sink.js';
@@ -45,28 +47,81 @@ function sinkWith(turn: WriteTurn | undefined): GatewaySink {
   return new GatewaySink(client, db, () => turn);
 }
 
+function stateOf() {
+  return {
+    sinkName: 'everme' as const,
+    sessionId: conversation.sessionId,
+    warningsOwner: { ...conversation, sessionDir: '/nowhere/mvs_turn' },
+    warnings: [],
+    fingerprint: { file: '/nowhere/mvs_turn/messages.jsonl', size: 200, mtimeMs: 1, ino: 1, headHash: 'h' },
+  };
+}
+
+function fingerprintOf(): unknown {
+  return db.prepare("SELECT size FROM fingerprints WHERE sink = 'everme' AND session_id = ?").get(conversation.sessionId);
+}
+
+function flushOwed(): unknown {
+  return db.prepare("SELECT 1 FROM flush_state WHERE sink = 'everme' AND conversation_id = ? AND pending = 1").get(conversation.conversationId);
+}
+
 const context = { conversationId: conversation.conversationId, sessionId: conversation.sessionId, mode: 'import' as const, boundary: false, excluded: () => Promise.resolve(false) };
 
 describe("the gateway sink's marks beside the writer thread", () => {
-  it('waits for the writer to give up its turn before recording what the gateway acknowledged, then records it', async () => {
+  it('sends on while the writer holds its turn, and commits the acknowledged marks together once it gives the turn up', { timeout: 10_000 }, async () => {
     const turn = new WriteTurn(new SharedArrayBuffer(WRITE_TURN_BYTES));
     const sink = sinkWith(turn);
+    // The hook delivered the conversation's start earlier and left its flush owed.
+    db.prepare("INSERT INTO flush_state (sink, conversation_id, pending, ends_turn) VALUES ('everme', ?, 1, 1)").run(conversation.conversationId);
     const session = await sink.begin(context);
     // The writer thread is in a transaction.
     turn.takeWriter();
-    let delivered = false;
-    const delivering = session.deliver(part(['k1', 'k2'], ['k3'])).then(() => {
-      delivered = true;
+    // Both requests go out and are acknowledged: the second does not wait for the first one's marks.
+    await session.deliver(part(['k1', 'k2'], ['k3']));
+    // The end needs no turn either: the last request flushed, so the file's owed flush (its mark
+    // not yet written over) is not claimed and sent again.
+    const handoff = await session.finish({ conversation, state: stateOf() });
+    expect(gw.requestsTo('/mem/agent-memory').map((r) => (r.body as { flush: boolean }).flush)).toEqual([false, true]);
+    let durable = false;
+    void handoff.durable.then(() => {
+      durable = true;
     });
-    // The gateway took the request; the marks wait for the turn, without blocking this thread.
-    await expect.poll(() => gw.requestsTo('/mem/agent-memory').length).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(delivered).toBe(false);
+    // Nothing was written in the writer's turn, and the session's end is not durable yet.
+    expect(durable).toBe(false);
     expect([...sink.deliveredKeys(conversation.conversationId)]).toEqual([]);
+    expect(fingerprintOf()).toBeUndefined();
     turn.give();
-    await delivering;
-    expect([...sink.deliveredKeys(conversation.conversationId)].sort()).toEqual(['k1', 'k2']);
-    expect(gw.requestsTo('/mem/agent-memory')).toHaveLength(1);
+    await handoff.durable;
+    expect([...sink.deliveredKeys(conversation.conversationId)].sort()).toEqual(['k1', 'k2', 'k3']);
+    expect(fingerprintOf()).toMatchObject({ size: 200 });
+    expect(flushOwed()).toBeUndefined();
+  });
+
+  it('commits marks still queued at close, once the writer gives its turn up', async () => {
+    const turnBuffer = new SharedArrayBuffer(WRITE_TURN_BYTES);
+    const turn = new WriteTurn(turnBuffer);
+    const sink = sinkWith(turn);
+    const session = await sink.begin(context);
+    // Another thread holds the writer's turn for 200 ms, as a writer thread's transaction does.
+    const holder = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       const cell = new Int32Array(workerData, 0, 2);
+       Atomics.store(cell, 0, 1);
+       parentPort.postMessage('held');
+       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+       Atomics.store(cell, 0, 0);
+       Atomics.notify(cell, 0);`,
+      { eval: true, workerData: turnBuffer },
+    );
+    await new Promise((resolve) => holder.once('message', resolve));
+    // The session failed after its first request was acknowledged: no one waits for that mark.
+    await session.deliver(part(['k1'], ['k2']));
+    session.abandon();
+    expect([...sink.deliveredKeys(conversation.conversationId)]).toEqual([]);
+    sink.close();
+    expect([...sink.deliveredKeys(conversation.conversationId)]).toEqual(['k1']);
+    await holder.terminate();
   });
 
   it('without a writer thread, records the marks as soon as the gateway acknowledged', async () => {

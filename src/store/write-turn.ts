@@ -82,6 +82,23 @@ export class WriteTurn {
     }
   }
 
+  /**
+   * As `runMain`, but blocking this thread until the writer's transaction ends: only where nothing
+   * else is left to run on it (the last writes at close).
+   */
+  runMainBlocking<T>(write: () => T): T {
+    for (;;) {
+      if (this.tryTakeMain()) {
+        try {
+          return write();
+        } finally {
+          this.give();
+        }
+      }
+      Atomics.wait(this.cell, TURN, WRITER, 100);
+    }
+  }
+
   // ── writer thread ────────────────────────────────────────────────────────────────────────────
 
   /**

@@ -8,21 +8,23 @@ import { SessionStateWriter } from '../../store/session-state.js';
 import { writeInTurn, type WriteTurn } from '../../store/write-turn.js';
 import type { ConversationMeta, Handoff, PlanPart, SessionContext, SessionEnd, SessionTally, Sink, SinkSession } from '../sink.js';
 import { contentRequestId, type GatewayClient } from './gateway-client.js';
+import { GatewayMarks } from './gateway-marks.js';
 import { endsTurn, flushPlanFor, UploadFlags, type Outgoing } from './flush-policy.js';
 
 const NAME = 'everme' as const;
 
 /** The gateway's marks in the state file: keys acknowledged, flushes owed, and each session's state. */
 interface GatewayStores {
-  inTransaction: (fn: () => void) => void;
   keys: DeliveredKeyStore;
   flushes: FlushClaimStore;
   state: SessionStateWriter;
+  /** What the gateway acknowledged, and each session's state: committed as `GatewayMarks` says. */
+  marks: GatewayMarks;
   /**
-   * Runs a write of these marks in the main thread's turn while the embedded store's writer thread
-   * runs (see WriteTurn): otherwise the write found the file locked by that thread's transaction and
-   * slept in SQLite's busy handler, stopping the main thread. Measured on the 1x import to both
-   * sinks: 4.6 s of its 16 s were spent there.
+   * Runs a write that must be in the file before the sink goes on (a flush claim, which another
+   * process may contend for) in the main thread's turn while the embedded store's writer thread
+   * runs (see WriteTurn): otherwise the write found the file locked by that thread's transaction
+   * and slept in SQLite's busy handler, stopping the main thread.
    */
   write: <T>(write: () => T) => Promise<T>;
 }
@@ -46,10 +48,8 @@ export class GatewaySink implements Sink {
     db: Database.Database,
     turn: () => WriteTurn | undefined = () => undefined,
   ) {
-    const inTransaction = db.transaction((fn: () => void) => fn());
-    // A session's next request waits for this write, and the writer's next transaction may be long.
     const write = <T>(fn: () => T): Promise<T> => writeInTurn(turn(), fn);
-    this.stores = { inTransaction, keys: new DeliveredKeyStore(db), flushes: new FlushClaimStore(db), state: new SessionStateWriter(db), write };
+    this.stores = { keys: new DeliveredKeyStore(db), flushes: new FlushClaimStore(db), state: new SessionStateWriter(db), marks: new GatewayMarks(db, turn), write };
   }
 
   deliveredKeys(conversationId: string): Set<string> {
@@ -60,7 +60,10 @@ export class GatewaySink implements Sink {
     return Promise.resolve(new GatewaySession(this.client, this.stores, context));
   }
 
-  close(): void {}
+  /** Marks still queued for the writer thread's turn are committed before the file is closed. */
+  close(): void {
+    this.stores.marks.commitNow();
+  }
 }
 
 class GatewaySession implements SinkSession {
@@ -69,6 +72,10 @@ class GatewaySession implements SinkSession {
   private readonly noticed = new WarningCollector();
   /** The history file, once known: what the gateway's own warnings name. */
   private file = '';
+  /** This session's marks, each committed or on its way (see GatewayMarks). */
+  private readonly marked: Array<Promise<void>> = [];
+  /** Whether this run sent the conversation a request: the last one it sent settled its flush. */
+  private sent = false;
 
   constructor(
     private readonly client: GatewayClient,
@@ -99,12 +106,15 @@ class GatewaySession implements SinkSession {
     if (state) {
       for (const out of this.flags.end()) await this.send(conversation, out);
       const sinkWarnings = this.noticed.entries();
-      // Every request was committed when the gateway acknowledged it; only the session's state is left.
-      await this.stores.write(() => this.stores.inTransaction(() => this.stores.state.write({ ...state, sinkWarnings })));
+      // Every request has its marks on the way; only the session's state is left.
+      this.marked.push(this.stores.marks.record(() => this.stores.state.write({ ...state, sinkWarnings })));
     }
     await this.settleOwedFlush(conversation);
     this.tally.warnings = this.noticed.entries();
-    return { durable: Promise.resolve() };
+    const durable = Promise.all(this.marked).then(() => undefined);
+    // Awaited by the caller once every sink holds the session; a failure meanwhile is not unhandled.
+    durable.catch(() => undefined);
+    return { durable };
   }
 
   abandon(): void {}
@@ -117,14 +127,16 @@ class GatewaySession implements SinkSession {
       undefined,
       { requestId: contentRequestId(conversationId, request.keys, flush), ...(this.context.signal ? { waitSignal: this.context.signal } : {}) },
     );
-    await this.stores.write(() =>
-      this.stores.inTransaction(() => {
-        this.stores.keys.record(NAME, conversationId, request.keys);
-        const last = request.messages.at(-1);
-        if (flush) this.stores.flushes.record(NAME, conversationId, false, endsTurn(last));
-        else if (last) this.stores.flushes.record(NAME, conversationId, true, endsTurn(last));
-      }),
-    );
+    const marked = this.stores.marks.record(() => {
+      this.stores.keys.record(NAME, conversationId, request.keys);
+      const last = request.messages.at(-1);
+      if (flush) this.stores.flushes.record(NAME, conversationId, false, endsTurn(last));
+      else if (last) this.stores.flushes.record(NAME, conversationId, true, endsTurn(last));
+    });
+    // A session that fails later leaves its marks to commit anyway (see GatewayMarks.commitNow).
+    marked.catch(() => undefined);
+    this.marked.push(marked);
+    this.sent = true;
     this.tally.requests += 1;
     this.tally.messages += request.messages.length;
     if (ack.responseInvalid) {
@@ -140,6 +152,10 @@ class GatewaySession implements SinkSession {
   private async settleOwedFlush(conversation: ConversationMeta): Promise<void> {
     const { mode, boundary, conversationId } = this.context;
     if (mode === 'hook' && !boundary) return;
+    // Its last request answered the question, and its marks may still be queued (GatewayMarks), so
+    // the file may not say so yet: it flushed (import, a boundary, a sync at a finished turn) and
+    // nothing is owed, or it did not (a sync that ended mid-turn), and what it owes waits for a turn end.
+    if (this.sent) return;
     const owed = this.stores.flushes.pending(NAME, conversationId);
     if (!owed || (mode === 'sync' && !boundary && !owed.endsTurn)) return;
     // A flush is a request about the conversation too: none for an excluded workspace.
