@@ -13,7 +13,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FixtureQuestion, FixtureSession, RecallFixture } from './fixture.js';
 
 const turnSchema = z.object({ role: z.enum(['user', 'assistant']), content: z.string(), has_answer: z.boolean().optional() });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { z } from 'zod';
+import * as z from 'zod';
 import { sessionDir } from '../corpus.js';
 
 export interface FixtureSession {

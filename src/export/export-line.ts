@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentMessage } from '../core/agent-message.js';
 import type { ExportConversation } from '../store/export-reader.js';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ExclusionPolicy } from '../config/exclude.js';
 import { sessionIdOf } from '../core/conversation-id.js';
 import { EvermeError } from '../core/errors.js';

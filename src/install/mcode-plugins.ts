@@ -1,7 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * `mcode plugin list --json`, read leniently: the reference documents the command but not its

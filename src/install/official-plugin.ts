@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { openRuntimeState, runtimeStatePath } from '../transcript/runtime-state.js';
 import { entryDisabled, listMcodePlugins, type McodePluginEntry } from './mcode-plugins.js';
 

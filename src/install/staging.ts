@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EvermeError } from '../core/errors.js';
 import { findPackageRoot as findPackageRootFrom, PACKAGE_NAME } from '../core/package-root.js';
 import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';

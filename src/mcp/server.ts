@@ -2,7 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
 import type { Settings, SinkName } from '../config/settings.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isPlainObject, isRecord } from '../core/json.js';
 
 import type { WarningCode, WarningCollector } from '../core/warnings.js';

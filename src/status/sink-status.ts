@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SinkName } from '../config/settings.js';
 import { DeliveredKeyStore } from '../store/delivered-key-store.js';
 import { FingerprintStore } from '../store/fingerprint-store.js';

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
 import { conversationWithMeta, inProject } from './conversation-list.js';
 

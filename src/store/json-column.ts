@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /**
  * A JSON text column read back through its schema: NULL, text that is not JSON, and JSON of

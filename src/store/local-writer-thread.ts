@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorData, EvermeError } from '../core/errors.js';
 import { openDatabase, pagesOf } from './database.js';
 import { LocalCommitter, storeWriteError, type EncodedWrite } from './local-commit.js';

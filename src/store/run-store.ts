@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseJsonColumn } from './json-column.js';
 
 export type RunKind = 'import' | 'sync' | 'hook';

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SinkName } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { WARNING_CODES, WarningCollector, type WarningEntry } from '../core/warnings.js';

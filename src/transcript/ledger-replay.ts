@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { WarningCollector } from '../core/warnings.js';
 import { readLines, type ReadLinesOptions, type ReadLinesResult } from './line-reader.js';
 import type { HistoryItem } from './types.js';

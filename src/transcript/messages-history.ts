@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isRecord } from '../core/json.js';
 import type { WarningCollector } from '../core/warnings.js';
 import { readLines, type Line, type LineReaderReport, type ReadLinesOptions, type ReadLinesResult } from './line-reader.js';

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { z } from 'zod';
+import * as z from 'zod';
 import { openRuntimeState, runtimeStatePath, troubleOf, RUNTIME_STATE_BUSY_TIMEOUT_MS, type RuntimeStateMode, type RuntimeStateTrouble } from './runtime-state.js';
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { LEDGER_FILE } from './ledger-replay.js';
 import { readLines } from './line-reader.js';
 import { chooseHistoryFile } from './session-history.js';

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentMessage } from '../../src/core/agent-message.js';
 
 export const FAKE_GATEWAY_TOKEN = 'evt_fake0123456789abcdefTOKEN';

@@ -1,6 +1,6 @@
 /** Reading what net-guard.mjs logged (one JSON line per blocked attempt), for suite-setup and global-setup. */
 import fs from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const blockedSchema = z.object({
   kind: z.string(),

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { EvermeError, type ErrorType } from '../../core/errors.js';
 import { assertKeySafeTransport } from '../../config/transport.js';
 import { redactOutput } from '../../core/redact-output.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Every gateway response, success or not. `status` 0 is the only success, whatever the HTTP code. */
 export const envelopeSchema = z.object({
