@@ -44,6 +44,23 @@ describe('discoverSessions', () => {
     expect((await discover(data)).ids).toEqual(['mvs_real_id']);
   });
 
+  it('reads manifests of every size whole, one after another, small after large (the read buffer is shared)', async () => {
+    const data = tempDir();
+    const sizes = [200, 9_000, 300, 700_000, 100];
+    sizes.forEach((size, i) => {
+      const dir = makeSession(data, '2026/09/01', `mvs_size_${i}`, { time: `12-00-0${i}-000` });
+      const head = JSON.stringify({ sessionId: `mvs_size_${i}`, createdAtMs: 1000 + i, paths: { note: '' } });
+      // Padded with multi-byte characters, so a read cut short would break the JSON or a character.
+      const note = 'é'.repeat(Math.max(0, Math.floor((size - head.length) / 2)));
+      fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ sessionId: `mvs_size_${i}`, createdAtMs: 1000 + i, paths: { note } }));
+    });
+    const found = await discover(data);
+    expect(found.invalid).toEqual([]);
+    // In the walk's order: each manifest after a larger one, and the one that grows the buffer.
+    expect(found.ids).toEqual(sizes.map((_, i) => `mvs_size_${i}`));
+    expect(found.sessions.map((s) => s.createdAtMs)).toEqual([1000, 1001, 1002, 1003, 1004]);
+  });
+
   it('does not follow symlinked session, day or year directories', async () => {
     const data = tempDir();
     const real = makeSession(data, '2026/09/01', 'mvs_real');

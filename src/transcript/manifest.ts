@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
 import { isRecord } from '../core/json.js';
@@ -31,6 +31,20 @@ export type ManifestResult =
   /** `missing`: no manifest.json at all, so the directory is not (yet) a session. */
   | { ok: false; missing: boolean; reason: string; symlink?: boolean };
 
+/** Reused by every read (they are synchronous): a manifest fits, a larger file grows it. */
+let readBuffer = Buffer.alloc(4096);
+
+/**
+ * The file's text in one read at its start, when it is no larger than fstat said (`size`); else
+ * (it grew meanwhile) all of it. `readFileSync` asks fstat again and reads until a read returns
+ * nothing: two more system calls per manifest, ~16 ms of a no-op sync over 3,000 sessions.
+ */
+function readSmallFile(fd: number, size: number): string {
+  if (readBuffer.length < size + 1) readBuffer = Buffer.alloc(size + 1);
+  const n = readSync(fd, readBuffer, 0, size + 1, 0);
+  return n <= size ? readBuffer.toString('utf8', 0, n) : readFileSync(fd, 'utf8');
+}
+
 /**
  * Synchronous on purpose: a manifest is a few hundred bytes, and a no-op sync reads thousands of
  * them; a thread-pool round trip per file costs more than the read itself.
@@ -48,7 +62,7 @@ export function readManifest(sessionDir: string): ManifestResult {
     mtimeMs = stat.mtimeMs;
     if (!stat.isFile()) return { ok: false, missing: false, reason: 'manifest.json is not a regular file' };
     if (stat.size > MAX_MANIFEST_BYTES) return { ok: false, missing: false, reason: 'manifest.json is too large' };
-    text = readFileSync(fd, 'utf8');
+    text = readSmallFile(fd, stat.size);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { ok: false, missing: true, reason: 'no manifest.json' };
