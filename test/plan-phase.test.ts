@@ -4,7 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PlanPool } from '../src/engine/plan-pool.js';
 import { openDatabase } from '../src/store/database.js';
 import { ensureBuilt, repoRoot } from './support/cli.js';
@@ -12,6 +13,9 @@ import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
 import { duplicateKeys, freshHarnessEnv, gatewaySignatures, runEngine, storedSignatures, type HarnessEnv } from './support/delivery-harness.js';
 import { conversationFor, expectedTurns, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
+import { discoverSessions } from '../src/transcript/discover.js';
+import type { PlanPart } from '../src/sinks/sink.js';
+import { collect } from './transcript-helpers.js';
 
 let gateway: FakeGateway;
 let env: HarnessEnv;
@@ -122,6 +126,36 @@ describe('the store a pooled import leaves', () => {
     await runEngine(inline, 'import', 'local');
     expect(pooled.length).toBeGreaterThan(0);
     expect(dumpMessages(inline.stateDir)).toEqual(pooled);
+  });
+});
+
+describe('the plan pool', () => {
+  it('acks a part only while its plan runs: a plan that ended meanwhile is not woken for nothing', async () => {
+    writeMessagesSession(env.dataDir, 1, turnsEnvelopes('one', [0, 1]));
+    // Thousands of turns: a plan of several parts (2,500 messages at most each), which waits for its acks (at most two ahead).
+    writeMessagesSession(env.dataDir, 2, turnsEnvelopes('big', Array.from({ length: 2000 }, (_, i) => i)), '09-00-00-000');
+    const [small, big] = await collect(discoverSessions(env.dataDir, { onInvalidManifest: () => undefined }));
+    const posted = vi.spyOn(Worker.prototype, 'postMessage');
+    const acks = (): number => posted.mock.calls.filter(([message]) => (message as { kind: string }).kind === 'ack').length;
+    const pool = new PlanPool(realWorker, 1);
+    try {
+      const target = { delivered: new Set<string>(), requests: true, rows: false };
+      const slowly = (ms: number) => async (_target: number, _part: PlanPart) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+      // The one part is delivered slowly: its plan has ended before the delivery does.
+      expect((await pool.plan({ session: small!, targets: [target] }, slowly(200))).status).toBe('planned');
+      expect(acks()).toBe(0);
+      let parts = 0;
+      const result = await pool.plan({ session: big!, targets: [target] }, async (t, part) => {
+        parts += 1;
+        await slowly(20)(t, part);
+      });
+      expect(result.status).toBe('planned');
+      expect(parts).toBeGreaterThanOrEqual(3);
+      expect(acks()).toBeGreaterThanOrEqual(parts - 2);
+    } finally {
+      posted.mockRestore();
+      await pool.close();
+    }
   });
 });
 

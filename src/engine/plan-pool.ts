@@ -26,6 +26,8 @@ interface Job {
   chain: Promise<void>;
   /** The first failure delivering a part: the plan stops, and this is what it rejects with. */
   failure?: { error: unknown };
+  /** The worker sent the plan's end: it waits for no more acks, so none is sent (see `deliver`). */
+  ended?: boolean;
 }
 
 /** One plan worker: the jobs it runs, and what happens to them when it dies. */
@@ -77,15 +79,21 @@ class PlanThread {
         job.chain = job.chain.then(() => this.deliver(message.id, job, message.target, message.part));
         return;
       case 'done':
+        job.ended = true;
         this.end(message.id, job, () => job.resolve(message.result));
         return;
       case 'failed':
+        job.ended = true;
         this.end(message.id, job, () => job.reject(job.failure ? job.failure.error : errorFromData(message.error)));
         return;
     }
   }
 
-  /** A part to the main thread's sinks; the worker hears when it may send more, or that it must stop. */
+  /**
+   * A part to the main thread's sinks; the worker hears when it may send more, or that it must stop,
+   * unless its plan has ended meanwhile, as most do after their one part: an ack then wakes an idle
+   * worker for nothing, and on two busy cores that wake-up took the main thread ~0.1 ms a part.
+   */
   private async deliver(id: number, job: Job, target: number, part: PlanPart): Promise<void> {
     if (!job.failure) {
       try {
@@ -94,7 +102,7 @@ class PlanThread {
         job.failure = { error };
       }
     }
-    if (this.alive) this.send({ kind: 'ack', id, stop: job.failure !== undefined });
+    if (this.alive && !job.ended) this.send({ kind: 'ack', id, stop: job.failure !== undefined });
   }
 
   /** The job ends once every part before its end was delivered. */
