@@ -4,6 +4,8 @@
  * the writer's transaction holds the file, and a session does not wait for that turn between its
  * requests (GatewayMarks).
  */
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../src/sinks/gateway/gateway-client.js';
@@ -11,6 +13,7 @@ import { GatewaySink } from '../src/sinks/gateway/gateway-sink.js';
 import type { PlanPart } from '../src/sinks/sink.js';
 import { openDatabase } from '../src/store/database.js';
 import { WRITE_TURN_BYTES, WriteTurn } from '../src/store/write-turn.js';
+import { ensureBuilt, repoRoot } from './support/cli.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { tempDir } from './transcript-helpers.js';
 
@@ -122,6 +125,38 @@ describe("the gateway sink's marks beside the writer thread", () => {
     sink.close();
     expect([...sink.deliveredKeys(conversation.conversationId)]).toEqual(['k1']);
     await holder.terminate();
+  });
+
+  it('at close, waits for a writer that never gives its turn back only so long, then writes anyway', async () => {
+    // In a thread of its own: the wait blocks its thread, and one that never ended would hang the suite.
+    ensureBuilt();
+    const turnModule = pathToFileURL(path.join(repoRoot, 'dist', 'src', 'store', 'write-turn.js')).href;
+    const closer = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       import(workerData).then(({ WriteTurn, WRITE_TURN_BYTES }) => {
+         const turn = new WriteTurn(new SharedArrayBuffer(WRITE_TURN_BYTES));
+         turn.takeWriter(); // a writer thread that died in its turn
+         const started = performance.now();
+         const result = turn.runMainBlocking(() => 'written', 300);
+         parentPort.postMessage({ result, waited: performance.now() - started });
+       });`,
+      { eval: true, workerData: turnModule },
+    );
+    let answer: { result: string; waited: number };
+    try {
+      answer = await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('runMainBlocking never returned')), 5000);
+        closer.once('error', reject);
+        closer.once('message', (message: { result: string; waited: number }) => {
+          clearTimeout(timer);
+          resolve(message);
+        });
+      });
+    } finally {
+      await closer.terminate();
+    }
+    expect(answer.result).toBe('written');
+    expect(answer.waited).toBeGreaterThanOrEqual(290);
   });
 
   it('without a writer thread, records the marks as soon as the gateway acknowledged', async () => {

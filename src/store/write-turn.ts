@@ -84,9 +84,12 @@ export class WriteTurn {
 
   /**
    * As `runMain`, but blocking this thread until the writer's transaction ends: only where nothing
-   * else is left to run on it (the last writes at close).
+   * else is left to run on it (the last writes at close). Past `timeoutMs` the write runs anyway
+   * and SQLite's busy handler decides: a writer thread that died in its turn gives it back only
+   * when this thread hears of its exit, which a blocked thread never would.
    */
-  runMainBlocking<T>(write: () => T): T {
+  runMainBlocking<T>(write: () => T, timeoutMs: number): T {
+    const deadline = performance.now() + timeoutMs;
     for (;;) {
       if (this.tryTakeMain()) {
         try {
@@ -95,7 +98,9 @@ export class WriteTurn {
           this.give();
         }
       }
-      Atomics.wait(this.cell, TURN, WRITER, 100);
+      const left = deadline - performance.now();
+      if (left <= 0) return write();
+      Atomics.wait(this.cell, TURN, WRITER, Math.min(100, left));
     }
   }
 

@@ -1,6 +1,9 @@
 import type Database from 'better-sqlite3';
 import type { WriteTurn } from '../../store/write-turn.js';
 
+/** How long close waits for the writer thread's turn: as long as that thread is given to close. */
+const CLOSE_TURN_WAIT_MS = 10_000;
+
 interface QueuedMark {
   write: () => void;
   resolve: () => void;
@@ -67,7 +70,7 @@ export class GatewayMarks {
   commitNow(): void {
     if (this.queued.length === 0) return;
     const turn = this.turn();
-    if (turn) turn.runMainBlocking(() => this.commitQueued());
+    if (turn) turn.runMainBlocking(() => this.commitQueued(), CLOSE_TURN_WAIT_MS);
     else this.commitQueued();
   }
 
