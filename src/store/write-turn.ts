@@ -59,13 +59,7 @@ export class WriteTurn {
     let waiting = false;
     try {
       for (;;) {
-        if (this.tryTakeMain()) {
-          try {
-            return write();
-          } finally {
-            this.give();
-          }
-        }
+        if (this.tryTakeMain()) return this.writeAndGive(write);
         if (!waiting && opts.urgent) {
           waiting = true;
           Atomics.add(this.cell, MAIN_WAITING, 1);
@@ -91,16 +85,19 @@ export class WriteTurn {
   runMainBlocking<T>(write: () => T, timeoutMs: number): T {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
-      if (this.tryTakeMain()) {
-        try {
-          return write();
-        } finally {
-          this.give();
-        }
-      }
+      if (this.tryTakeMain()) return this.writeAndGive(write);
       const left = deadline - performance.now();
       if (left <= 0) return write();
       Atomics.wait(this.cell, TURN, WRITER, Math.min(100, left));
+    }
+  }
+
+  /** The write, in the turn this thread just took, which it gives back whatever happens. */
+  private writeAndGive<T>(write: () => T): T {
+    try {
+      return write();
+    } finally {
+      this.give();
     }
   }
 
