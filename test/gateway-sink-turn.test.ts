@@ -159,6 +159,15 @@ describe("the gateway sink's marks beside the writer thread", () => {
     expect(answer.waited).toBeGreaterThanOrEqual(290);
   });
 
+  it('without a writer thread, a mark that cannot be written stops the session before its next request', async () => {
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON delivered BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
+    const sink = sinkWith(undefined);
+    const session = await sink.begin(context);
+    await expect(session.deliver(part(['k1'], ['k2']))).rejects.toThrow(/disk is full/);
+    expect(gw.requestsTo('/mem/agent-memory')).toHaveLength(1);
+    expect([...sink.deliveredKeys(conversation.conversationId)]).toEqual([]);
+  });
+
   it('without a writer thread, records the marks as soon as the gateway acknowledged', async () => {
     const sink = sinkWith(undefined);
     const session = await sink.begin(context);

@@ -42,16 +42,16 @@ export class GatewayMarks {
     });
   }
 
-  /** Commits `write` (with no writer thread, at once); resolves once it is committed, rejects if it is not. */
+  /**
+   * With no writer thread, commits `write` at once and throws if it cannot: the session stops before
+   * its next request, as it always did. Beside a writer thread, queues it: the promise resolves
+   * once it is committed and rejects if it is not.
+   */
   record(write: () => void): Promise<void> {
     const turn = this.turn();
     if (!turn) {
-      try {
-        this.commitAll([write]);
-        return Promise.resolve();
-      } catch (err) {
-        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-      }
+      this.commitAll([write]);
+      return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
       this.queued.push({ write, resolve, reject });
