@@ -25,7 +25,8 @@ if (process.argv[2] === 'hook') {
     process.exitCode = code;
   } else {
     if (process.env[heap.HEAP_CAPPED_ENV] === '1') heap.exitWithParent();
-    const { execute } = await import('@oclif/core');
+    // oclif as the build bundled it with the commands (one copy, a few files: see oclif-main.ts).
+    const { execute } = await import('../dist/src/cli/oclif-main.js');
     await execute({ dir: import.meta.url });
   }
 }

@@ -1,6 +1,6 @@
 /**
- * `npm run build` bundles every command but the hook (esbuild, chunks shared under dist/chunks/):
- * a command then loads a few files instead of resolving ~200 modules one by one. A module in a
+ * `npm run build` bundles every command but the hook, and oclif with them (esbuild, chunks shared
+ * under dist/chunks/): a command then loads a few files instead of resolving ~200 modules one by one. A module in a
  * chunk no longer sits beside the files it starts, so those are found from the package root.
  */
 import fs from 'node:fs';
@@ -51,6 +51,28 @@ describe('the bundled commands', () => {
         expect(fs.existsSync(target), `${path.relative(repoRoot, file)} looks for ${m[1]}`).toBe(true);
       }
     }
+  });
+
+  it('run on the one copy of oclif bundled with them, never on @oclif/core loaded module by module', async () => {
+    // bin/run.js takes oclif's `execute` from dist/src/cli/oclif-main.js, bundled with the commands:
+    // loading @oclif/core from node_modules resolved ~150 modules at every start (~65 ms of a no-op
+    // sync), and a command on another copy than the runner's would meet two Command classes.
+    const root = tempDir();
+    const dataDir = path.join(root, 'data');
+    generateCorpus(dataDir, 2, 2000);
+    const log = path.join(root, 'modules.log');
+    const env = cliEnv(root, {
+      EVERME_STATE_DIR: path.join(root, 'state'),
+      NODE_OPTIONS: `--require ${path.join(repoRoot, 'test', 'support', 'module-log.cjs')}`,
+      MODULE_LOG: log,
+    });
+    const result = await runCli(['sync', '--since', '2026-01-01', '--data-dir', dataDir, '--sink', 'local', '--json'], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(envelopeOf(result).data).toMatchObject({ sessions: { scanned: 2, delivered: 2 } });
+    const loaded = fs.readFileSync(log, 'utf8').trim().split('\n');
+    // The log itself works: better-sqlite3 is CommonJS and stays outside the bundle.
+    expect(loaded.some((file) => file.includes(`${path.sep}better-sqlite3${path.sep}`))).toBe(true);
+    expect(loaded.filter((file) => file.includes(`${path.sep}@oclif${path.sep}core${path.sep}`))).toEqual([]);
   });
 
   it('plan a bulk import on the plan workers and commit it on the writer thread', async () => {
