@@ -11,6 +11,7 @@ import { localSessionStartContext } from '../src/recall/session-recall.js';
 import { MIGRATIONS, openDatabase, openMemoryDatabase } from '../src/store/database.js';
 import { LocalStore } from '../src/store/local-store.js';
 import { SessionMetaStore } from '../src/store/session-meta.js';
+import { recordHookWorkspace } from '../src/store/hook-workspace.js';
 import { SessionStore } from '../src/store/session-store.js';
 import type { SessionIndexRead } from '../src/transcript/session-index.js';
 import type { SessionRef } from '../src/transcript/types.js';
@@ -148,6 +149,41 @@ describe("the gate's workspace sources", () => {
     // No index at the next run: what it said before still counts.
     gate.useSessionIndex({ status: 'unavailable', path: '/x', reason: 'absent', message: 'no such file' });
     expect(gate.indexFacts(session.sessionId)).toMatchObject({ title: 'T' });
+    db.close();
+  });
+});
+
+describe("a hook's cwd in a run over many sessions", () => {
+  it('an unchanged session is rechecked against one listing of the cwd files per run; a session about to be read looks at its file itself', async () => {
+    const stateDir = tempDir();
+    const db = openMemoryDatabase();
+    const state = new SessionStore(db);
+    const catalog = new SessionCatalog(new SessionMetaStore(db), stateDir);
+    const gate = new PrivacyGate(db, [], defaultWorkspaceSources(catalog, stateDir), false, state, undefined, { catalog });
+    // Enough sessions that the run reads what it can at once (PrivacyGate.PRELOAD_AFTER).
+    const sessions: SessionRef[] = Array.from({ length: 64 }, (_, i) => ({ sessionId: `mvs_${i}`, dir: `/nowhere/${i}`, createdAtMs: 0 }));
+    const [early, late] = [sessions[0]!, sessions[1]!];
+    recordHookWorkspace(stateDir, early.sessionId, '/early');
+
+    gate.noteSessions(sessions);
+    // Written after the run listed the hook's directory.
+    recordHookWorkspace(stateDir, late.sessionId, '/late');
+    await gate.redecide(early);
+    await gate.redecide(late);
+    gate.commit();
+    expect(state.workspaceFor(early.sessionId)).toBe('/early');
+    // Nothing of the unchanged session is delivered: its new cwd waits for the next run...
+    expect(state.workspaceFor(late.sessionId)).toBeUndefined();
+    // ...but a session this run reads is decided on the file as it is now.
+    expect(await gate.scope(late)).toEqual({ status: 'included', workspaceDir: '/late' });
+    gate.endRun();
+
+    const other = sessions[2]!;
+    recordHookWorkspace(stateDir, other.sessionId, '/other');
+    gate.noteSessions(sessions);
+    await gate.redecide(other);
+    gate.commit();
+    expect(state.workspaceFor(other.sessionId)).toBe('/other');
     db.close();
   });
 });

@@ -19,7 +19,14 @@ import { decideWorkspace, SessionCatalog, skippedKind, unknownWhy, type SkippedK
  * when that source said it. Every source is asked; `decideWorkspace` picks among their claims (see
  * there for the trust order). None answering means unknown, and unknown is never guessed.
  */
-export type WorkspaceSource = (session: SessionRef) => WorkspaceClaim | undefined | Promise<WorkspaceClaim | undefined>;
+export type WorkspaceSource = (session: SessionRef, purpose?: ClaimPurpose) => WorkspaceClaim | undefined | Promise<WorkspaceClaim | undefined>;
+
+/**
+ * Why a source is asked. `decide`: the session is about to be read and delivered, so the claim is
+ * looked up live. `recheck`: the session did not change and nothing of it is delivered (`redecide`),
+ * so a claim the run's listings missed, written meanwhile, may wait for the next run.
+ */
+export type ClaimPurpose = 'decide' | 'recheck';
 
 export type ScopeDecision =
   | { status: 'included'; workspaceDir: string }
@@ -47,12 +54,14 @@ export function fromSessionIndex(catalog: SessionCatalog): WorkspaceSource {
  * time.
  */
 export function fromRecordedCwd(catalog: SessionCatalog, stateDir?: string): WorkspaceSource {
-  return (session) => {
+  return (session, purpose = 'decide') => {
     const stored = catalog.stored(session.sessionId);
     if (stored?.cwd) return stored.cwd;
     // Never decided by sources, yet a workspace on the session: what an older hook worker recorded.
     if (stored?.workspaceFrom === undefined && stored?.decided !== undefined) return { from: 'cwd', dir: stored.decided };
     if (stateDir === undefined) return undefined;
+    // A no-op sync rechecks every session: one listing of the hook's directory, not a stat each.
+    if (purpose === 'recheck' && catalog.listedHookCwd(session.sessionId) === false) return undefined;
     const dir = recordedHookWorkspace(stateDir, session.sessionId);
     if (dir === undefined) return undefined;
     const atMs = fileTime(hookWorkspaceFile(stateDir, session.sessionId));
@@ -190,7 +199,7 @@ export class PrivacyGate {
     sessions: SessionStore,
     opts: { dryRun?: boolean; turn?: () => WriteTurn | undefined } = {},
   ): PrivacyGate {
-    const catalog = new SessionCatalog(new SessionMetaStore(db));
+    const catalog = new SessionCatalog(new SessionMetaStore(db), settings.stateDir);
     return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(catalog, settings.stateDir), opts.dryRun ?? false, sessions, opts.turn, {
       catalog,
       includeKinds: settings.includeKinds,
@@ -253,7 +262,7 @@ export class PrivacyGate {
     const claims: WorkspaceClaim[] = ledger ? [ledger] : [];
     for (const source of this.sources) {
       if (source === fromSessionFiles) continue;
-      const claim = await source(session);
+      const claim = await source(session, 'recheck');
       if (claim !== undefined && claim.dir.trim() !== '') claims.push(claim);
     }
     const decision = decideWorkspace(claims);
@@ -320,7 +329,7 @@ export class PrivacyGate {
   async workspaceOf(session: SessionRef): Promise<WorkspaceDecision | undefined> {
     const claims: WorkspaceClaim[] = [];
     for (const source of this.sources) {
-      const claim = await source(session);
+      const claim = await source(session, 'decide');
       if (claim !== undefined && claim.dir.trim() !== '') claims.push(claim);
     }
     return decideWorkspace(claims);

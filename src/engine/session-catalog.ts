@@ -1,4 +1,5 @@
 import { SessionMetaStore, type IndexFacts, type SessionMeta, type StoredClaim, type WorkspaceFrom } from '../store/session-meta.js';
+import { listHookWorkspaces } from '../store/hook-workspace.js';
 import type { SessionIndexRead } from '../transcript/session-index.js';
 
 /**
@@ -80,8 +81,14 @@ export class SessionCatalog {
   private readonly meta: SessionMetaStore;
   /** Stored meta, read once for a run over many sessions (see `preload`), else per session. */
   private known?: Map<string, SessionMeta>;
+  /** The sessions with a hook cwd file, listed once with `preload` (see `listedHookCwd`). */
+  private hookCwds?: Set<string>;
 
-  constructor(meta: SessionMetaStore) {
+  /** `stateDir`: where the hook writes down cwds (`hook-workspace.ts`); without it none are listed. */
+  constructor(
+    meta: SessionMetaStore,
+    private readonly stateDir?: string,
+  ) {
     this.meta = meta;
   }
 
@@ -97,11 +104,21 @@ export class SessionCatalog {
   /** Reads every session's stored meta at once: a run over many sessions does one query, not one per session. */
   preload(): void {
     this.known = this.meta.all();
+    if (this.stateDir !== undefined) this.hookCwds = listHookWorkspaces(this.stateDir);
   }
 
   /** Back to per-session lookups (the run ended; another process may write meanwhile). */
   release(): void {
     this.known = undefined;
+    this.hookCwds = undefined;
+  }
+
+  /**
+   * Whether the run's listing holds a hook cwd file for the session; undefined when nothing was
+   * listed. The listing may be a run late: a session about to be read must look at the file itself.
+   */
+  listedHookCwd(sessionId: string): boolean | undefined {
+    return this.hookCwds?.has(sessionId);
   }
 
   stored(sessionId: string): SessionMeta | undefined {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
 
@@ -10,7 +10,26 @@ import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-d
  * never opens SQLite to write it; the engine copies it into the store when it reads it.
  */
 export function hookWorkspaceFile(stateDir: string, sessionId: string): string {
-  return path.join(stateDir, 'hook', `${sessionId}.cwd`);
+  return path.join(stateDir, 'hook', `${sessionId}${CWD_SUFFIX}`);
+}
+
+const CWD_SUFFIX = '.cwd';
+
+/**
+ * The sessions that have a recorded workspace file now, from one listing of the directory: a run
+ * over thousands of sessions asks once instead of once per session. A file written after the listing
+ * is not in it (see `SessionCatalog.listedHookCwd` for who may live with that).
+ */
+export function listHookWorkspaces(stateDir: string): Set<string> {
+  let names: string[];
+  try {
+    names = readdirSync(path.join(stateDir, 'hook'));
+  } catch {
+    // No hook ever ran (or its directory is unreadable, as a missing file would be): no workspace recorded.
+    return new Set();
+  }
+  // Temporary files (`<session>.cwd.<pid>.tmp`) are not recorded yet.
+  return new Set(names.filter((name) => name.endsWith(CWD_SUFFIX)).map((name) => name.slice(0, -CWD_SUFFIX.length)));
 }
 
 /** The workspace last recorded for the session, if any. */
