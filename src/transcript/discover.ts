@@ -1,6 +1,7 @@
 import { readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
+import { entryPath } from '../core/entry-path.js';
 import { readManifest, sessionRefOf } from './manifest.js';
 import type { SessionRef } from './types.js';
 
@@ -132,7 +133,7 @@ export async function* discoverSessions(dataDir: string, opts: DiscoverOptions):
   for await (const day of dayDirs(dataDir, { sinceMs: opts.sinceMs })) {
     for (const name of sessionDirNames(day.dir)) {
       opts.signal?.throwIfAborted();
-      const dir = path.join(day.dir, name);
+      const dir = entryPath(day.dir, name);
       const result = readManifest(dir);
       if (!result.ok) {
         // A directory without any manifest is not a session (or is still being created).

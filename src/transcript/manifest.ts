@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
-import path from 'node:path';
 import * as z from 'zod';
+import { entryPath } from '../core/entry-path.js';
 import { isRecord } from '../core/json.js';
 import type { SessionRef } from './types.js';
 
@@ -50,7 +50,7 @@ function readSmallFile(fd: number, size: number): string {
  * them; a thread-pool round trip per file costs more than the read itself.
  */
 export function readManifest(sessionDir: string): ManifestResult {
-  const file = path.join(sessionDir, MANIFEST_FILE);
+  const file = entryPath(sessionDir, MANIFEST_FILE);
   let text: string;
   let fd: number | undefined;
   let mtimeMs: number;

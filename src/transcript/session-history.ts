@@ -1,5 +1,5 @@
 import { lstatSync } from 'node:fs';
-import path from 'node:path';
+import { entryPath } from '../core/entry-path.js';
 import type { WarningCollector } from '../core/warnings.js';
 import { keyLedgerHistory, LEDGER_FILE, readLedger } from './ledger-replay.js';
 import type { ReadLinesOptions } from './line-reader.js';
@@ -49,7 +49,7 @@ export function chooseHistoryFile(sessionDir: string): HistoryFileChoice {
     ['messages', MESSAGES_FILE],
     ['ledger', LEDGER_FILE],
   ] as const) {
-    const file = path.join(sessionDir, relFile);
+    const file = entryPath(sessionDir, relFile);
     const fileStat = nonEmptyFile(file);
     if (fileStat) return { source, file, relFile, stat: fileStat };
   }
