@@ -34,6 +34,8 @@ describe('a run over many sessions', () => {
     expect(first.sessions).toMatchObject({ scanned: SESSIONS, delivered: SESSIONS, failed: 0 });
 
     const db = openDatabase(t.stateDir);
+    // The walk kept every manifest it read, for the next walk (see transcript-discover.test.ts).
+    expect(db.prepare('SELECT count(*) FROM session_manifests').pluck().get()).toBe(SESSIONS);
     const fingerprints = new FingerprintStore(db);
     // One query returns what the per-session lookup returns, for every session.
     const all = fingerprints.allOf('local');

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openMemoryDatabase } from '../src/store/database.js';
+import { SessionManifestStore } from '../src/store/session-manifests.js';
 import { discoverSessions, sessionsRoot } from '../src/transcript/discover.js';
 import type { SessionRef } from '../src/transcript/types.js';
 import { collect, makeSession, minimaxFixtures, tempDir } from './transcript-helpers.js';
@@ -131,5 +133,60 @@ describe('discoverSessions', () => {
     // One day earlier, 2026/07/19 is within the slack and is opened.
     const slack = await discover(data, since('2026-07-20'));
     expect(slack.invalid.map((i) => path.basename(path.dirname(i.dir)))).toEqual(['19']);
+  });
+});
+
+describe('what a walk keeps of each manifest', () => {
+  async function walkWith(dataDir: string, manifests: SessionManifestStore) {
+    const invalid: string[] = [];
+    const sessions = await collect(discoverSessions(dataDir, { onInvalidManifest: (_dir, reason) => invalid.push(reason), manifests }));
+    manifests.flush();
+    return { ids: sessions.map((s: SessionRef) => s.sessionId), invalid };
+  }
+
+  it('reads a manifest again only when its stat changed, and forgets a session directory that is gone', async () => {
+    const data = tempDir();
+    const dir = makeSession(data, '2026/09/01', 'mvs_aaaa');
+    const file = path.join(dir, 'manifest.json');
+    const when = new Date('2026-09-02T00:00:00Z');
+    fs.utimesSync(file, when, when);
+    const store = new SessionManifestStore(openMemoryDatabase());
+    expect((await walkWith(data, store)).ids).toEqual(['mvs_aaaa']);
+
+    // Rewritten in place (same inode), same size, its mtime put back: nothing a stat sees, so not read...
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('mvs_aaaa', 'mvs_bbbb'));
+    fs.utimesSync(file, when, when);
+    expect((await walkWith(data, store)).ids).toEqual(['mvs_aaaa']);
+    // ...as a walk without what was kept shows: it reads the file.
+    expect((await discover(data)).ids).toEqual(['mvs_bbbb']);
+
+    // A change a stat sees: read again, and kept.
+    fs.utimesSync(file, when, new Date('2026-09-03T00:00:00Z'));
+    expect((await walkWith(data, store)).ids).toEqual(['mvs_bbbb']);
+    expect(store.knownIn(path.dirname(dir)).get(path.basename(dir))).toMatchObject({ sessionId: 'mvs_bbbb', size: fs.statSync(file).size });
+
+    fs.rmSync(dir, { recursive: true });
+    expect((await walkWith(data, store)).ids).toEqual([]);
+    expect(store.knownIn(path.dirname(dir)).size).toBe(0);
+  });
+
+  it('never takes a manifest that became a symlink from what was kept: it is read, and reported', async () => {
+    const data = tempDir();
+    const dir = makeSession(data, '2026/09/01', 'mvs_aaaa');
+    const store = new SessionManifestStore(openMemoryDatabase());
+    expect((await walkWith(data, store)).ids).toEqual(['mvs_aaaa']);
+    const file = path.join(dir, 'manifest.json');
+    fs.renameSync(file, path.join(data, 'elsewhere.json'));
+    fs.symlinkSync(path.join(data, 'elsewhere.json'), file);
+    expect(await walkWith(data, store)).toEqual({ ids: [], invalid: ['manifest.json is a symlink'] });
+    expect(store.knownIn(path.dirname(dir)).size).toBe(0);
+  });
+
+  it('in a dry run, uses what earlier walks kept and keeps nothing new', async () => {
+    const data = tempDir();
+    const dir = makeSession(data, '2026/09/01', 'mvs_aaaa');
+    const db = openMemoryDatabase();
+    expect((await walkWith(data, new SessionManifestStore(db, true))).ids).toEqual(['mvs_aaaa']);
+    expect(new SessionManifestStore(db).knownIn(path.dirname(dir)).size).toBe(0);
   });
 });

@@ -10,6 +10,7 @@ import type { Sink } from '../sinks/sink.js';
 import { existsSync } from 'node:fs';
 import { FingerprintStore } from '../store/fingerprint-store.js';
 import { RunStore } from '../store/run-store.js';
+import { SessionManifestStore } from '../store/session-manifests.js';
 import { SessionStore } from '../store/session-store.js';
 import { WarningStore } from '../store/warning-store.js';
 import { PrivacyGate } from './privacy-gate.js';
@@ -22,6 +23,8 @@ export interface Engine {
   /** Where sessions go, the one the run is named for first (see `deliverySinks`). */
   sinks: Sink[];
   marks: { fingerprints: FingerprintStore; sessions: SessionStore };
+  /** What the walk read of each manifest, so the next walk reads only those that changed. */
+  manifests: SessionManifestStore;
   runs: RunStore;
   warnings: WarningStore;
   locks: SessionLocks;
@@ -79,6 +82,7 @@ export function openEngine(settings: Settings, primary: SinkName, opts: { dryRun
     db,
     sinks,
     marks: { fingerprints: new FingerprintStore(db), sessions },
+    manifests: new SessionManifestStore(db, opts.dryRun ?? false),
     runs: new RunStore(db),
     warnings: new WarningStore(db),
     locks,

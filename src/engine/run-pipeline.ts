@@ -214,9 +214,12 @@ async function collectSessions(options: RunOptions, engine: Engine, dryRun: bool
     onInvalidManifest: (dir, _reason, symlink) => record(dir, { code: symlink ? 'symlinked_file' : 'invalid_manifest', count: 1, samples: [{ file: 'manifest.json', line: 0 }] }),
     // A restored copy of a session: only the newest is read; the other is named in the report.
     onDuplicateSession: (ignored) => record(ignored, { code: 'duplicate_session_dir', count: 1, samples: [{ file: 'manifest.json', line: 0 }] }),
+    manifests: engine.manifests,
   })) {
     if (options.signal?.aborted) break;
     sessions.push(session);
   }
+  // What the walk found of each manifest (it reads them all before it yields the first session).
+  engine.manifests.flush();
   return sessions;
 }

@@ -298,6 +298,21 @@ export const MIGRATIONS: readonly Migration[] = [
   // across processes: each process used to start knowing nothing, and on the 10x bench store a sync
   // of 3,000 sessions then read FTS5's count of 3,882 words. Started here from FTS5's counts, once.
   (db: Db) => termIndexStep(db, TERM_NOMINEES_SCHEMA, (writer) => writer.snapshot()),
+  // 15 (issue #28): what each session directory's manifest.json said, with the file's stat when it
+  // was read (session-manifests.ts): a walk reads a manifest again only when that stat changed.
+  `
+  CREATE TABLE session_manifests (
+    day_dir TEXT NOT NULL,
+    name TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ms REAL NOT NULL,
+    ino INTEGER NOT NULL,
+    session_id TEXT NOT NULL,
+    created_at_ms REAL NOT NULL,
+    updated_at_ms REAL,
+    PRIMARY KEY (day_dir, name)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** A migration of the term index: its tables, then what a writer fills them with from FTS5. */

@@ -2,7 +2,8 @@ import { readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import { entryPath } from '../core/entry-path.js';
-import { readManifest, sessionRefOf } from './manifest.js';
+import type { KnownManifest } from '../store/session-manifests.js';
+import { knownManifest, sessionRefOf } from './manifest.js';
 import type { SessionRef } from './types.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -100,7 +101,17 @@ export interface DiscoverOptions {
   /** A second directory carrying a session id already found (a restored copy); `ignored` is left out. */
   onDuplicateSession?: (ignored: string, chosen: SessionRef) => void;
   signal?: AbortSignal;
+  /** What earlier walks read of each manifest (`SessionManifestStore`): a manifest whose stat did not change is not read again. */
+  manifests?: ManifestMemo;
 }
+
+/** Where a walk finds the manifests it read before and leaves what it found now (see `SessionManifestStore`). */
+export interface ManifestMemo {
+  knownIn(dayDir: string): ReadonlyMap<string, KnownManifest>;
+  update(dayDir: string, before: ReadonlyMap<string, KnownManifest>, now: ReadonlyMap<string, KnownManifest>): void;
+}
+
+const NOTHING_KNOWN: ReadonlyMap<string, KnownManifest> = new Map();
 
 interface Candidate {
   ref: SessionRef;
@@ -131,21 +142,26 @@ export async function* discoverSessions(dataDir: string, opts: DiscoverOptions):
   const found: Candidate[] = [];
   const best = new Map<string, Candidate>();
   for await (const day of dayDirs(dataDir, { sinceMs: opts.sinceMs })) {
+    const before = opts.manifests?.knownIn(day.dir) ?? NOTHING_KNOWN;
+    const now = new Map<string, KnownManifest>();
     for (const name of sessionDirNames(day.dir)) {
       opts.signal?.throwIfAborted();
       const dir = entryPath(day.dir, name);
-      const result = readManifest(dir);
+      const result = knownManifest(dir, before.get(name));
       if (!result.ok) {
         // A directory without any manifest is not a session (or is still being created).
         if (!result.missing) opts.onInvalidManifest(dir, result.reason, result.symlink === true);
         continue;
       }
-      if (opts.sinceMs !== undefined && result.manifest.createdAtMs < opts.sinceMs) continue;
-      const candidate = { ref: sessionRefOf(dir, result.manifest), manifestMtimeMs: result.mtimeMs };
+      const { known } = result;
+      now.set(name, known);
+      if (opts.sinceMs !== undefined && known.createdAtMs < opts.sinceMs) continue;
+      const candidate = { ref: sessionRefOf(dir, known), manifestMtimeMs: known.mtimeMs };
       found.push(candidate);
       const current = best.get(candidate.ref.sessionId);
       best.set(candidate.ref.sessionId, current ? newerCopy(current, candidate) : candidate);
     }
+    opts.manifests?.update(day.dir, before, now);
   }
   for (const candidate of found) {
     const chosen = best.get(candidate.ref.sessionId)!;

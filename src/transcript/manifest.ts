@@ -1,7 +1,8 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import * as z from 'zod';
 import { entryPath } from '../core/entry-path.js';
 import { isRecord } from '../core/json.js';
+import type { KnownManifest } from '../store/session-manifests.js';
 import type { SessionRef } from './types.js';
 
 export const MANIFEST_FILE = 'manifest.json';
@@ -26,8 +27,8 @@ export const manifestSchema = z.looseObject({
 export type Manifest = z.infer<typeof manifestSchema>;
 
 export type ManifestResult =
-  /** `mtimeMs`: the manifest file's own mtime, the tie-break between two copies of one session. */
-  | { ok: true; manifest: Manifest; mtimeMs: number }
+  /** `mtimeMs`: the manifest file's own mtime, the tie-break between two copies of one session; `size`, `ino`: the rest of its stat. */
+  | { ok: true; manifest: Manifest; mtimeMs: number; size: number; ino: number }
   /** `missing`: no manifest.json at all, so the directory is not (yet) a session. */
   | { ok: false; missing: boolean; reason: string; symlink?: boolean };
 
@@ -54,12 +55,14 @@ export function readManifest(sessionDir: string): ManifestResult {
   let text: string;
   let fd: number | undefined;
   let mtimeMs: number;
+  let size: number;
+  let ino: number;
   try {
     // Opened without following a symlink, then checked on the open descriptor: no window in which
     // the file could be swapped for a link between a check and the read.
     fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
     const stat = fstatSync(fd);
-    mtimeMs = stat.mtimeMs;
+    ({ mtimeMs, size, ino } = stat);
     if (!stat.isFile()) return { ok: false, missing: false, reason: 'manifest.json is not a regular file' };
     if (stat.size > MAX_MANIFEST_BYTES) return { ok: false, missing: false, reason: 'manifest.json is too large' };
     text = readSmallFile(fd, stat.size);
@@ -78,13 +81,37 @@ export function readManifest(sessionDir: string): ManifestResult {
     return { ok: false, missing: false, reason: 'not JSON' };
   }
   const quick = quickManifest(json);
-  if (quick) return { ok: true, manifest: quick, mtimeMs };
+  if (quick) return { ok: true, manifest: quick, mtimeMs, size, ino };
   const parsed = manifestSchema.safeParse(json);
   if (!parsed.success) {
     const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || '(root)'))];
     return { ok: false, missing: false, reason: `invalid field(s): ${fields.join(', ')}` };
   }
-  return { ok: true, manifest: parsed.data, mtimeMs };
+  return { ok: true, manifest: parsed.data, mtimeMs, size, ino };
+}
+
+export type KnownManifestResult = { ok: true; known: KnownManifest } | Extract<ManifestResult, { ok: false }>;
+
+/**
+ * What the session directory's manifest says: `known` (what it said when last read) while the file's
+ * size, mtime and inode are still the ones recorded with it, one lstat; else the file read now.
+ * Anything but a plain file (a symlink, say) is read, so `readManifest` names what is wrong with it.
+ */
+export function knownManifest(sessionDir: string, known?: KnownManifest): KnownManifestResult {
+  if (known !== undefined) {
+    try {
+      const stat = lstatSync(entryPath(sessionDir, MANIFEST_FILE), { throwIfNoEntry: false });
+      if (stat?.isFile() && stat.size === known.size && stat.mtimeMs === known.mtimeMs && stat.ino === known.ino) return { ok: true, known };
+    } catch {
+      // Unreadable now: the read below says how.
+    }
+  }
+  const result = readManifest(sessionDir);
+  if (!result.ok) return result;
+  const { manifest } = result;
+  const read: KnownManifest = { size: result.size, mtimeMs: result.mtimeMs, ino: result.ino, sessionId: manifest.sessionId, createdAtMs: manifest.createdAtMs };
+  if (manifest.updatedAtMs !== undefined) read.updatedAtMs = manifest.updatedAtMs;
+  return { ok: true, known: read };
 }
 
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -105,7 +132,8 @@ export function quickManifest(json: unknown): Manifest | undefined {
   return json as Manifest;
 }
 
-export function sessionRefOf(sessionDir: string, manifest: Manifest): SessionRef {
+/** `manifest`: as read now, or as known from an earlier read (`knownManifest`). */
+export function sessionRefOf(sessionDir: string, manifest: Pick<Manifest, 'sessionId' | 'createdAtMs' | 'updatedAtMs'>): SessionRef {
   const ref: SessionRef = { sessionId: manifest.sessionId, dir: sessionDir, createdAtMs: manifest.createdAtMs };
   if (manifest.updatedAtMs !== undefined) ref.updatedAtMs = manifest.updatedAtMs;
   return ref;
