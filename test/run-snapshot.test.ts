@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openEngine } from '../src/engine/engine-context.js';
-import { deliverSession } from '../src/engine/session-delivery.js';
+import { deliverSession, startDelivery, StartedDelivery } from '../src/engine/session-delivery.js';
 import { openDatabase } from '../src/store/database.js';
 import { FingerprintStore } from '../src/store/fingerprint-store.js';
 import { inlinePlanner } from '../src/engine/planner.js';
@@ -19,11 +19,11 @@ import { tempDir } from './transcript-helpers.js';
 
 const SESSIONS = 70;
 
-function tree(): { dataDir: string; stateDir: string; files: string[] } {
+function tree(sessions = SESSIONS): { dataDir: string; stateDir: string; files: string[] } {
   const root = tempDir();
   const dataDir = path.join(root, 'data');
   fs.mkdirSync(dataDir);
-  const files = Array.from({ length: SESSIONS }, (_, i) => path.join(writeMessagesSession(dataDir, i + 1, turnsEnvelopes(`s${i + 1}`, [0])), 'messages.jsonl'));
+  const files = Array.from({ length: sessions }, (_, i) => path.join(writeMessagesSession(dataDir, i + 1, turnsEnvelopes(`s${i + 1}`, [0])), 'messages.jsonl'));
   return { dataDir, stateDir: path.join(root, 'state'), files };
 }
 
@@ -81,6 +81,54 @@ describe('a run over many sessions', () => {
     } finally {
       engine.close();
     }
+  });
+});
+
+describe('sessions a run passes at once', () => {
+  it("end at their first checks when unchanged and no sink is owed their end; the gateway's possible flush starts the session", async () => {
+    const t = tree();
+    await runEngine(t, 'import', 'local');
+    const sessions: SessionRef[] = [];
+    for await (const s of discoverSessions(t.dataDir, { onInvalidManifest: () => undefined })) sessions.push(s);
+    const unchanged = sessions.find((s) => s.sessionId === sessionIdFor(3))!;
+    appendLines(t.files[1]!, turnEnvelopes('s2', 1));
+    const grown = sessions.find((s) => s.sessionId === sessionIdFor(2))!;
+    // A gateway that is never asked: the first checks send nothing.
+    const withKey = { ...settingsFor(t), apiKey: 'evt_never_sent_0000000000000000', apiBase: 'http://127.0.0.1:9' };
+    for (const [primary, settings] of [['local', settingsFor(t)], ['everme', withKey]] as const) {
+      const engine = openEngine(settings, primary);
+      try {
+        const fingerprints = engine.marks.fingerprints.allOf('local');
+        const snapshot = { fingerprint: (sink: string, id: string) => (sink === 'local' ? fingerprints.get(id) : undefined), forgotten: () => false };
+        const ctx = { mode: 'sync' as const, sinks: engine.sinks, marks: engine.marks, planner: inlinePlanner, locks: engine.locks, privacy: engine.privacy, dryRun: false, snapshot };
+        expect(startDelivery(grown, ctx)).toBeInstanceOf(StartedDelivery);
+        if (primary === 'local') expect(startDelivery(unchanged, ctx)).toMatchObject({ status: 'unchanged', sinks: [{ sink: 'local', status: 'unchanged' }] });
+        // Unchanged for the store, but the gateway never took it: started, never ended at once.
+        else expect(startDelivery(unchanged, ctx)).toBeInstanceOf(StartedDelivery);
+      } finally {
+        engine.close();
+      }
+    }
+  });
+
+  it('still hear Ctrl-C: a long no-op run gives the event loop a turn between them', async () => {
+    const many = 300;
+    const t = tree(many);
+    await runEngine(t, 'import', 'local');
+    const controller = new AbortController();
+    let done = 0;
+    const summary = await runEngine(t, 'sync', 'local', {
+      signal: controller.signal,
+      onProgress: (p) => {
+        // Ctrl-C as the signal handler would deliver it: on a turn of the event loop.
+        if (done === 0) setImmediate(() => controller.abort());
+        done = p.sessionsDone;
+      },
+    });
+    expect(summary.cancelled).toBe(true);
+    expect(done).toBeGreaterThan(0);
+    expect(done).toBeLessThan(many);
+    expect(summary.sessions).toMatchObject({ failed: 0, delivered: 0 });
   });
 });
 

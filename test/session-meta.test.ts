@@ -172,6 +172,8 @@ describe("a hook's cwd in a run over many sessions", () => {
     await gate.redecide(late);
     gate.commit();
     expect(state.workspaceFor(early.sessionId)).toBe('/early');
+    // Decided again to the same: done at once, nothing to wait for.
+    expect(gate.redecide(early)).toBeUndefined();
     // Nothing of the unchanged session is delivered: its new cwd waits for the next run...
     expect(state.workspaceFor(late.sessionId)).toBeUndefined();
     // ...but a session this run reads is decided on the file as it is now.

@@ -254,20 +254,26 @@ export class PrivacyGate {
    * it): the index or a hook may say something new. The files are not read: the ledger's claim is
    * the one recorded when they last were. The exclusion check (a stat per directory) runs only for
    * a decision that would change something: a no-op sync decides again what it decided, in memory.
+   * Done at once, without a promise, when no source makes it wait and nothing changed (the sources
+   * a recheck asks answer from memory and the run's listings): a bulk run passes thousands of
+   * unchanged sessions without a turn of the event loop each.
    */
-  async redecide(session: SessionRef): Promise<void> {
-    if (!this.sessions) return;
-    const id = session.sessionId;
+  redecide(session: SessionRef): Promise<void> | undefined {
+    if (!this.sessions) return undefined;
+    const answers = this.sources.filter((source) => source !== fromSessionFiles).map((source) => source(session, 'recheck'));
+    if (answers.some((answer) => answer instanceof Promise)) return Promise.all(answers.map((answer) => Promise.resolve(answer))).then((claims) => this.decideAgain(session.sessionId, claims));
+    return this.decideAgain(session.sessionId, answers as (WorkspaceClaim | undefined)[]);
+  }
+
+  private decideAgain(id: string, answers: readonly (WorkspaceClaim | undefined)[]): Promise<void> | undefined {
     const ledger = this.catalog.storedLedgerClaim(id);
     const claims: WorkspaceClaim[] = ledger ? [ledger] : [];
-    for (const source of this.sources) {
-      if (source === fromSessionFiles) continue;
-      const claim = await source(session, 'recheck');
-      if (claim !== undefined && claim.dir.trim() !== '') claims.push(claim);
-    }
+    for (const claim of answers) if (claim !== undefined && claim.dir.trim() !== '') claims.push(claim);
     const decision = decideWorkspace(claims);
-    if (!decision || !this.catalog.decisionDiffers(id, decision)) return;
-    if ((await this.ruleAmong(decision, this.catalog.facts(id))) === undefined) this.recordDecision(id, decision);
+    if (!decision || !this.catalog.decisionDiffers(id, decision)) return undefined;
+    return this.ruleAmong(decision, this.catalog.facts(id)).then((rule) => {
+      if (rule === undefined) this.recordDecision(id, decision);
+    });
   }
 
   /** Ends a run's use of what `noteSessions` read at once, and of the exclusion answers it kept. */

@@ -7,7 +7,8 @@ import type { SessionRef } from '../transcript/types.js';
 import { openEngine, type Engine } from './engine-context.js';
 import { defaultPoolSize, PlanPool, planWorkerUrl } from './plan-pool.js';
 import { inlinePlanner, type Planner } from './planner.js';
-import { deliverSession, type DeliveryContext, type DeliveryMode, type RunSnapshot } from './session-delivery.js';
+import { deliverSession, startDelivery, StartedDelivery, type DeliveryContext, type DeliveryMode, type RunSnapshot } from './session-delivery.js';
+import type { SessionOutcome } from './session-outcome.js';
 import { RunTally, type RunSummary, type SessionIndexSummary } from './run-summary.js';
 
 export type { RunSummary, SessionIndexSummary };
@@ -141,15 +142,16 @@ async function deliverAll(sessions: SessionRef[], engine: Engine, tally: RunTall
   // A session's failure is its outcome; this is for a defect outside it (a progress callback that
   // throws): kept, so no rejection goes unhandled, and thrown once the sessions in flight end.
   let defect: { error: unknown } | undefined;
-  const start = (session: SessionRef): Promise<void> =>
+  const record = (outcome: SessionOutcome): void => {
+    tally.add(outcome);
+    progress.sessionsDone += 1;
+    progress.bytesDone += outcome.bytes;
+    options.onProgress?.(progress);
+  };
+  const start = (session: SessionRef, started: StartedDelivery): Promise<void> =>
     new Promise<void>((handedOff) => {
-      const done = deliverSession(session, { ...base, onHandedOff: handedOff })
-        .then((outcome) => {
-          tally.add(outcome);
-          progress.sessionsDone += 1;
-          progress.bytesDone += outcome.bytes;
-          options.onProgress?.(progress);
-        })
+      const done = deliverSession(session, { ...base, onHandedOff: handedOff }, started)
+        .then(record)
         .catch((error: unknown) => {
           defect ??= { error };
         })
@@ -159,10 +161,24 @@ async function deliverAll(sessions: SessionRef[], engine: Engine, tally: RunTall
         });
       running.add(done);
     });
+  let atOnce = 0;
   for (const session of sessions) {
     while (slots.size >= concurrency) await Promise.race(slots);
     if (defect || tally.allStopped || options.signal?.aborted) break;
-    const slot = limit(start, session);
+    // Started once a slot is free, as the session's first checks must see what the sessions before it
+    // did (a sink stopped by a rejected key); one they end takes no slot.
+    const started = startDelivery(session, base);
+    if (!(started instanceof StartedDelivery)) {
+      try {
+        record(started);
+      } catch (error) {
+        defect ??= { error };
+      }
+      // Still a turn of the event loop now and then, so that Ctrl-C is heard in a long no-op run.
+      if (++atOnce % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      continue;
+    }
+    const slot = limit(start, session, started);
     slots.add(slot);
     void slot.finally(() => slots.delete(slot));
   }
@@ -170,6 +186,9 @@ async function deliverAll(sessions: SessionRef[], engine: Engine, tally: RunTall
   await Promise.all(running);
   if (defect) throw defect.error;
 }
+
+/** Sessions passed at once (see `startDelivery`) between two turns of the event loop. */
+const YIELD_EVERY = 256;
 
 function deliveryContext(engine: Engine, options: RunOptions, sessions: number, tally: RunTally, onDelivered: (n: number) => void): DeliveryContext {
   const snapshot = sessions >= SNAPSHOT_AFTER_SESSIONS ? takeSnapshot(engine) : undefined;

@@ -3,7 +3,7 @@ import { toEvermeError, type EvermeError } from '../core/errors.js';
 import type { ConversationMeta, DeliveryMode, PlanPart, SessionContext, SessionEnd, SessionStateWrite, Sink, SinkSession } from '../sinks/sink.js';
 import type { FingerprintStore, SessionFingerprint } from '../store/fingerprint-store.js';
 import type { SessionStore } from '../store/session-store.js';
-import { chooseHistoryFile, type HistoryFileChoice } from '../transcript/session-history.js';
+import { chooseHistoryFile, type HistoryFileChoice, type HistoryFileStat } from '../transcript/session-history.js';
 import type { SessionRef } from '../transcript/types.js';
 import { fingerprintFromStat, sameFingerprint, unchangedByStat } from './fingerprint.js';
 import type { Planner } from './planner.js';
@@ -95,28 +95,67 @@ class ScopeCheck {
   }
 }
 
-export async function deliverSession(session: SessionRef, ctx: DeliveryContext): Promise<SessionOutcome> {
+type ChosenFile = HistoryFileChoice & { file: string; stat: HistoryFileStat };
+
+function isChosen(choice: HistoryFileChoice): choice is ChosenFile {
+  return choice.source !== 'none' && choice.file !== undefined && choice.stat !== undefined;
+}
+
+/** A session past its first checks, which found something to wait for: what `deliverSession` goes on from. */
+export class StartedDelivery {
+  constructor(
+    readonly session: SessionRef,
+    readonly outcome: SessionOutcome,
+    readonly runs: SinkRun[],
+    readonly active: SinkRun[],
+    readonly chosen: ChosenFile,
+    /** An unchanged session's workspace recheck that had to wait (`PrivacyGate.redecide`). */
+    readonly recheck: Promise<void> | undefined,
+  ) {}
+}
+
+/**
+ * A session's first checks, which need no wait: forgotten, no history yet, or unchanged for every
+ * sink and owing none of them its end (the store; not the gateway, `Sink.endsUnchanged`) and its
+ * workspace rechecked at once. Such a session's outcome is returned now; any other is started for
+ * `deliverSession` to go on. A bulk run passes the thousands of unchanged sessions of a no-op sync
+ * through here without a promise, a slot or a turn of the event loop each.
+ */
+export function startDelivery(session: SessionRef, ctx: DeliveryContext): SessionOutcome | StartedDelivery {
   const outcome = blankOutcome(session, 'unchanged', ctx.sinks.map((sink) => sink.name));
   const runs: SinkRun[] = ctx.sinks.map((sink, i) => ({ sink, outcome: outcome.sinks[i]!, changed: false, ...(ctx.onSinkFailure ? { onFailure: ctx.onSinkFailure } : {}) }));
   for (const run of runs) if (ctx.stopped?.has(run.sink.name)) run.outcome.status = 'failed';
   const active = runs.filter((run) => run.outcome.status !== 'failed');
-  const scope = new ScopeCheck(session, ctx.privacy);
-  let locked = false;
   try {
     // Before anything of the session is read: a forgotten conversation is never delivered again.
     if (ctx.snapshot ? ctx.snapshot.forgotten(outcome.conversationId) : ctx.privacy?.forgotten(outcome.conversationId)) return ended(outcome, 'forgotten');
     const chosen = chooseHistoryFile(session.dir);
     outcome.source = chosen.source;
-    if (chosen.source === 'none' || !chosen.file || !chosen.stat) return ended(outcome, 'empty');
+    if (!isChosen(chosen)) return ended(outcome, 'empty');
     // Equal path, size, mtime and inode already mean equal fingerprints: the head is read only when
     // the file changed, for the fingerprint committed after this read.
     for (const run of active) {
       run.stored = ctx.snapshot ? ctx.snapshot.fingerprint(run.sink.name, session.sessionId) : ctx.marks.fingerprints.get(run.sink.name, session.sessionId);
       run.changed = !unchangedByStat(run.stored, chosen.file, chosen.stat);
     }
+    if (active.some((run) => run.changed)) return new StartedDelivery(session, outcome, runs, active, chosen, undefined);
+    // Not read, but the session index or a hook may place it elsewhere now.
+    const recheck = ctx.privacy?.redecide(session);
+    if (recheck === undefined && (ctx.dryRun || !active.some((run) => run.sink.endsUnchanged))) return settledUnchanged(outcome, ctx.dryRun);
+    return new StartedDelivery(session, outcome, runs, active, chosen, recheck);
+  } catch (err) {
+    return failSession(outcome, toEvermeError(err));
+  }
+}
+
+export async function deliverSession(session: SessionRef, ctx: DeliveryContext, started = startDelivery(session, ctx)): Promise<SessionOutcome> {
+  if (!(started instanceof StartedDelivery)) return started;
+  const { outcome, runs, active, chosen } = started;
+  const scope = new ScopeCheck(session, ctx.privacy);
+  let locked = false;
+  try {
     if (!active.some((run) => run.changed)) {
-      // Not read, but the session index or a hook may place it elsewhere now.
-      await ctx.privacy?.redecide(session);
+      await started.recheck;
       return await settle(session, ctx, outcome, active, chosen, scope);
     }
 
@@ -154,6 +193,18 @@ export async function deliverSession(session: SessionRef, ctx: DeliveryContext):
   } finally {
     if (locked) ctx.locks?.release(session.sessionId);
   }
+}
+
+/**
+ * An unchanged session no sink is owed anything for: its status is every sink's (a sink stopped
+ * earlier in the run included), as `settle` gives it. Its workspace was never decided in this run,
+ * so it cannot have been found excluded.
+ */
+function settledUnchanged(outcome: SessionOutcome, dryRun: boolean): SessionOutcome {
+  if (dryRun) return outcome;
+  outcome.status = sessionStatusOf(outcome.sinks);
+  if (outcome.status === 'failed') outcome.error = firstSinkError(outcome.sinks);
+  return outcome;
 }
 
 function ended(outcome: SessionOutcome, status: 'forgotten' | 'empty' | 'excluded' | 'skipped'): SessionOutcome {
