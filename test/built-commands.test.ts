@@ -21,6 +21,26 @@ function builtFiles(): string[] {
   return [...inDir(commandsDir), ...inDir(chunksDir)];
 }
 
+/**
+ * The built CLI's `command` over a generated tree, with a preload from test/support/ that writes
+ * what it saw to the file `logVar` names: the run's envelope data and that file's lines.
+ */
+async function runLogged(command: 'sync' | 'import', sessions: number, bytes: number, preload: string, logVar: string) {
+  const root = tempDir();
+  const dataDir = path.join(root, 'data');
+  fs.mkdirSync(dataDir);
+  generateCorpus(dataDir, sessions, bytes);
+  const log = path.join(root, 'preload.log');
+  const env = cliEnv(root, {
+    EVERME_STATE_DIR: path.join(root, 'state'),
+    NODE_OPTIONS: `--require ${path.join(repoRoot, 'test', 'support', preload)}`,
+    [logVar]: log,
+  });
+  const result = await runCli([command, '--since', '2026-01-01', '--data-dir', dataDir, '--sink', 'local', '--json'], env);
+  expect(result.code, result.stderr).toBe(0);
+  return { data: envelopeOf(result).data, lines: fs.readFileSync(log, 'utf8').trim().split('\n') };
+}
+
 describe('the bundled commands', () => {
   it('load their code from shared chunks, not from our sources one module at a time (the hook keeps its own bundle)', () => {
     const files = builtFiles();
@@ -57,40 +77,17 @@ describe('the bundled commands', () => {
     // bin/run.js takes oclif's `execute` from dist/src/cli/oclif-main.js, bundled with the commands:
     // loading @oclif/core from node_modules resolved ~150 modules at every start (~65 ms of a no-op
     // sync), and a command on another copy than the runner's would meet two Command classes.
-    const root = tempDir();
-    const dataDir = path.join(root, 'data');
-    generateCorpus(dataDir, 2, 2000);
-    const log = path.join(root, 'modules.log');
-    const env = cliEnv(root, {
-      EVERME_STATE_DIR: path.join(root, 'state'),
-      NODE_OPTIONS: `--require ${path.join(repoRoot, 'test', 'support', 'module-log.cjs')}`,
-      MODULE_LOG: log,
-    });
-    const result = await runCli(['sync', '--since', '2026-01-01', '--data-dir', dataDir, '--sink', 'local', '--json'], env);
-    expect(result.code, result.stderr).toBe(0);
-    expect(envelopeOf(result).data).toMatchObject({ sessions: { scanned: 2, delivered: 2 } });
-    const loaded = fs.readFileSync(log, 'utf8').trim().split('\n');
+    const { data, lines: loaded } = await runLogged('sync', 2, 2000, 'module-log.cjs', 'MODULE_LOG');
+    expect(data).toMatchObject({ sessions: { scanned: 2, delivered: 2 } });
     // The log itself works: better-sqlite3 is CommonJS and stays outside the bundle.
     expect(loaded.some((file) => file.includes(`${path.sep}better-sqlite3${path.sep}`))).toBe(true);
     expect(loaded.filter((file) => file.includes(`${path.sep}@oclif${path.sep}core${path.sep}`))).toEqual([]);
   });
 
   it('plan a bulk import on the plan workers and commit it on the writer thread', async () => {
-    const root = tempDir();
-    const dataDir = path.join(root, 'data');
-    fs.mkdirSync(dataDir);
     // More sessions than a run plans inline, more conversations than the store commits inline.
-    generateCorpus(dataDir, 40, 4000);
-    const log = path.join(root, 'workers.log');
-    const env = cliEnv(root, {
-      EVERME_STATE_DIR: path.join(root, 'state'),
-      NODE_OPTIONS: `--require ${path.join(repoRoot, 'test', 'support', 'worker-log.cjs')}`,
-      WORKER_LOG: log,
-    });
-    const result = await runCli(['import', '--since', '2026-01-01', '--data-dir', dataDir, '--sink', 'local', '--json'], env);
-    expect(result.code, result.stderr).toBe(0);
-    expect(envelopeOf(result).data).toMatchObject({ sessions: { scanned: 40, delivered: 40, failed: 0 } });
-    const started = fs.readFileSync(log, 'utf8').trim().split('\n');
+    const { data, lines: started } = await runLogged('import', 40, 4000, 'worker-log.cjs', 'WORKER_LOG');
+    expect(data).toMatchObject({ sessions: { scanned: 40, delivered: 40, failed: 0 } });
     const entries = started.map((url) => path.relative(repoRoot, new URL(url).pathname));
     expect(entries).toContain(path.join('dist', 'src', 'engine', 'plan-worker.js'));
     expect(entries).toContain(path.join('dist', 'src', 'store', 'local-writer-thread.js'));
