@@ -219,21 +219,21 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
       floor = after;
     }
     const byRatio = [...runs].sort((a, b) => a.ratio - b.ratio);
-    const median = byRatio[Math.floor(byRatio.length / 2)]!;
-    const { cold, stateDir } = median;
-    const floorMs = (median.floorBefore + median.floorAfter) / 2;
+    const medianRun = byRatio[Math.floor(byRatio.length / 2)]!;
+    const { cold, stateDir } = medianRun;
+    const floorMs = (medianRun.floorBefore + medianRun.floorAfter) / 2;
     const peakRss = Math.max(...runs.map((r) => r.cold.maxRssMb));
     const noopInProcess = child('measure-run.js', ['sync', corpus.root, stateDir]);
     // A single ~0.6 s process swings by a quarter on this VM: the median of five, in a row.
     const noops = Array.from({ length: NOOP_RUNS }, () => cliSync(corpus.root, stateDir));
-    const noopMs = [...noops].sort((a, b) => a - b)[Math.floor(NOOP_RUNS / 2)]!;
+    const noopMs = median(noops);
     const search = searchTimes(stateDir);
     const dbMb = statSync(path.join(stateDir, 'everme.db')).size / 1024 / 1024;
     const cores = (cold.cpuMs ?? 0) / cold.ms;
     rows.push(`── ${scale}× ─ corpus: ${corpus.sessions} sessions, ${fmt(corpus.bytes / 1024 / 1024)} MiB, ${floor.lines} lines`);
-    rows.push(`floor (walk + JSON.parse):  ${fmt(floorMs)} ms (mean of ${fmt(median.floorBefore)} before and ${fmt(median.floorAfter)} after the import)  rss ${fmt(floor.maxRssMb)} MB`);
+    rows.push(`floor (walk + JSON.parse):  ${fmt(floorMs)} ms (mean of ${fmt(medianRun.floorBefore)} before and ${fmt(medianRun.floorAfter)} after the import)  rss ${fmt(floor.maxRssMb)} MB`);
     rows.push(`floor, second pass:         ${fmt(warmFloorMs)} ms in the same process as a first pass (JIT and heap warm); the import is ${(cold.ms / warmFloorMs).toFixed(2)}x this`);
-    rows.push(`cold import (local):        ${fmt(cold.ms)} ms  rss ${fmt(cold.maxRssMb)} MB  ratio ${median.ratio.toFixed(2)}x (target ≤ ${IMPORT_TARGET}x${scale === 10 ? ', at 10× ≤ 2.5x' : ''})  cores used ${cores.toFixed(2)} (target ≥ ${CORES_TARGET})  ${cold.messages} messages  db ${fmt(dbMb)} MB`);
+    rows.push(`cold import (local):        ${fmt(cold.ms)} ms  rss ${fmt(cold.maxRssMb)} MB  ratio ${medianRun.ratio.toFixed(2)}x (target ≤ ${IMPORT_TARGET}x${scale === 10 ? ', at 10× ≤ 2.5x' : ''})  cores used ${cores.toFixed(2)} (target ≥ ${CORES_TARGET})  ${cold.messages} messages  db ${fmt(dbMb)} MB`);
     if (runs.length > 1) {
       rows.push(`  all ${runs.length} imports (median above): ${runs.map((r) => `${fmt(r.cold.ms)} ms / floor ${fmt((r.floorBefore + r.floorAfter) / 2)} = ${r.ratio.toFixed(2)}x`).join(';  ')}`);
     }
@@ -250,7 +250,7 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
       floorMs,
       warmFloorMs,
       importMs: cold.ms,
-      ratio: median.ratio,
+      ratio: medianRun.ratio,
       cores,
       rssMb: peakRss,
       noopMs,
