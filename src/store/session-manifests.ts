@@ -1,13 +1,11 @@
 import type Database from 'better-sqlite3';
+import { sameFileStamp, type FileStamp } from '../core/file-stamp.js';
 
 /**
  * What identifies a session in its manifest.json (see `transcript/manifest.ts`), kept with the
  * file's stat when it was read: while size, mtime and inode stay the same the file is not read again.
  */
-export interface KnownManifest {
-  size: number;
-  mtimeMs: number;
-  ino: number;
+export interface KnownManifest extends FileStamp {
   sessionId: string;
   createdAtMs: number;
   updatedAtMs?: number;
@@ -30,14 +28,7 @@ function knownOf(row: ManifestRow): KnownManifest {
 }
 
 function sameKnown(a: KnownManifest, b: KnownManifest): boolean {
-  return (
-    a.size === b.size &&
-    a.mtimeMs === b.mtimeMs &&
-    a.ino === b.ino &&
-    a.sessionId === b.sessionId &&
-    a.createdAtMs === b.createdAtMs &&
-    a.updatedAtMs === b.updatedAtMs
-  );
+  return sameFileStamp(a, b) && a.sessionId === b.sessionId && a.createdAtMs === b.createdAtMs && a.updatedAtMs === b.updatedAtMs;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import * as z from 'zod';
 import { entryPath } from '../core/entry-path.js';
+import { sameFileStamp } from '../core/file-stamp.js';
 import { isRecord } from '../core/json.js';
 import type { KnownManifest } from '../store/session-manifests.js';
 import type { SessionRef } from './types.js';
@@ -101,7 +102,7 @@ export function knownManifest(sessionDir: string, known?: KnownManifest): KnownM
   if (known !== undefined) {
     try {
       const stat = lstatSync(entryPath(sessionDir, MANIFEST_FILE), { throwIfNoEntry: false });
-      if (stat?.isFile() && stat.size === known.size && stat.mtimeMs === known.mtimeMs && stat.ino === known.ino) return { ok: true, known };
+      if (stat?.isFile() && sameFileStamp(stat, known)) return { ok: true, known };
     } catch {
       // Unreadable now: the read below says how.
     }

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sameFileStamp, type FileStamp } from '../core/file-stamp.js';
 
 /**
  * MiniMax Code's runtime database, `<data>/v2/sqlite/runtime-state.sqlite`: the host keeps it open
@@ -77,19 +78,9 @@ function inPlace(file: string, mode: RuntimeStateMode, busyTimeoutMs: number): R
   return { ok: true, db, mode, close: () => db.close() };
 }
 
-interface FileStamp {
-  size: number;
-  mtimeMs: number;
-  ino: number;
-}
-
 function stampOf(file: string): FileStamp {
   const st = statSync(file);
   return { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
-}
-
-function sameStamp(a: FileStamp, b: FileStamp): boolean {
-  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino;
 }
 
 /**
@@ -107,7 +98,7 @@ function openSnapshot(file: string): RuntimeStateOpen | undefined {
     const copy = path.join(dir, 'runtime-state.sqlite');
     const before = stampOf(file);
     copyFileSync(file, copy);
-    if (!sameStamp(before, stampOf(file)) || existsSync(`${file}-wal`)) {
+    if (!sameFileStamp(before, stampOf(file)) || existsSync(`${file}-wal`)) {
       remove();
       return undefined;
     }
