@@ -1,5 +1,6 @@
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { hookStateDir } from '../store/hook-workspace.js';
 
 /**
  * What a hook asks of the session's worker beyond "something changed" (the debounce slot's pending
@@ -19,7 +20,7 @@ export class DeliveryMarks {
   private readonly base: string;
 
   constructor(stateDir: string, sessionId: string) {
-    this.dir = path.join(stateDir, 'hook');
+    this.dir = hookStateDir(stateDir);
     this.base = path.join(this.dir, sessionId);
   }
 

@@ -1,5 +1,6 @@
 import { appendFileSync, readFileSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { hookStateDir } from '../store/hook-workspace.js';
 import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
 
 /** `recalled`: a SessionStart hook printed a context block. */
@@ -20,7 +21,7 @@ export interface HookEvent {
 const MAX_LOG_BYTES = 256 * 1024;
 
 export function hookEventsFile(stateDir: string): string {
-  return path.join(stateDir, 'hook', 'events.jsonl');
+  return path.join(hookStateDir(stateDir), 'events.jsonl');
 }
 
 /**

@@ -1,5 +1,6 @@
 import { closeSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { hookStateDir } from '../store/hook-workspace.js';
 import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
 import { processAlive } from '../core/process-liveness.js';
 
@@ -54,7 +55,7 @@ export class HookSlot {
   private readonly missFile: string;
 
   constructor(stateDir: string, readonly sessionId: string) {
-    this.dir = path.join(stateDir, 'hook');
+    this.dir = hookStateDir(stateDir);
     const base = path.join(this.dir, sessionId);
     this.workerFile = `${base}${WORKER_SUFFIX}`;
     this.pendingFile = `${base}.pending`;
@@ -230,7 +231,7 @@ export class HookSlot {
 
 /** The pids of the workers holding a slot in this state dir (what must end before the dir is removed). */
 export function workerSlotOwners(stateDir: string): number[] {
-  const dir = path.join(stateDir, 'hook');
+  const dir = hookStateDir(stateDir);
   let names: string[];
   try {
     names = readdirSync(dir);

@@ -2,6 +2,8 @@ import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from
 import path from 'node:path';
 import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
 
+const CWD_SUFFIX = '.cwd';
+
 /**
  * The workspace a hook payload named for a session (`cwd`), as the hook wrote it down before it
  * decided anything: current sessions name their workspace nowhere else, so a session the hook kept
@@ -10,10 +12,13 @@ import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-d
  * never opens SQLite to write it; the engine copies it into the store when it reads it.
  */
 export function hookWorkspaceFile(stateDir: string, sessionId: string): string {
-  return path.join(stateDir, 'hook', `${sessionId}${CWD_SUFFIX}`);
+  return path.join(hookStateDir(stateDir), `${sessionId}${CWD_SUFFIX}`);
 }
 
-const CWD_SUFFIX = '.cwd';
+/** The hook's own files in the state dir: these cwds, its slots and marks (src/hook/), its event log. */
+export function hookStateDir(stateDir: string): string {
+  return path.join(stateDir, 'hook');
+}
 
 /**
  * The sessions that have a recorded workspace file now, from one listing of the directory: a run
@@ -23,7 +28,7 @@ const CWD_SUFFIX = '.cwd';
 export function listHookWorkspaces(stateDir: string): Set<string> {
   let names: string[];
   try {
-    names = readdirSync(path.join(stateDir, 'hook'));
+    names = readdirSync(hookStateDir(stateDir));
   } catch {
     // No hook ever ran (or its directory is unreadable, as a missing file would be): no workspace recorded.
     return new Set();
