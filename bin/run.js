@@ -25,8 +25,13 @@ if (process.argv[2] === 'hook') {
     process.exitCode = code;
   } else {
     if (process.env[heap.HEAP_CAPPED_ENV] === '1') heap.exitWithParent();
-    // oclif as the build bundled it with the commands (one copy, a few files: see oclif-main.ts).
-    const { execute } = await import('../dist/src/cli/oclif-main.js');
-    await execute({ dir: import.meta.url });
+    // `sync`, which a cron job or a shell prompt runs over and over, starts without oclif unless its
+    // arguments need it (help, a mistake): see sync-entry.ts.
+    const ran = args[0] === 'sync' && (await (await import('../dist/src/cli/sync-entry.js')).runSyncEntry(args.slice(1)));
+    if (!ran) {
+      // oclif as the build bundled it with the commands (one copy, a few files: see oclif-main.ts).
+      const { execute } = await import('../dist/src/cli/oclif-main.js');
+      await execute({ dir: import.meta.url });
+    }
   }
 }

@@ -1,12 +1,11 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { concurrencyFlag, sinceFlag, sinkFlag, sinkFrom } from '../src/cli/flags.js';
-import { createProgress } from '../src/cli/progress.js';
+import { concurrencyFlag, sinceFlag, sinkFlag } from '../src/cli/flags.js';
 import { renderRunSummary } from '../src/cli/render-run.js';
-import { finishRun } from '../src/cli/run-output.js';
+import { runSyncFlow } from '../src/cli/sync-flow.js';
 import type { RunSummary } from '../src/engine/run-pipeline.js';
-import { runSync } from '../src/engine/sync-run.js';
 
+/** bin/run.js starts most `everme sync` runs without oclif (src/cli/sync-entry.ts); this is the rest. */
 export default class Sync extends EvermeCommand<typeof Sync> {
   static override summary = 'Deliver what is new in changed sessions since the last import or sync';
   static override description =
@@ -20,19 +19,7 @@ export default class Sync extends EvermeCommand<typeof Sync> {
   };
 
   async run(): Promise<RunSummary> {
-    const { flags } = this;
-    const settings = this.settings();
-    const progress = createProgress('sync', { json: this.jsonMode });
-    const summary = await runSync({
-      dataDir: this.dataDir(),
-      settings,
-      sink: sinkFrom(flags.sink, settings),
-      session: flags.session,
-      sinceMs: flags.since?.ms,
-      concurrency: flags.concurrency,
-      signal: this.abort.signal,
-      onProgress: (p) => progress.update(p),
-    }).finally(() => progress.stop());
-    return this.result(finishRun(summary, this.jsonMode), () => renderRunSummary(summary));
+    const summary = await runSyncFlow(this.flags, this.flowContext());
+    return this.result(summary, () => renderRunSummary(summary));
   }
 }

@@ -1,9 +1,10 @@
 import { Command, Errors, type Interfaces } from '@oclif/core';
 import { loadSettings, type Settings } from '../config/settings.js';
-import { EvermeError, exitCodeFor, toEvermeError } from '../core/errors.js';
+import { EvermeError, toEvermeError } from '../core/errors.js';
 import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { dataDirFlag, jsonFlag } from './flags.js';
-import { errorEnvelope, reportErrorText, successEnvelope, writeStderr, writeStdout, type ErrorEnvelope, type SuccessEnvelope } from './output.js';
+import { abortOnInterrupt } from './interrupt.js';
+import { errorEnvelope, reportFailure, successEnvelope, writeStderr, writeStdout, type ErrorEnvelope, type SuccessEnvelope } from './output.js';
 
 /** oclif's wrapping of an error thrown by a flag's own parser: `Parsing --flag \n\t<message>\nSee more help…`. */
 const FLAG_PARSE_WRAPPING = /^Parsing --[\w-]+ \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
@@ -54,10 +55,7 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
   protected positionals!: string[];
   private meta?: Record<string, unknown>;
   private resolved?: { dataDir: string; settings?: Settings };
-  private readonly onSigint = (): void => {
-    if (this.abort.signal.aborted) process.exit(130);
-    this.abort.abort();
-  };
+  private stopWatchingInterrupts: (() => void) | undefined;
 
   /** `--json` was given: stdout gets exactly one envelope and nothing else. */
   protected get jsonMode(): boolean {
@@ -65,8 +63,7 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
   }
 
   protected override async init(): Promise<void> {
-    process.on('SIGINT', this.onSigint);
-    process.on('SIGTERM', this.onSigint);
+    this.stopWatchingInterrupts = abortOnInterrupt(this.abort);
     await super.init();
     // Parsed here, once, for every command (oclif's base-command pattern); a usage mistake reaches
     // `catch` like any other failure.
@@ -99,8 +96,7 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
   }
 
   protected override async finally(err: Error | undefined): Promise<void> {
-    process.off('SIGINT', this.onSigint);
-    process.off('SIGTERM', this.onSigint);
+    this.stopWatchingInterrupts?.();
     await super.finally(err);
   }
 
@@ -152,14 +148,7 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
 
   protected override catch(err: Error & { exitCode?: number }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
-    const mapped = this.toEvermeError(err);
-    if (mapped.type === 'internal' && process.env.EVERME_DEBUG) process.stderr.write(`${err.stack ?? String(err)}\n`);
-    if (this.jsonMode) {
-      this.logJson(this.toErrorJson(mapped));
-      process.exitCode = exitCodeFor(mapped.type);
-    } else {
-      process.exitCode = reportErrorText(mapped);
-    }
+    process.exitCode = reportFailure(this.toEvermeError(err), this.jsonMode, err);
     return Promise.resolve();
   }
 

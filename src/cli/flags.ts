@@ -1,16 +1,16 @@
 import { Flags } from '@oclif/core';
 import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
-import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
 import { MAX_RECALL_LIMIT } from '../recall/recall.js';
+import { CONCURRENCY_RANGE, SINKS, type SinceDay } from './flag-values.js';
+
+export { sinkFrom, type SinceDay } from './flag-values.js';
 
 /**
  * The flags several commands share, defined once so that their names, parsing and errors agree.
  * A value a parser rejects is an EvermeError (invalid_args); oclif prefixes its message with
  * `Parsing --flag`, and the base command takes that off again (see `catch` in base-command.ts).
  */
-
-const SINKS = ['local', 'everme'] as const satisfies readonly SinkName[];
 
 export const dataDirFlag = Flags.string({
   description: 'MiniMax Code data directory (default: $MINIMAX_DATA_DIR, $MAVIS_DATA_DIR, ~/.minimax)',
@@ -20,17 +20,6 @@ export const dataDirFlag = Flags.string({
 /** `--sink local|everme`; absent means the configured default (see `sinkFrom`). */
 export function sinkFlag(description: string) {
   return Flags.option({ description, options: SINKS })();
-}
-
-/** The sink a command uses: the flag when given, else everme when an API key is configured, else local. */
-export function sinkFrom(flag: SinkName | undefined, settings: Settings): SinkName {
-  return flag ?? defaultSink(settings);
-}
-
-/** A `--since YYYY-MM-DD` day: the text as given (recorded with the run) and its UTC midnight. */
-export interface SinceDay {
-  text: string;
-  ms: number;
 }
 
 const sinceDay = Flags.custom<SinceDay>({
@@ -44,8 +33,7 @@ export function sinceFlag(description: string) {
 
 export const concurrencyFlag = Flags.integer({
   description: 'sessions processed at once (default: 2 for the local store, 4 for the gateway)',
-  min: 1,
-  max: 32,
+  ...CONCURRENCY_RANGE,
 });
 
 export const DEFAULT_SEARCH_LIMIT = 10;

@@ -2,7 +2,7 @@ import type { SinkName } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { runPipeline, type RunSummary } from '../engine/run-pipeline.js';
 import { importExport, type ImportExportSummary } from '../export/import-export.js';
-import { sinkFrom, type SinceDay } from './flags.js';
+import { sinkFrom, type SinceDay } from './flag-values.js';
 import { createProgress } from './progress.js';
 import type { FlowContext } from './base-command.js';
 

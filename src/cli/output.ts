@@ -38,3 +38,17 @@ export function reportErrorText(err: EvermeError): number {
   if (err.hint) writeStderr(`hint: ${err.hint}`);
   return exitCodeFor(err.type);
 }
+
+/**
+ * A command's failure, already in the taxonomy: the error envelope on stdout with --json, else the
+ * text on stderr; returns the exit code. `thrown` is what was caught, whose stack EVERME_DEBUG shows
+ * for a defect (`internal`), never for a user's mistake.
+ */
+export function reportFailure(failure: EvermeError, json: boolean, thrown: unknown): number {
+  if (failure.type === 'internal' && process.env.EVERME_DEBUG) {
+    process.stderr.write(`${thrown instanceof Error ? (thrown.stack ?? String(thrown)) : String(thrown)}\n`);
+  }
+  if (!json) return reportErrorText(failure);
+  writeStdout(JSON.stringify(errorEnvelope(failure)));
+  return exitCodeFor(failure.type);
+}

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { SinkName } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { openRecall, type RecallSearch } from '../recall/recall.js';
-import { sinkFrom } from './flags.js';
+import { sinkFrom } from './flag-values.js';
 import { writeStderr } from './output.js';
 import type { FlowContext } from './base-command.js';
 

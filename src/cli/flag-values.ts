@@ -1,0 +1,22 @@
+import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
+
+/**
+ * What the shared flags accept and mean, without oclif: `flags.ts` defines the flags from these, and
+ * `sync-entry.ts` (which starts without oclif) checks the same values.
+ */
+
+export const SINKS = ['local', 'everme'] as const satisfies readonly SinkName[];
+
+/** `--concurrency`: sessions processed at once. */
+export const CONCURRENCY_RANGE = { min: 1, max: 32 } as const;
+
+/** The sink a command uses: the flag when given, else everme when an API key is configured, else local. */
+export function sinkFrom(flag: SinkName | undefined, settings: Settings): SinkName {
+  return flag ?? defaultSink(settings);
+}
+
+/** A `--since YYYY-MM-DD` day: the text as given (recorded with the run) and its UTC midnight. */
+export interface SinceDay {
+  text: string;
+  ms: number;
+}

@@ -1,0 +1,8 @@
+// Runs the built CLI's arguments through oclif alone, as bin/run.js does for every command but the
+// hook and the `sync` runs src/cli/sync-entry.ts takes: what that entry must print the same as.
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { execute } = await import(pathToFileURL(path.join(repo, 'dist', 'src', 'cli', 'oclif-main.js')).href);
+await execute({ dir: pathToFileURL(path.join(repo, 'bin', 'run.js')).href });
