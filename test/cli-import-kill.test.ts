@@ -8,6 +8,7 @@ import { duplicateKeys, gatewaySignatures, runEngine, storedSignatures } from '.
 import { conversationFor, expectedTurns, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { holdSessionLock, someSessionOf } from './support/session-hold.js';
+import { storeCount } from './support/store-count.js';
 import { tempDir } from './transcript-helpers.js';
 
 /** Stored messages so far, or 0 while the database does not exist or is still being created. */
@@ -87,16 +88,7 @@ describe('an import to the gateway and the store killed with SIGKILL between the
 
   /** Sessions the store took whole (its fingerprints), or 0 while the database is being created. */
   function storeFingerprints(stateDir: string): number {
-    try {
-      const db = openDatabase(stateDir, { readonly: true });
-      try {
-        return db.prepare<[], number>("SELECT count(*) FROM fingerprints WHERE sink = 'local'").pluck().get() ?? 0;
-      } finally {
-        db.close();
-      }
-    } catch {
-      return 0;
-    }
+    return storeCount(stateDir, "SELECT count(*) FROM fingerprints WHERE sink = 'local'");
   }
 
   it('leaves neither a duplicate nor a gap in either sink: the re-run sends the gateway what it lacks and the store nothing', async () => {

@@ -12,6 +12,7 @@ import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-pro
 import { repoRoot } from './support/cli.js';
 import { duplicateKeys, runEngine } from './support/delivery-harness.js';
 import { holdSessionLock, someSessionOf } from './support/session-hold.js';
+import { storeCount } from './support/store-count.js';
 import { tempDir } from './transcript-helpers.js';
 
 const SINCE = '2026-01-01';
@@ -194,14 +195,5 @@ describe('an import committed on the writer thread', () => {
 });
 
 function countFingerprints(stateDir: string): number {
-  try {
-    const db = openDatabase(stateDir, { readonly: true });
-    try {
-      return db.prepare<[], number>('SELECT count(*) FROM fingerprints').pluck().get() ?? 0;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return 0;
-  }
+  return storeCount(stateDir, 'SELECT count(*) FROM fingerprints');
 }

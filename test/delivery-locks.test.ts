@@ -8,20 +8,12 @@ import { startFakeGateway, type Fault } from './support/fake-gateway.js';
 import { CREATED_AT_MS, DAY, conversationFor, expectedTurns, jsonlOf, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { gatewaySignatures, runEngine } from './support/delivery-harness.js';
 import { cliEnv, envelopeOf, startCli, waitFor } from './support/cli-process.js';
+import { storeCount } from './support/store-count.js';
 import { makeSession, tempDir } from './transcript-helpers.js';
 
 /** How many runs the store has recorded (each import records its run as it starts). */
 function runsRecorded(stateDir: string): number {
-  try {
-    const db = openDatabase(stateDir, { readonly: true });
-    try {
-      return db.prepare<[], number>('SELECT count(*) FROM runs').pluck().get() ?? 0;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return 0;
-  }
+  return storeCount(stateDir, 'SELECT count(*) FROM runs');
 }
 
 const SESSION = 'mvs_00000000000000000000000000000001';

@@ -10,10 +10,10 @@ import { generateCorpus } from '../bench/corpus.js';
 import Sync from '../commands/sync.js';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { readSyncFlags, SYNC_ENTRY_OPTIONS } from '../src/cli/sync-entry.js';
-import { openDatabase } from '../src/store/database.js';
 import { cliEnv, envelopeOf, runCli, spawnAsync, startCli, waitFor, type CliResult } from './support/cli-process.js';
 import { repoRoot } from './support/cli.js';
 import { holdSessionLock, newestSessionIn } from './support/session-hold.js';
+import { storeCount } from './support/store-count.js';
 import { tempDir } from './transcript-helpers.js';
 
 const SINCE = '2026-01-01';
@@ -43,16 +43,7 @@ function withoutProgress(stderr: string): string {
 }
 
 function countFingerprints(stateDir: string): number {
-  try {
-    const db = openDatabase(stateDir, { readonly: true });
-    try {
-      return db.prepare<[], number>('SELECT count(*) FROM fingerprints').pluck().get() ?? 0;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return 0;
-  }
+  return storeCount(stateDir, 'SELECT count(*) FROM fingerprints');
 }
 
 describe('everme sync without oclif', () => {
