@@ -24,6 +24,11 @@ describe('bad input gets a clear answer', () => {
     [['import', '--since', '2026-01-01', '--concurrency', '0'], /Parsing --concurrency/],
     [['import', '--since', '2026-01-01', '--sink', 'cloud'], /--sink/],
     [['sync', '--since', '01/02/2026'], /--since must be a date like/],
+    // oclif's parser throws these without its parse context: still a usage mistake, never internal.
+    [['sync', '--sink', 'local', '--sink', 'local'], /^Flag --sink can only be specified once$/],
+    [['import', '--since', '2026-01-01', '--since', '2026-01-02'], /^Flag --since can only be specified once$/],
+    [['search', 'widget', '--limit'], /^Flag --limit expects a value$/],
+    [['sync', '--sink'], /^Flag --sink expects/],
   ])('%j is invalid_args, exit 2, one envelope and no stack trace', (args, message) => {
     const r = run([...args, '--json']);
     expect(r.status).toBe(2);

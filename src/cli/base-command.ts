@@ -9,10 +9,17 @@ import { errorEnvelope, reportFailure, successEnvelope, writeStderr, writeStdout
 /** oclif's wrapping of an error thrown by a flag's own parser: `Parsing --flag \n\t<message>\nSee more help…`. */
 const FLAG_PARSE_WRAPPING = /^Parsing --[\w-]+ \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
 
+/**
+ * Plain CLIErrors oclif's parser threw (a flag given twice, a flag without its value): they carry no
+ * `parse` context, so they are known by where they were thrown (`init`'s parse).
+ */
+const thrownByParser = new WeakSet<Error>();
+
 function isParseError(err: unknown): err is Error {
   // oclif's parser errors (unknown flag, missing arg, bad option) carry the `parse` context; a flag
   // whose own parser rejected the value (`--concurrency 0`) arrives as a plain "Parsing --flag" Error.
   if (err instanceof Errors.CLIError && typeof (err as { parse?: unknown }).parse === 'object') return true;
+  if (err instanceof Errors.CLIError && thrownByParser.has(err)) return true;
   return err instanceof Error && !(err instanceof EvermeError) && /^Parsing --[\w-]+/.test(err.message);
 }
 
@@ -68,7 +75,12 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
     // Parsed here, once, for every command (oclif's base-command pattern); a usage mistake reaches
     // `catch` like any other failure.
     const ctor = this.ctor as typeof EvermeCommand;
-    const { flags, args, argv } = await this.parse({ flags: ctor.flags, baseFlags: EvermeCommand.baseFlags, args: ctor.args, strict: ctor.strict, enableJsonFlag: ctor.enableJsonFlag });
+    const { flags, args, argv } = await this.parse({ flags: ctor.flags, baseFlags: EvermeCommand.baseFlags, args: ctor.args, strict: ctor.strict, enableJsonFlag: ctor.enableJsonFlag }).catch(
+      (err: unknown) => {
+        if (err instanceof Error) thrownByParser.add(err);
+        throw err;
+      },
+    );
     this.flags = flags as CommandFlags<T>;
     this.args = args as CommandArgs<T>;
     this.positionals = argv.filter((a): a is string => typeof a === 'string');
