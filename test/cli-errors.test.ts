@@ -29,6 +29,8 @@ describe('bad input gets a clear answer', () => {
     [['import', '--since', '2026-01-01', '--since', '2026-01-02'], /^Flag --since can only be specified once$/],
     [['search', 'widget', '--limit'], /^Flag --limit expects a value$/],
     [['sync', '--sink'], /^Flag --sink expects/],
+    // oclif's two-line list, as one line: no doubled colon, no column padding.
+    [['search'], /^Missing 1 required arg: query what to look for$/],
   ])('%j is invalid_args, exit 2, one envelope and no stack trace', (args, message) => {
     const r = run([...args, '--json']);
     expect(r.status).toBe(2);

@@ -171,9 +171,10 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
       const message = err.message
         .replace(/\u001b\[[0-9;]*m/g, '')
         .split('\n')
-        .map((line) => line.trim())
+        // oclif lays lists out in columns (`query  what to look for`): one line of single spaces.
+        .map((line) => line.trim().replace(/\s{2,}/g, ' '))
         .filter((line) => line && !line.startsWith('See more help') && !/^The following errors? occurred:?$/.test(line))
-        .join(': ');
+        .reduce((joined, line) => (joined === '' ? line : `${joined}${joined.endsWith(':') ? ' ' : ': '}${line}`), '');
       return new EvermeError('invalid_args', message, { hint: help });
     }
     const mapped = toEvermeError(err);
