@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../src/core/agent-message.js';
 import { cliEntry, repoRoot } from './support/cli.js';
-import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
+import { cliEnv, envelopeOf, runCli, spawnAsync } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
 
 const MESSAGES_SESSION = 'mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40';
@@ -164,6 +164,22 @@ describe('everme export', { timeout: 120_000 }, () => {
     expect(jsonToStdout.error).toMatchObject({ type: 'invalid_args' });
     const badDate = await cli(['export', '--since', 'last week']);
     expect(badDate.code).toBe(2);
+  });
+
+  it('answers an --out it cannot create with an io error naming the path, at once', async () => {
+    await importDemo();
+    const underFile = path.join(tree.root, 'a-file');
+    fs.writeFileSync(underFile, 'x');
+    // /proc refuses a mkdir in a way node's recursive mkdir retried forever (a core spun until killed).
+    const outs = [path.join(underFile, 'out'), ...(process.platform === 'linux' ? ['/proc/1/everme-nope/out'] : [])];
+    for (const out of outs) {
+      const r = await spawnAsync(process.execPath, [cliEntry, 'export', '--out', out, '--data-dir', tree.dataDir, '--json'], { env: localEnv(), timeoutMs: 30_000 });
+      expect(r.signal, out).toBeNull();
+      expect(r.status, out).toBe(5);
+      const body = JSON.parse(r.stdout) as { error: { type: string; message: string } };
+      expect(body.error.type).toBe('io');
+      expect(body.error.message).toContain(path.dirname(out));
+    }
   });
 
   it('import --from-export skips a malformed line with a warning naming its line, and loads the rest', async () => {

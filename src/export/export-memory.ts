@@ -1,6 +1,7 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
+import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
 import type { Settings } from '../config/settings.js';
 import { resolveConversationId } from '../store/conversation-ids.js';
 import { openDatabase } from '../store/database.js';
@@ -114,7 +115,9 @@ export async function exportMemory(settings: Settings, opts: ExportOptions): Pro
     const reader = new ExportReader(db);
     const progress: ExportProgress = { conversationsTotal: 0, conversationsDone: 0, messages: 0, bytes: 0 };
     if (opts.onProgress) progress.conversationsTotal = reader.count(filter);
-    if (opts.out !== '-') mkdirSync(opts.out, { recursive: true, mode: 0o700 });
+    // Not mkdirSync's `recursive`, which never returns under a path the kernel refuses oddly
+    // (`--out /proc/1/x` spun a core until killed): one mkdir a component, any refusal thrown.
+    if (opts.out !== '-') makeDirs(opts.out, PRIVATE_DIR_MODE);
 
     let shared: Output | undefined;
     if (opts.format === 'jsonl') {
