@@ -129,6 +129,20 @@ describe('GatewayClient against the fake gateway', () => {
     expect(fake.requestsTo('/mem/agent-memory')).toHaveLength(2);
   });
 
+  it('refuses an API base that is no http(s) URL with invalid_args and a hint naming the default', () => {
+    for (const apiBase of ['not a url', 'ftp://example.com']) {
+      let thrown: unknown;
+      try {
+        client({ apiBase });
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown, apiBase).toBeInstanceOf(EvermeError);
+      expect(thrown).toMatchObject({ type: 'invalid_args', code: 'invalid_api_base' });
+      expect((thrown as EvermeError).hint).toContain('https://api.everme.evermind.ai');
+    }
+  });
+
   it('searches and reads context', async () => {
     const c = client();
     await post(c, true);

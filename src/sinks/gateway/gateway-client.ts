@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type * as z from 'zod';
 import { EvermeError, type ErrorType } from '../../core/errors.js';
 import { assertKeySafeTransport } from '../../config/transport.js';
+import { DEFAULT_API_BASE } from '../../config/settings.js';
 import { redactOutput } from '../../core/redact-output.js';
 import type { AgentMessage } from '../../core/agent-message.js';
 import {
@@ -214,6 +215,9 @@ function serverErrorName(envelope: GatewayEnvelope | undefined): string | undefi
   return name && /^[\w.:-]{1,80}$/.test(name) ? name : undefined;
 }
 
+/** What to do about an API base that is no http(s) URL (it comes from the environment or `<data>/everme.env`). */
+const API_BASE_HINT = `Set EVERME_API_BASE (in the environment or <data>/everme.env) to an http(s) URL, or unset it for ${DEFAULT_API_BASE}.`;
+
 /** Speaks the EverMe gateway's wire contract; one instance per API key. */
 export class GatewayClient {
   private readonly base: string;
@@ -228,10 +232,10 @@ export class GatewayClient {
     try {
       url = new URL(opts.apiBase);
     } catch {
-      throw new EvermeError('invalid_args', 'EVERME_API_BASE is not a valid URL', { code: 'invalid_api_base' });
+      throw new EvermeError('invalid_args', 'EVERME_API_BASE is not a valid URL', { code: 'invalid_api_base', hint: API_BASE_HINT });
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new EvermeError('invalid_args', 'EVERME_API_BASE must be an http(s) URL', { code: 'invalid_api_base' });
+      throw new EvermeError('invalid_args', 'EVERME_API_BASE must be an http(s) URL', { code: 'invalid_api_base', hint: API_BASE_HINT });
     }
     assertKeySafeTransport(url, opts.allowInsecureHttp ?? false);
     if (!opts.apiKey) {
