@@ -4,7 +4,7 @@ import { EvermeError, toEvermeError } from '../core/errors.js';
 import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { dataDirFlag, jsonFlag } from './flags.js';
 import { abortOnInterrupt } from './interrupt.js';
-import { errorEnvelope, reportFailure, successEnvelope, writeStderr, writeStdout, type ErrorEnvelope, type SuccessEnvelope } from './output.js';
+import { reportFailure, successEnvelope, writeStderr, writeStdout, type SuccessEnvelope } from './output.js';
 
 /** oclif's wrapping of an error thrown by a flag's own parser: `Parsing --flag \n\t<message>\nSee more help…`. */
 const FLAG_PARSE_WRAPPING = /^Parsing --[\w-]+ \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
@@ -44,8 +44,9 @@ export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['a
  * error envelope and an exit code, and Ctrl-C turned into an abort signal the engine honours.
  *
  * oclif owns `--json` (`enableJsonFlag`): `run()` returns the data, oclif prints it through
- * `toSuccessJson` and a failure through `catch`/`toErrorJson`; both are this project's envelope,
- * printed by `logJson` as one line. In text mode `run()` renders the data itself (`result`).
+ * `toSuccessJson` (this project's envelope, printed by `logJson` as one line); a failure goes to
+ * `catch`, which prints it as `sync-entry.ts` does (`reportFailure`). In text mode `run()` renders
+ * the data itself (`result`).
  */
 export abstract class EvermeCommand<T extends typeof Command = typeof Command> extends Command {
   static override enableJsonFlag = true;
@@ -147,10 +148,6 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
 
   protected override toSuccessJson(result: unknown): SuccessEnvelope {
     return successEnvelope(result, this.meta);
-  }
-
-  protected override toErrorJson(err: unknown): ErrorEnvelope {
-    return errorEnvelope(toEvermeError(err));
   }
 
   /** One line, redacted like everything else on stdout (oclif's default pretty-prints with colour). */
