@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliEntry, ensureBuilt } from './support/cli.js';
+import { cliEntry, ensureBuilt, repoRoot } from './support/cli.js';
 import { hermeticEnv } from './support/hermetic-env.js';
 import { tempDir } from './support/temp.js';
 
@@ -64,5 +65,26 @@ describe('bad input gets a clear answer', () => {
     const r = run(['sync']);
     expect(r.status).toBe(5);
     expect(r.stderr).toMatch(/error: MiniMax Code data directory not found: .*\/\.local\/share\/minimax\nhint: /);
+  });
+
+  // /dev/full takes the open and refuses every write (ENOSPC), as a file on a full disk does.
+  it.runIf(fs.existsSync('/dev/full'))('answers a stdout that cannot be written with one io line on stderr (exit 5), no stack trace', () => {
+    const demo = path.join(repoRoot, 'fixtures', 'demo');
+    const env = hermeticEnv(tempDir('everme-home-'), { EVERME_STATE_DIR: tempDir('everme-state-') });
+    const full = fs.openSync('/dev/full', 'w');
+    try {
+      // import and search through oclif (text and --json), sync through its own entry.
+      for (const args of [['import', '--since', '2026-07-01'], ['search', 'widget'], ['search', 'widget', '--json'], ['sync', '--json']]) {
+        const r = spawnSync(process.execPath, [cliEntry, ...args, '--data-dir', demo], { env, encoding: 'utf8', stdio: ['ignore', full, 'pipe'] });
+        expect(r.status, args.join(' ')).toBe(5);
+        expect(r.stderr).toMatch(/^error: Could not write the output to stdout \(ENOSPC\)\nhint: What the command did .* is kept/m);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+      }
+    } finally {
+      fs.closeSync(full);
+    }
+    // The import's work was done before its output failed: a search finds it.
+    const found = spawnSync(process.execPath, [cliEntry, 'search', 'widget', '--json', '--data-dir', demo], { env, encoding: 'utf8' });
+    expect((JSON.parse(found.stdout) as { data: { results: unknown[] } }).data.results.length).toBeGreaterThan(0);
   });
 });

@@ -4,7 +4,7 @@ import { EvermeError, toEvermeError } from '../core/errors.js';
 import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { dataDirFlag, jsonFlag } from './flags.js';
 import { abortOnInterrupt } from './interrupt.js';
-import { reportFailure, successEnvelope, writeStderr, writeStdout, type SuccessEnvelope } from './output.js';
+import { guardStdout, reportFailure, successEnvelope, writeStderr, writeStdout, type SuccessEnvelope } from './output.js';
 
 /** oclif's wrapping of an error thrown by a flag's own parser: `Parsing --flag \n\t<message>\nSee more help…`. */
 const FLAG_PARSE_WRAPPING = /^Parsing --[\w-]+ \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
@@ -72,6 +72,7 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
 
   protected override async init(): Promise<void> {
     this.stopWatchingInterrupts = abortOnInterrupt(this.abort);
+    guardStdout();
     await super.init();
     // Parsed here, once, for every command (oclif's base-command pattern); a usage mistake reaches
     // `catch` like any other failure.

@@ -1,6 +1,6 @@
 import type { Hook } from '@oclif/core';
 import { EvermeError, exitCodeFor } from '../core/errors.js';
-import { errorEnvelope, reportErrorText, writeStdout } from './output.js';
+import { errorEnvelope, guardStdout, reportErrorText, writeStdout } from './output.js';
 
 /**
  * oclif's `command_not_found` hook: an unknown command is a bad argument like any other, answered
@@ -14,6 +14,7 @@ const commandNotFound: Hook<'command_not_found'> = function (opts) {
     hint: `Commands: ${known.join(', ')}. See \`everme --help\`.`,
   });
   if ((opts.argv ?? []).includes('--json')) {
+    guardStdout();
     writeStdout(JSON.stringify(errorEnvelope(err)));
     process.exitCode = exitCodeFor(err.type);
   } else {

@@ -6,6 +6,30 @@ export function writeStdout(text: string): void {
   process.stdout.write(redactOutput(text.endsWith('\n') ? text : `${text}\n`));
 }
 
+function onStdoutError(err: NodeJS.ErrnoException): void {
+  // The reader stopped early (`| head`): what it did not read was not wanted.
+  if (err.code === 'EPIPE') return;
+  const failure = new EvermeError('io', `Could not write the output to stdout (${err.code ?? err.message})`, {
+    code: 'stdout_unwritable',
+    hint: 'What the command did (an import or sync committed) is kept; only its output was lost. Point stdout at a file or pipe that can take it.',
+  });
+  const code = reportErrorText(failure);
+  if (!process.exitCode) process.exitCode = code;
+}
+
+/**
+ * A stdout that cannot take the result (a file on a full disk, `> /dev/full`) fails the write
+ * after the command returned, in an 'error' event. oclif's listener rethrows every such error
+ * but EPIPE, so the user got node's stack trace and exit 1. Called once the command's modules are
+ * loaded (oclif adds its listener when its Command class loads): this listener is then the only
+ * one, and the failure is one `io` line on stderr, exit 5.
+ */
+export function guardStdout(): void {
+  if (process.stdout.listeners('error').includes(onStdoutError)) return;
+  process.stdout.removeAllListeners('error');
+  process.stdout.on('error', onStdoutError);
+}
+
 export function writeStderr(text: string): void {
   process.stderr.write(redactOutput(text.endsWith('\n') ? text : `${text}\n`));
 }

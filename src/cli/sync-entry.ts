@@ -5,7 +5,7 @@ import { parseSinceDate } from '../core/dates.js';
 import { toEvermeError } from '../core/errors.js';
 import { CONCURRENCY_RANGE, SINKS } from './flag-values.js';
 import { abortOnInterrupt } from './interrupt.js';
-import { reportFailure, successEnvelope, writeStdout } from './output.js';
+import { guardStdout, reportFailure, successEnvelope, writeStdout } from './output.js';
 import { renderRunSummary } from './render-run.js';
 import { runSyncFlow, type SyncRequest } from './sync-flow.js';
 
@@ -77,6 +77,7 @@ export function readSyncFlags(argv: readonly string[]): EntryFlags | undefined {
 export async function runSyncEntry(argv: readonly string[]): Promise<boolean> {
   const flags = readSyncFlags(argv);
   if (!flags) return false;
+  guardStdout();
   const abort = new AbortController();
   const stopWatching = abortOnInterrupt(abort);
   let settings: Settings | undefined;
