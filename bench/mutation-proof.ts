@@ -64,7 +64,7 @@ export const MUTATIONS: Mutation[] = [
   {
     rule: 'redaction',
     how: 'redactText returns the text unmasked',
-    file: 'src/memory/redact.ts',
+    file: 'src/core/redact.ts',
     edits: [bodyStartsWith('export function redactText(input: string): string {', 'if (input.length >= 0) return input;')],
     tests: ['test/memory-redact.test.ts', 'test/secrets-e2e.test.ts'],
   },

@@ -1,7 +1,7 @@
 import { createReadStream, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { redactJsonValue, redactText } from '../src/memory/redact.js';
+import { redactJsonValue, redactText } from '../src/core/redact.js';
 
 /**
  * Redaction alone, over every text the converter would mask in the bench corpus (message text,

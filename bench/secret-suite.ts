@@ -1,9 +1,9 @@
 /**
- * One credential of every rule of the secret table (src/memory/secret-rules.ts), with a look-alike
+ * One credential of every rule of the secret table (src/core/secret-rules.ts), with a look-alike
  * that is not one: the rule-table test, the every-entry-point test and the secretlint comparison
  * (bench/secretlint-compare.ts) share them.
  */
-import { SECRET_RULES } from '../src/memory/secret-rules.js';
+import { SECRET_RULES } from '../src/core/secret-rules.js';
 
 /** Deterministic "random" strings, so the cases are stable and look like real keys. */
 let seed = 42;

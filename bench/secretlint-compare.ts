@@ -1,5 +1,5 @@
 /**
- * The hand-written secret rules (src/memory/secret-rules.ts) against secretlint's recommended
+ * The hand-written secret rules (src/core/secret-rules.ts) against secretlint's recommended
  * preset (@secretlint/core + @secretlint/secretlint-rule-preset-recommend), on the secret suite
  * (bench/secret-suite.ts: one credential and one look-alike per rule, the pairs, a split key,
  * benign text, and a few kinds only secretlint names) and on throughput over the bench corpus's
@@ -16,8 +16,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { redactText } from '../src/memory/redact.js';
-import { SECRET_RULES } from '../src/memory/secret-rules.js';
+import { redactText } from '../src/core/redact.js';
+import { SECRET_RULES } from '../src/core/secret-rules.js';
 import { AN, rnd, SECRET_CASES } from './secret-suite.js';
 
 interface LintMessage {

@@ -46,6 +46,30 @@ describe('migration 3: workspaces recorded by hooks reach conversations imported
   });
 });
 
+describe('migration 16: titles an earlier release stored as they were are masked', () => {
+  it('masks a credential in a stored title and leaves other titles byte for byte', () => {
+    const stateDir = tempDir();
+    const raw = storeAtVersion(stateDir, 15);
+    const put = raw.prepare('INSERT INTO session_meta (session_id, title, recorded_at_ms) VALUES (?, ?, 0)');
+    put.run('s1', 'deploy with ghp_16C7e42F292c6912E7710c838347Ae178B4a today');
+    put.run('s2', 'Fix the flaky widget test');
+    put.run('s3', null);
+    raw.close();
+
+    const db = openDatabase(stateDir);
+    try {
+      const rows = db.prepare<[], { session_id: string; title: string | null }>('SELECT session_id, title FROM session_meta ORDER BY session_id').all();
+      expect(rows[0]!.title).toMatch(/^deploy with \[REDACTED:github[^\]]*\] today$/);
+      expect(rows.slice(1)).toEqual([
+        { session_id: 's2', title: 'Fix the flaky widget test' },
+        { session_id: 's3', title: null },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('migration 7: an existing index is merged 64 segments at a time', () => {
   it('raises automerge to 64 and crisismerge to 128 on a store indexed under 16, and what it found it still finds', () => {
     const stateDir = tempDir();

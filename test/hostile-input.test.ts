@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { WarningCollector } from '../src/core/warnings.js';
 import { capText, MAX_CONTENT_BYTES } from '../src/memory/content-cap.js';
 import { Converter } from '../src/memory/convert.js';
-import { redactText } from '../src/memory/redact.js';
+import { redactText } from '../src/core/redact.js';
 import { readLines, type LineReaderReport } from '../src/transcript/line-reader.js';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
 import { jsonlOf, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { REDACTION_RULES, redactJsonValue, redactText } from '../src/memory/redact.js';
+import { REDACTION_RULES, redactJsonValue, redactText } from '../src/core/redact.js';
 import { expectLinearTime } from './support/linear-time.js';
 
 const PEM = [

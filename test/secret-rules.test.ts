@@ -4,8 +4,8 @@
  * back unchanged. Then the benign values every transcript is full of, and hostile input.
  */
 import { describe, expect, it } from 'vitest';
-import { redactText } from '../src/memory/redact.js';
-import { SECRET_RULES } from '../src/memory/secret-rules.js';
+import { redactText } from '../src/core/redact.js';
+import { SECRET_RULES } from '../src/core/secret-rules.js';
 import { AN, B64, HEX, rnd, SECRET_CASES as CASES } from '../bench/secret-suite.js';
 import { expectLinearTime } from './support/linear-time.js';
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli-process.js';
 import { FAKE_GATEWAY_TOKEN, startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
+import { indexRecord, writeSessionIndex } from './support/session-index-host.js';
 import { jsonl, makeSession, tempDir } from './transcript-helpers.js';
 
 /** Credentials of every family the redactor knows, planted in text, tool arguments and tool output. */
@@ -69,6 +70,11 @@ function plantSecrets(dataDir: string): void {
   });
 }
 
+/** MiniMax Code often titles a session with its first prompt: the title can hold what the prompt held. */
+function titleWithSecrets(dataDir: string): void {
+  writeSessionIndex(dataDir, 'newest', [indexRecord(SESSION, { title: `deploy with ${SECRETS.openai} and ${SECRETS.github}`, workspaceDir: '/home/dev/canary' })]);
+}
+
 function expectNoSecret(where: string, text: string): void {
   for (const [name, secret] of Object.entries(SECRETS)) expect(text.includes(secret), `${name} found in ${where}`).toBe(false);
 }
@@ -87,6 +93,7 @@ describe('credentials never leave the machine, never land in the store, never re
   it('the embedded store and every output of import, search, show and report hold none of them', async () => {
     const dataDir = tempDir();
     plantSecrets(dataDir);
+    titleWithSecrets(dataDir);
     const env = cliEnv(tempDir(), { MINIMAX_DATA_DIR: dataDir });
     const outputs = [
       await runCli(['import', '--since', '2026-10-01', '--sink', 'local'], env),
@@ -94,13 +101,18 @@ describe('credentials never leave the machine, never land in the store, never re
       await runCli(['search', 'canary'], env),
       await runCli(['show', SESSION], env),
       await runCli(['report', '--json'], env),
+      await runCli(['export'], env),
+      await runCli(['status', '--json'], env),
     ];
-    expect(outputs.map((o) => o.code)).toEqual([0, 0, 0, 0, 0]);
+    expect(outputs.map((o) => o.code)).toEqual([0, 0, 0, 0, 0, 0, 1]);
     for (const o of outputs) {
       expectNoSecret('stdout', o.stdout);
       expectNoSecret('stderr', o.stderr);
     }
     expect(outputs[1]!.stdout).toContain('canary');
+    // The title is there, masked: search hits and the export carry it.
+    expect(outputs[1]!.stdout).toContain('deploy with [REDACTED:');
+    expect(outputs[5]!.stdout).toContain('"title":"deploy with [REDACTED:');
     // Every byte the store wrote: the database, its WAL, hook state.
     for (const file of filesBelow(path.join(dataDir, 'everme'))) expectNoSecret(file, fs.readFileSync(file).toString('latin1'));
   });
@@ -124,5 +136,25 @@ describe('credentials never leave the machine, never land in the store, never re
       expectNoSecret(file, bytes);
       expect(bytes.includes(FAKE_GATEWAY_TOKEN), file).toBe(false);
     }
+  });
+
+  it('an export file cannot put a credential into the store through a title', async () => {
+    const dataDir = tempDir();
+    plantSecrets(dataDir);
+    const env = cliEnv(tempDir(), { MINIMAX_DATA_DIR: dataDir });
+    expect((await runCli(['import', '--since', '2026-10-01', '--sink', 'local'], env)).code).toBe(0);
+    const exported = (await runCli(['export'], env)).stdout;
+    // Another tool (or a hand) writes a title with credentials into the file.
+    const line = JSON.parse(exported.trim().split('\n')[0]!) as { conversation: Record<string, unknown> };
+    line.conversation.title = `rotate ${SECRETS.slack} now`;
+    const file = path.join(tempDir(), 'hand-made.jsonl');
+    fs.writeFileSync(file, `${JSON.stringify(line)}\n`);
+    const otherEnv = cliEnv(tempDir(), { MINIMAX_DATA_DIR: dataDir });
+    const imported = await runCli(['import', '--from-export', file], otherEnv);
+    expect(imported.code).toBe(0);
+    const again = await runCli(['export'], otherEnv);
+    expect(again.stdout).toContain('"title":"rotate [REDACTED:');
+    expectNoSecret('the re-export', again.stdout);
+    for (const file of filesBelow(path.join(dataDir, 'everme'))) expectNoSecret(file, fs.readFileSync(file).toString('latin1'));
   });
 });

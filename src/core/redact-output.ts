@@ -1,7 +1,7 @@
 /**
  * Masks credentials in anything printed or logged (the CLI contract's format, which keeps a short
  * prefix so a user can tell which key is meant). Stored and uploaded text is masked separately by
- * src/memory/redact.ts with rule-named placeholders.
+ * src/core/redact.ts with rule-named placeholders.
  */
 const EVERME_TOKEN = /\b(evt|emk)_([A-Za-z0-9]{4})[A-Za-z0-9_-]*/g;
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi;

@@ -23,7 +23,7 @@ import { isPlainObject } from '../core/json.js';
 import { capText, MAX_CONTENT_BYTES } from './content-cap.js';
 import { PrivateSpans } from './private-spans.js';
 import { stripRecallBlocks, stripStoredRecall } from './recall-block.js';
-import { redactJsonValue, redactText } from './redact.js';
+import { redactJsonValue, redactText } from '../core/redact.js';
 import { cleanText, stripAnsi, stripSystemReminders, trimBlankEdges } from './text-clean.js';
 
 // ---- 1. exclusion: in its own module, which the hook loads without the rest (see admission.ts).

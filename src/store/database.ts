@@ -5,6 +5,7 @@ import { databaseUnavailable, EvermeError, unusableSqliteCode } from '../core/er
 import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
 import { reindexMessages } from './fts-rebuild.js';
 import { TERM_INDEX_SCHEMA, TERM_NOMINEES_SCHEMA, TermIndexWriter } from './term-index.js';
+import { redactText } from '../core/redact.js';
 
 type Db = Database.Database;
 
@@ -313,7 +314,19 @@ export const MIGRATIONS: readonly Migration[] = [
     PRIMARY KEY (day_dir, name)
   ) WITHOUT ROWID;
   `,
+  // 16: titles are masked for credentials like every other stored text (a title is often the first
+  // prompt); earlier releases stored the session index's title as it was.
+  (db: Db) => maskStoredTitles(db),
 ];
+
+function maskStoredTitles(db: Db): void {
+  const update = db.prepare<[string, string]>('UPDATE session_meta SET title = ? WHERE session_id = ?');
+  const rows = db.prepare<[], { session_id: string; title: string }>('SELECT session_id, title FROM session_meta WHERE title IS NOT NULL').all();
+  for (const row of rows) {
+    const masked = redactText(row.title);
+    if (masked !== row.title) update.run(masked, row.session_id);
+  }
+}
 
 /** A migration of the term index: its tables, then what a writer fills them with from FTS5. */
 function termIndexStep(db: Db, schema: string, fill: (writer: TermIndexWriter) => void): void {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import * as z from 'zod';
 import { parseJsonColumn } from './json-column.js';
+import { redactText } from '../core/redact.js';
 
 /**
  * What is known about each MiniMax session beyond its files (migration 11): what the host's session
@@ -91,7 +92,8 @@ function indexParams(sessionId: string, f: IndexFacts, now: number): IndexParams
   const bit = (v: boolean | undefined): number | null => (v === undefined ? null : v ? 1 : 0);
   return [
     sessionId,
-    f.title ?? null,
+    // Masked here too, whatever the facts came from (the index, or an export file's conversation).
+    f.title === undefined ? null : redactText(f.title),
     f.kind ?? null,
     f.sessionType ?? null,
     f.visibility ?? null,
