@@ -276,6 +276,31 @@ describe('everme mcp with the EverMe gateway configured', () => {
     expect(gateway.requestsTo('/mem/search')).toHaveLength(searchesBefore + 1);
   });
 
+  it('masks credentials in what the gateway answers: search items, the profile and the context text', async () => {
+    // Another client (or an older one) uploaded text it never masked.
+    const github = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
+    const openai = 'sk-proj-4fT9qLmZ2xR8vK1nB7cW3yH6dJ0sA5gE';
+    const seed = new GatewayClient({ apiBase: gateway.url, apiKey: gateway.token, userAgent: 'everme-test' });
+    await seed.postAgentMemory({
+      conversationId: 'minimaxcode-mvs_0000000000000000000000000000beef',
+      flush: true,
+      messages: [{ role: 'user', timestamp: Date.UTC(2026, 8, 21, 9, 30), content: `the albatross deploy token is ${github}` }],
+    });
+    gateway.setContext({ profile: { explicit_info: [`uses the key ${openai}`], implicit_traits: [{ note: `pushes with ${github}` }] }, context: `albatross notes: password=${openai}` });
+    try {
+      for (const [tool, args] of [['mem_search', { query: 'albatross' }], ['mem_context', { query: 'albatross' }]] as const) {
+        const result = (await connected.client.callTool({ name: tool, arguments: args })) as CallToolResult;
+        const everything = JSON.stringify(result);
+        expect(result.isError, tool).not.toBe(true);
+        expect(everything, tool).toContain('albatross');
+        expect(everything, tool).toContain('[REDACTED:');
+        for (const secret of [github, openai]) expect(everything.includes(secret), `${tool} shows ${secret}`).toBe(false);
+      }
+    } finally {
+      gateway.reset();
+    }
+  });
+
   it('turns a gateway failure into a tool error and keeps serving', async () => {
     gateway.failNext({ kind: 'http', status: 401, path: '/mem/search' });
     const failed = await call(connected.client, 'mem_search', { query: 'pelican' });

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { sessionIdOf } from '../core/conversation-id.js';
+import { redactText } from '../core/redact.js';
 import { EvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
 import { openDatabase } from '../store/database.js';
@@ -247,7 +248,9 @@ export function gatewayHit(item: GatewaySearchItem, query: string): RecallHit {
     sessionId: sessionIdOf(item.conversationId) ?? null,
     role: item.role ?? null,
     timestamp: item.timestamp ?? null,
-    snippet: makeSnippet(item.content, terms),
+    // What the gateway holds may come from any client, masked or not: masked here, whole, before a
+    // snippet could cut a credential into pieces the rules no longer know.
+    snippet: makeSnippet(redactText(item.content), terms),
     score: item.score ?? null,
   };
 }
@@ -263,7 +266,7 @@ function profileItem(value: unknown): string | undefined {
       return undefined;
     }
   }
-  const flat = excerpt(text, PROFILE_ITEM_CHARS);
+  const flat = excerpt(redactText(text), PROFILE_ITEM_CHARS);
   return flat.length > 0 ? flat : undefined;
 }
 
@@ -306,7 +309,7 @@ export class GatewayRecall implements Recall {
       explicitInfo: items(context.profile?.explicit_info),
       implicitTraits: items(context.profile?.implicit_traits),
     };
-    if (context.context !== undefined && context.context.trim() !== '') result.context = context.context;
+    if (context.context !== undefined && context.context.trim() !== '') result.context = redactText(context.context);
     if (hits) result.hits = hits.hits;
     return result;
   }
