@@ -21,6 +21,7 @@ export const WARNING_CODES = [
   'gateway_response_invalid',
   'oversized_line',
   'symlinked_file',
+  'unreadable_dir',
 ] as const;
 
 export type WarningCode = (typeof WARNING_CODES)[number];

@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import type { Settings, SinkName } from '../config/settings.js';
 import type { WarningEntry } from '../core/warnings.js';
-import { discoverSessions } from '../transcript/discover.js';
+import { dirListable, discoverSessions } from '../transcript/discover.js';
 import { readSessionIndex, type SessionIndexRead } from '../transcript/session-index.js';
 import type { SessionRef } from '../transcript/types.js';
 import { openEngine, type Engine } from './engine-context.js';
@@ -223,16 +223,22 @@ function takeSnapshot(engine: Engine): RunSnapshot {
 
 async function collectSessions(options: RunOptions, engine: Engine, dryRun: boolean, tally: RunTally): Promise<SessionRef[]> {
   const sessions: SessionRef[] = [];
-  const record = (dir: string, entry: WarningEntry): void => {
+  const record = (dir: string, entry: WarningEntry, source = 'manifest'): void => {
     tally.addWarnings([entry]);
     if (dryRun) return;
-    engine.warnings.replace({ conversationId: null, sessionId: null, source: 'manifest', sessionDir: dir }, [entry]);
+    engine.warnings.replace({ conversationId: null, sessionId: null, source, sessionDir: dir }, [entry]);
   };
+  const unreadable = new Set<string>();
   for await (const session of discoverSessions(options.settings.dataDir, {
     sinceMs: options.sinceMs,
     onInvalidManifest: (dir, _reason, symlink) => record(dir, { code: symlink ? 'symlinked_file' : 'invalid_manifest', count: 1, samples: [{ file: 'manifest.json', line: 0 }] }),
     // A restored copy of a session: only the newest is read; the other is named in the report.
     onDuplicateSession: (ignored) => record(ignored, { code: 'duplicate_session_dir', count: 1, samples: [{ file: 'manifest.json', line: 0 }] }),
+    // A date directory that cannot be listed hides its sessions: named in the summary and the report.
+    onUnreadableDir: (dir) => {
+      unreadable.add(dir);
+      record(dir, { code: 'unreadable_dir', count: 1, samples: [{ file: '.', line: 0 }] }, UNREADABLE_DIR_SOURCE);
+    },
     manifests: engine.manifests,
   })) {
     if (options.signal?.aborted) break;
@@ -240,5 +246,21 @@ async function collectSessions(options: RunOptions, engine: Engine, dryRun: bool
   }
   // What the walk found of each manifest (it reads them all before it yields the first session).
   engine.manifests.flush();
+  if (!dryRun && !options.signal?.aborted) clearReadableDirs(engine, unreadable);
   return sessions;
+}
+
+/** The warning source of a directory the walk could not list. */
+const UNREADABLE_DIR_SOURCE = 'directory';
+
+/**
+ * An `unreadable_dir` warning an earlier walk recorded goes once its directory can be listed again
+ * (or is gone); one that this walk did not reach (older than its horizon) and still cannot be listed
+ * stays. Costs a query per run and a look only at the directories such warnings name.
+ */
+function clearReadableDirs(engine: Engine, unreadableNow: ReadonlySet<string>): void {
+  for (const dir of engine.warnings.dirsOf(UNREADABLE_DIR_SOURCE)) {
+    if (unreadableNow.has(dir) || !dirListable(dir)) continue;
+    engine.warnings.replace({ conversationId: null, sessionId: null, source: UNREADABLE_DIR_SOURCE, sessionDir: dir }, []);
+  }
 }

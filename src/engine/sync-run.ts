@@ -1,7 +1,6 @@
 import type { Settings, SinkName } from '../config/settings.js';
-import { EvermeError } from '../core/errors.js';
 import type { SessionRef } from '../transcript/types.js';
-import { locateSession } from '../transcript/session-locate.js';
+import { locateNamedSession } from '../transcript/session-locate.js';
 import { openEngine, type Engine } from './engine-context.js';
 import { runPipeline, type RunProgress, type RunSummary } from './run-pipeline.js';
 import { syncHorizon } from './sync-horizon.js';
@@ -44,12 +43,10 @@ export async function runSync(request: SyncRequest): Promise<RunSummary> {
 }
 
 async function findSession(engine: Engine, dataDir: string, sessionId: string): Promise<SessionRef> {
-  const found = await locateSession(dataDir, sessionId, { remembered: engine.marks.sessions.dirFor(sessionId) });
-  if (!found) {
-    throw new EvermeError('not_found', `No session ${sessionId} under ${dataDir}`, {
-      hint: 'Session ids look like mvs_ followed by 32 hex digits; `everme status` shows the data dir in use.',
-    });
-  }
+  const found = await locateNamedSession(dataDir, sessionId, {
+    remembered: engine.marks.sessions.dirFor(sessionId),
+    hint: 'Session ids look like mvs_ followed by 32 hex digits; `everme status` shows the data dir in use.',
+  });
   engine.marks.sessions.rememberDir(found.sessionId, found.dir);
   return found;
 }

@@ -4,8 +4,7 @@ import { conversationIdFor } from '../core/conversation-id.js';
 import { planSession } from '../engine/session-plan.js';
 import { flushPlanFor, UploadFlags } from '../sinks/gateway/flush-policy.js';
 import type { PlannedRequest } from '../sinks/sink.js';
-import { EvermeError } from '../core/errors.js';
-import { locateSession } from '../transcript/session-locate.js';
+import { locateNamedSession } from '../transcript/session-locate.js';
 import type { SessionRef } from '../transcript/types.js';
 
 export interface SessionPreview {
@@ -48,11 +47,6 @@ export async function previewSession(session: SessionRef): Promise<SessionPrevie
 
 /** `everme show`: the preview of the session with this id under the data dir. */
 export async function previewSessionById(dataDir: string, sessionId: string): Promise<SessionPreview> {
-  const session = await locateSession(dataDir, sessionId);
-  if (!session) {
-    throw new EvermeError('not_found', `No session ${sessionId} under ${dataDir}`, {
-      hint: 'Session ids look like mvs_ followed by 32 hex digits.',
-    });
-  }
+  const session = await locateNamedSession(dataDir, sessionId, { hint: 'Session ids look like mvs_ followed by 32 hex digits.' });
   return previewSession(session);
 }

@@ -8,7 +8,7 @@ import { parseJsonColumn } from './json-column.js';
 export interface WarningOwner {
   conversationId: string | null;
   sessionId: string | null;
-  /** 'messages' | 'ledger' | 'none' | 'manifest' */
+  /** 'messages' | 'ledger' | 'none' | 'manifest' | 'directory' (a directory of the walk that could not be listed) */
   source: string;
   historyFile?: string;
   sessionDir?: string;
@@ -91,6 +91,7 @@ export class WarningStore {
          VALUES (@setKey, @conversationId, @sessionId, @source, @historyFile, @sessionDir, @createdAtMs, @workspaceDir, @recordedAtMs)`,
       ),
       insertEntry: db.prepare<[number | bigint, string, number, string]>('INSERT INTO warning_entries (set_id, code, count, samples_json) VALUES (?, ?, ?, ?)'),
+      dirsOf: db.prepare<[string], { session_dir: string }>('SELECT session_dir FROM warning_sets WHERE source = ? AND conversation_id IS NULL AND session_dir IS NOT NULL'),
       list: db.prepare<WarningFilterParams, WarningRow>(
         `SELECT s.id, s.conversation_id, s.session_id, s.source, s.history_file, s.session_dir, s.created_at_ms,
                 s.workspace_dir, e.code, e.count, e.samples_json
@@ -130,6 +131,11 @@ export class WarningStore {
       });
       for (const entry of merged.entries()) this.stmts.insertEntry.run(lastInsertRowid, entry.code, entry.count, JSON.stringify(entry.samples));
     });
+  }
+
+  /** The directories with warnings recorded from this source and no conversation (`source: 'directory'`). */
+  dirsOf(source: string): string[] {
+    return this.stmts.dirsOf.all(source).map((row) => row.session_dir);
   }
 
   /**

@@ -34,19 +34,35 @@ export interface DayDir {
 }
 
 /**
+ * A directory of the walk (year, month, day) that could not be listed for a reason other than
+ * vanishing; `reason` is the error code (`EACCES`, `EIO`, …). Its sessions cannot be found.
+ */
+export type UnreadableDirHandler = (dir: string, reason: string) => void;
+
+/**
  * Synchronous on purpose, like the manifest reads: a tree holds a directory per day, and a no-op
  * sync over 3,000 sessions spent ~40 ms of its ~300 idle, waiting on thread-pool round trips one
  * directory after another.
  */
-function subdirs(dir: string, pattern: RegExp, isRoot = false): string[] {
+function subdirs(dir: string, pattern: RegExp, onUnreadable: UnreadableDirHandler | undefined, isRoot = false): string[] {
+  return listSubdirs(dir, pattern, onUnreadable, isRoot) ?? [];
+}
+
+/** As `subdirs`, but `undefined` for a directory that exists and could not be listed. */
+function listSubdirs(dir: string, pattern: RegExp, onUnreadable: UnreadableDirHandler | undefined, isRoot = false): string[] | undefined {
   let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    // No sessions yet is not an error; a vanished or unreadable date directory costs its sessions,
-    // never the run. Only an unreadable root means nothing can be found at all.
-    if (code === 'ENOENT' || (!isRoot && code !== undefined)) return [];
+    // No sessions yet, or a directory removed while we walk, is not an error.
+    if (code === 'ENOENT') return [];
+    if (!isRoot) {
+      // An unreadable date directory costs its sessions, never the run, but is never silent.
+      onUnreadable?.(dir, code ?? 'error');
+      return undefined;
+    }
+    // Only an unreadable root means nothing can be found at all.
     const type = code === 'EACCES' || code === 'EPERM' ? 'permission' : 'io';
     throw new EvermeError(type, `Cannot read the sessions directory ${dir}`, {
       code: 'sessions_dir_unreadable',
@@ -61,24 +77,31 @@ function subdirs(dir: string, pattern: RegExp, isRoot = false): string[] {
     .sort();
 }
 
+/** Whether a directory can be listed now, or is gone (nothing left to warn about). */
+export function dirListable(dir: string): boolean {
+  return listSubdirs(dir, SESSION_DIR, undefined) !== undefined;
+}
+
 export interface DayDirOptions {
   sinceMs?: number;
   newestFirst?: boolean;
+  onUnreadableDir?: UnreadableDirHandler;
 }
 
 /** Every `YYYY/MM/DD` directory that may hold sessions created at or after `sinceMs`. */
 export async function* dayDirs(dataDir: string, opts: DayDirOptions = {}): AsyncGenerator<DayDir> {
   const order = (names: string[]): string[] => (opts.newestFirst ? names.reverse() : names);
   const root = sessionsRoot(dataDir);
-  for (const y of order(subdirs(root, YEAR, true))) {
+  const unreadable = opts.onUnreadableDir;
+  for (const y of order(subdirs(root, YEAR, unreadable, true))) {
     const year = Number(y);
     if (!mayHoldSince(Date.UTC(year + 1, 0, 1), opts.sinceMs)) continue;
     const yearDir = path.join(root, y);
-    for (const m of order(subdirs(yearDir, MONTH))) {
+    for (const m of order(subdirs(yearDir, MONTH, unreadable))) {
       const month = Number(m);
       if (!mayHoldSince(Date.UTC(year, month, 1), opts.sinceMs)) continue;
       const monthDir = path.join(yearDir, m);
-      for (const d of order(subdirs(monthDir, DAY))) {
+      for (const d of order(subdirs(monthDir, DAY, unreadable))) {
         const day = Number(d);
         if (!mayHoldSince(Date.UTC(year, month - 1, day + 1), opts.sinceMs)) continue;
         yield { dir: path.join(monthDir, d), year, month, day };
@@ -88,8 +111,8 @@ export async function* dayDirs(dataDir: string, opts: DayDirOptions = {}): Async
 }
 
 /** Names of the `*-session_*` directories in a day directory, sorted (their names start with the time). */
-export function sessionDirNames(dayDir: string): string[] {
-  return subdirs(dayDir, SESSION_DIR);
+export function sessionDirNames(dayDir: string, onUnreadable?: UnreadableDirHandler): string[] {
+  return subdirs(dayDir, SESSION_DIR, onUnreadable);
 }
 
 export interface DiscoverOptions {
@@ -100,6 +123,8 @@ export interface DiscoverOptions {
   onInvalidManifest: (dir: string, reason: string, symlink: boolean) => void;
   /** A second directory carrying a session id already found (a restored copy); `ignored` is left out. */
   onDuplicateSession?: (ignored: string, chosen: SessionRef) => void;
+  /** A year, month or day directory that could not be listed (see `UnreadableDirHandler`); the walk goes on. */
+  onUnreadableDir?: UnreadableDirHandler;
   signal?: AbortSignal;
   /** What earlier walks read of each manifest (`SessionManifestStore`): a manifest whose stat did not change is not read again. */
   manifests?: ManifestMemo;
@@ -141,10 +166,11 @@ export function newerCopy(a: Candidate, b: Candidate): Candidate {
 export async function* discoverSessions(dataDir: string, opts: DiscoverOptions): AsyncGenerator<SessionRef> {
   const found: Candidate[] = [];
   const best = new Map<string, Candidate>();
-  for await (const day of dayDirs(dataDir, { sinceMs: opts.sinceMs })) {
+  for await (const day of dayDirs(dataDir, { sinceMs: opts.sinceMs, onUnreadableDir: opts.onUnreadableDir })) {
     const before = opts.manifests?.knownIn(day.dir) ?? NOTHING_KNOWN;
     const now = new Map<string, KnownManifest>();
-    for (const name of sessionDirNames(day.dir)) {
+    const names = listSubdirs(day.dir, SESSION_DIR, opts.onUnreadableDir);
+    for (const name of names ?? []) {
       opts.signal?.throwIfAborted();
       const dir = entryPath(day.dir, name);
       const result = knownManifest(dir, before.get(name));
@@ -161,7 +187,8 @@ export async function* discoverSessions(dataDir: string, opts: DiscoverOptions):
       const current = best.get(candidate.ref.sessionId);
       best.set(candidate.ref.sessionId, current ? newerCopy(current, candidate) : candidate);
     }
-    opts.manifests?.update(day.dir, before, now);
+    // An unlisted day forgets nothing it knew: once readable again, its manifests are only stat'ed.
+    if (names) opts.manifests?.update(day.dir, before, now);
   }
   for (const candidate of found) {
     const chosen = best.get(candidate.ref.sessionId)!;
