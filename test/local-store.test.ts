@@ -222,6 +222,20 @@ describe('full-text search', () => {
     expect(buildFtsQuery('what is the widget version')!.terms.map((t) => t.tokens.join(' '))).toEqual(['widget', 'version']);
   });
 
+  it('keeps the words at the end of a long question: its stopwords do not count towards the 32-word cap', () => {
+    seed('build', [user('The build script is the Makefile')]);
+    seed('other', [user('billing refactor notes and flaky payments tests')]);
+    const question =
+      'Earlier this month, while we were working together on the billing service refactor and also fixing some flaky integration tests in the payments module, I remember asking you something rather specific: which file is the build script';
+    const words = buildFtsQuery(question)!.terms.map((t) => t.tokens.join(' '));
+    expect(words).toEqual(expect.arrayContaining(['build', 'script']));
+    expect(words).not.toContain('the');
+    expect(ids(question)).toContain('build');
+    // Still a cap on the words themselves, and a query of stopwords alone still looks for them.
+    expect(buildFtsQuery(Array.from({ length: 40 }, (_, i) => `word${i}`).join(' '))!.terms).toHaveLength(32);
+    expect(buildFtsQuery('the who')!.terms.map((t) => t.tokens.join(' '))).toEqual(['the', 'who']);
+  });
+
   it('treats hostile input as text: never throws, never FTS syntax', () => {
     seed('syntax', [user('ratio a:b fixed; x and y; see (x) and NEAR the end')]);
     seed('plain', [user('nothing to see')]);

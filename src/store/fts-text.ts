@@ -172,7 +172,11 @@ export function phrase(tokens: string[], prefix: boolean): string {
  * plain words or dropped separators, never syntax. Undefined when nothing searchable is left.
  */
 export function buildFtsQuery(query: string): FtsQuery | undefined {
-  const all: QueryTerm[] = [];
+  // The cap counts the words a query looks for, not its stopwords: a question an agent asks in
+  // full sentences ("Earlier this month, while we were …, which file is the build script") holds
+  // more stopwords than words, and counting them dropped the words at its end.
+  const kept: QueryTerm[] = [];
+  const stops: QueryTerm[] = [];
   const seen = new Set<string>();
   for (const word of capText(query, MAX_QUERY_CHARS).split(/\s+/u)) {
     for (const part of word.split(/(?<=\p{L}|\p{N})'(?=\p{L})/u)) {
@@ -182,14 +186,15 @@ export function buildFtsQuery(query: string): FtsQuery | undefined {
       if (seen.has(key)) continue;
       seen.add(key);
       const last = tokens[tokens.length - 1]!;
-      all.push({ tokens, prefix: !isCjk(last) && [...last].length >= MIN_PREFIX_CHARS });
-      if (all.length === MAX_QUERY_TERMS) break;
+      const term = { tokens, prefix: !isCjk(last) && [...last].length >= MIN_PREFIX_CHARS };
+      if (!isStopTerm(term)) kept.push(term);
+      else if (stops.length < MAX_QUERY_TERMS) stops.push(term);
+      if (kept.length === MAX_QUERY_TERMS) break;
     }
-    if (all.length === MAX_QUERY_TERMS) break;
+    if (kept.length === MAX_QUERY_TERMS) break;
   }
-  if (all.length === 0) return undefined;
-  const kept = all.filter((t) => !isStopTerm(t));
-  const terms = kept.length > 0 ? kept : all;
+  if (kept.length === 0 && stops.length === 0) return undefined;
+  const terms = kept.length > 0 ? kept : stops;
 
   const phrases = terms.map((t) => phrase(t.tokens, false));
   const pieces = new Map<string, string[]>();
