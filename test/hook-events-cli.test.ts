@@ -267,7 +267,7 @@ describe('SessionStart: recall on stdout', () => {
     expect(gw.requestsTo('/mem/context')).toHaveLength(1);
   });
 
-  it('a gateway that fails at SessionStart (a 503, a reset) is weather: exit 0, nothing printed, recorded as such', async () => {
+  it('a gateway that fails at SessionStart (a 503, a reset) with nothing local to print is weather: exit 0, nothing printed, recorded as such', async () => {
     // The hook runs from a bundle that carries its own copy of EvermeError, and the recall it loads
     // lazily throws the unbundled one: the failure's type must survive that line.
     const { dataDir, stateDir } = dirs();
@@ -280,6 +280,97 @@ describe('SessionStart: recall on stdout', () => {
       ['SessionStart', 'ignored', 'recall_upstream'],
       ['SessionStart', 'ignored', 'recall_network'],
     ]);
+  });
+
+  describe('with an API key and the gateway failing, the local block is printed alone', () => {
+    const widget = { cwd: '/home/demo/projects/widget', source: 'startup' };
+
+    /** The seeded store, what the hook prints for the widget project without a key, and the key's env. */
+    async function seededWithKey(extra: Record<string, string> = {}): Promise<{ stateDir: string; withoutKey: string; env: NodeJS.ProcessEnv }> {
+      const { dataDir, stateDir, env } = await seededStore();
+      const plain = await fire('SessionStart', newSessionId(), env, widget);
+      expect(plain.stdout).toContain('## Recent conversations in /home/demo/projects/widget');
+      return { stateDir, withoutKey: plain.stdout, env: gatewayEnv(dataDir, stateDir, extra) };
+    }
+
+    /** The key-mode SessionStart events after the one the keyless run recorded. */
+    function keyedStarts(stateDir: string): Array<[string | undefined, string | undefined]> {
+      return readHookEvents(stateDir)
+        .filter((e) => e.event === 'SessionStart')
+        .slice(1)
+        .map((e) => [e.outcome, e.reason]);
+    }
+
+    it('gateway unreachable (connection refused): the local block, exit 0, nothing on stderr, recalled with the reason', async () => {
+      const { stateDir, withoutKey, env } = await seededWithKey();
+      await gw.setDown(true);
+      try {
+        const run = await fire('SessionStart', newSessionId(), env, widget);
+        expect(run.code).toBe(0);
+        expect(run.stdout).toBe(withoutKey);
+        // Weather, as when there is nothing local: not worth a line.
+        expect(run.stderr).toBe('');
+      } finally {
+        await gw.setDown(false);
+      }
+      // Refused, retried, then given up (network) or cut by the 1.5 s bound first on a slow machine (cancelled).
+      const starts = keyedStarts(stateDir);
+      expect(starts).toHaveLength(1);
+      expect(starts[0]![0]).toBe('recalled');
+      expect(starts[0]![1]).toMatch(/^gateway_(network|cancelled)$/);
+    });
+
+    it('gateway refusing the key (401): the local block, exit 0, one stderr line that names the gateway and not the key', async () => {
+      const wrongKey = 'evt_0123456789abcdefWRONGKEYzz';
+      const { stateDir, withoutKey, env } = await seededWithKey({ EVERME_API_KEY: wrongKey });
+      const run = await fire('SessionStart', newSessionId(), env, widget);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toBe(withoutKey);
+      expect(gw.requestsTo('/mem/context')).toHaveLength(1);
+      const lines = run.stderr.split('\n').filter(Boolean);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^everme hook: gateway recall failed, local memory only: .*401/);
+      expect(run.stderr).not.toContain(wrongKey);
+      expect(run.stderr).not.toContain('WRONGKEY');
+      expect(keyedStarts(stateDir)).toEqual([['recalled', 'gateway_auth']]);
+    });
+
+    it('gateway hanging past the recall timeout: the local block once the 1.5 s bound passes, not the watchdog', async () => {
+      // The watchdog raised far past the recall bound: if that bound did not hold, the watchdog
+      // would end the hook with nothing printed, and a slow machine cannot fake either outcome.
+      const { stateDir, withoutKey, env } = await seededWithKey({ EVERME_HOOK_WATCHDOG_MS: '20000' });
+      gw.failNext({ kind: 'hang', path: '/mem/context' });
+      const run = await fire('SessionStart', newSessionId(), env, widget);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toBe(withoutKey);
+      expect(run.stderr).toBe('');
+      expect(gw.requestsTo('/mem/context').map((r) => r.fault)).toEqual(['hang']);
+      expect(run.ms).toBeGreaterThanOrEqual(1500);
+      expect(run.ms).toBeLessThan(20_000);
+      expect(keyedStarts(stateDir)).toEqual([['recalled', 'gateway_cancelled']]);
+    });
+
+    it('gateway answering a mangled body: the local block, recalled with the reason', async () => {
+      const { stateDir, withoutKey, env } = await seededWithKey();
+      gw.failNext({ kind: 'non_json', status: 200, path: '/mem/context' });
+      const run = await fire('SessionStart', newSessionId(), env, widget);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toBe(withoutKey);
+      expect(keyedStarts(stateDir)).toEqual([['recalled', 'gateway_upstream']]);
+    });
+
+    it('gateway answering 200: the local block first, then the gateway context, recalled with no reason', async () => {
+      const { stateDir, env } = await seededWithKey();
+      gw.setContext({ context: 'Prefers small pull requests.' });
+      const run = await fire('SessionStart', newSessionId(), env, widget);
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe('');
+      const local = run.stdout.indexOf('## Recent conversations in /home/demo/projects/widget');
+      const context = run.stdout.indexOf('Prefers small pull requests.');
+      expect(local).toBeGreaterThan(0);
+      expect(context).toBeGreaterThan(local);
+      expect(keyedStarts(stateDir)).toEqual([['recalled', undefined]]);
+    });
   });
 });
 

@@ -3,17 +3,18 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hookDataDir } from './hook-data-dir.js';
 import { ExclusionPolicy } from '../config/exclude.js';
-import { exclusionSource, loadSettings } from '../config/settings.js';
+import { exclusionSource, loadSettings, type Settings } from '../config/settings.js';
 import { toEvermeError } from '../core/errors.js';
 import { HEAP_CAP_FLAGS } from '../core/heap-cap.js';
 import { admitWorkspace } from '../memory/admission.js';
 import { recordHookWorkspace } from '../store/hook-workspace.js';
 import { redactOutput } from '../core/redact-output.js';
 import { recordHookEvent, type HookOutcome } from './hook-events.js';
-import { hookEventKind, hookRouteFromArgv, parseHookInput, readStdinCapped, recordedEventName, type HookRoute } from './hook-input.js';
+import { hookEventKind, hookRouteFromArgv, parseHookInput, readStdinCapped, recordedEventName, type HookInput, type HookRoute } from './hook-input.js';
 import { DeliveryMarks } from './delivery-marks.js';
 import { HookSlot } from './hook-slot.js';
 import { findSessionDir } from './session-dir-finder.js';
+import type { SessionStartRecall } from '../recall/session-recall.js';
 
 /** Well inside the host's 5 s hook timeout: past this the hook gives up and exits 0. */
 const WATCHDOG_MS = 2500;
@@ -67,22 +68,7 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
     if (!admitWorkspace(policy, input.cwd).admitted) return { ...named, outcome: 'ignored', reason: 'excluded', stateDir };
   }
 
-  if (kind === 'session_start') {
-    // Loaded only for this event: the store's reader is startup time the capture events never pay.
-    const { sessionStartContext } = await import('../recall/session-recall.js');
-    let text: string | undefined;
-    try {
-      text = await sessionStartContext(settings, { project: input.cwd ?? '', sessionId: input.sessionId, maxChars: settings.recallChars });
-    } catch (err) {
-      // No context either way. A gateway that did not answer in time is weather, not news; a store
-      // that cannot be read (corrupt, too new) or a refused key gets the one stderr line.
-      const e = toEvermeError(err);
-      if (TRANSIENT_RECALL_FAILURES.has(e.type)) return { ...named, outcome: 'ignored', reason: `recall_${e.type}`, stateDir };
-      return { ...named, outcome: 'failed', reason: `recall failed: ${e.message}`, stateDir };
-    }
-    if (text === undefined) return { ...named, outcome: 'ignored', reason: settings.recallChars <= 0 ? 'recall_off' : 'no_memories', stateDir };
-    return { ...named, outcome: 'recalled', stdout: text, stateDir };
-  }
+  if (kind === 'session_start') return sessionStart(settings, input, named);
 
   const slot = new HookSlot(stateDir, input.sessionId);
   const diagnostic = slot.takeDiagnostic();
@@ -119,6 +105,36 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
     throw err;
   }
   return { ...named, outcome: 'claimed', diagnostic, stateDir };
+}
+
+/**
+ * SessionStart: the recalled block on stdout, or nothing. A failed gateway part does not cost the
+ * local part: the block is printed without it and the log says which part failed.
+ */
+async function sessionStart(settings: Settings, input: HookInput, named: { event?: string }): Promise<HookResult> {
+  const stateDir = settings.stateDir;
+  // Loaded only for this event: the store's reader is startup time the capture events never pay.
+  const { sessionStartRecall } = await import('../recall/session-recall.js');
+  let found: SessionStartRecall;
+  try {
+    found = await sessionStartRecall(settings, { project: input.cwd ?? '', sessionId: input.sessionId, maxChars: settings.recallChars });
+  } catch (err) {
+    // No context either way. A gateway that did not answer in time is weather, not news; a store
+    // that cannot be read (corrupt, too new) or a refused key gets the one stderr line.
+    const e = toEvermeError(err);
+    if (TRANSIENT_RECALL_FAILURES.has(e.type)) return { ...named, outcome: 'ignored', reason: `recall_${e.type}`, stateDir };
+    return { ...named, outcome: 'failed', reason: `recall failed: ${e.message}`, stateDir };
+  }
+  if (found.text === undefined) return { ...named, outcome: 'ignored', reason: settings.recallChars <= 0 ? 'recall_off' : 'no_memories', stateDir };
+  const recalled: HookResult = { ...named, outcome: 'recalled', stdout: found.text, stateDir };
+  if (!found.gatewayFailure) return recalled;
+  // Recalled all the same (the local block is printed), and the reason says what the block lacks.
+  // The bundled hook has its own copy of EvermeError: the failure is read through toEvermeError.
+  const e = toEvermeError(found.gatewayFailure);
+  const reason = `gateway_${e.type}`;
+  // Same rule as above: weather (down, slow, a 5xx, a garbled answer) passes silently; a refused
+  // key will not pass by itself, so it gets the one stderr line even though the block was printed.
+  return TRANSIENT_RECALL_FAILURES.has(e.type) ? { ...recalled, reason } : { ...recalled, reason, diagnostic: `everme hook: gateway recall failed, local memory only: ${e.message}` };
 }
 
 /**

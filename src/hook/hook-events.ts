@@ -3,7 +3,11 @@ import path from 'node:path';
 import { hookStateDir } from '../store/hook-workspace.js';
 import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
 
-/** `recalled`: a SessionStart hook printed a context block. */
+/**
+ * `recalled`: a SessionStart hook printed a context block. With reason `gateway_<error type>` it is
+ * the local store's part alone, the gateway's having failed: a new outcome would be dropped by the
+ * `everme status` of an older install reading the same log, so the reason carries it.
+ */
 export const HOOK_OUTCOMES = ['claimed', 'debounced', 'recalled', 'ignored', 'failed'] as const;
 export type HookOutcome = (typeof HOOK_OUTCOMES)[number];
 

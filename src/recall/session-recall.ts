@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Settings } from '../config/settings.js';
+import { toEvermeError, type EvermeError } from '../core/errors.js';
 import { databasePath, openDatabase } from '../store/database.js';
 import { listRecentConversations } from '../store/conversation-list.js';
 import { renderSessionStartContext, type LocalStart } from './context-index.js';
@@ -16,6 +17,18 @@ export interface SessionStartRequest {
   /** The session that is starting: on resume its own conversation is already in front of the model. */
   sessionId: string;
   maxChars: number;
+}
+
+/** What SessionStart recall found for the hook: the block for the model, and what it lacks. */
+export interface SessionStartRecall {
+  /** The block for the model; unset when there is nothing to print. */
+  text?: string;
+  /**
+   * Gateway mode: the gateway's part failed and `text` is the local store's part alone (the block
+   * printed without a key). Set only when there was a local part to print; otherwise the failure
+   * is thrown, as the answer itself.
+   */
+  gatewayFailure?: EvermeError;
 }
 
 /**
@@ -45,9 +58,11 @@ function localProjectStart(stateDir: string, request: SessionStartRequest): Loca
 /**
  * Gateway mode: the project's recall from the local store (kept in gateway mode too), then the
  * gateway's `/mem/context` (account-wide: the gateway knows no workspaces), bounded in time. A
- * local store that cannot be read leaves the gateway's part alone.
+ * local store that cannot be read leaves the gateway's part alone; a gateway that fails (down,
+ * slow, refusing the key, answering garbage) leaves the local part alone, because the project's
+ * own conversations are the part of the block a new session needs most and they are already here.
  */
-export async function gatewaySessionStartContext(settings: Settings, request: SessionStartRequest): Promise<string | undefined> {
+export async function gatewaySessionStartContext(settings: Settings, request: SessionStartRequest): Promise<SessionStartRecall> {
   // Loaded only here: the client and its schemas are startup time the local path does not pay.
   const [{ GatewayRecall }, { gatewayClientFor }] = await Promise.all([import('./recall.js'), import('../engine/engine-context.js')]);
   let local: LocalStart | undefined;
@@ -56,17 +71,32 @@ export async function gatewaySessionStartContext(settings: Settings, request: Se
   } catch {
     local = undefined;
   }
-  const recall = new GatewayRecall(gatewayClientFor(settings));
-  const context = await recall.context({ signal: AbortSignal.timeout(GATEWAY_TIMEOUT_MS) });
-  return renderSessionStartContext(context, request.maxChars, local);
+  try {
+    // Inside the try: a client refused its configuration (an insecure API base) is the gateway's
+    // part failing too, and costs the local part no more than a gateway that is down.
+    const recall = new GatewayRecall(gatewayClientFor(settings));
+    const context = await recall.context({ signal: AbortSignal.timeout(GATEWAY_TIMEOUT_MS) });
+    return { text: renderSessionStartContext(context, request.maxChars, local) };
+  } catch (err) {
+    const alone = local ? renderSessionStartContext(local, request.maxChars) : undefined;
+    // Nothing local to fall back on: the failure is the whole answer, and the hook reports it.
+    if (alone === undefined) throw err;
+    return { text: alone, gatewayFailure: toEvermeError(err) };
+  }
 }
 
 /**
- * What the SessionStart hook prints: the configured sink's recall for the workspace, or nothing.
- * It leaves through `toModel` like every answer for the model.
+ * What the SessionStart hook prints: the configured sink's recall for the workspace, or nothing,
+ * and in gateway mode whether the gateway's part is missing. The text leaves through `toModel`
+ * like every answer for the model.
  */
+export async function sessionStartRecall(settings: Settings, request: SessionStartRequest): Promise<SessionStartRecall> {
+  if (request.maxChars <= 0 || request.project.trim() === '') return {};
+  const found = settings.apiKey ? await gatewaySessionStartContext(settings, request) : { text: localSessionStartContext(settings.stateDir, request) };
+  return { ...found, text: found.text === undefined ? undefined : toModel(found.text) };
+}
+
+/** The block alone, for previews of what the agent sees (`everme ui`). */
 export async function sessionStartContext(settings: Settings, request: SessionStartRequest): Promise<string | undefined> {
-  if (request.maxChars <= 0 || request.project.trim() === '') return undefined;
-  const rendered = settings.apiKey ? await gatewaySessionStartContext(settings, request) : localSessionStartContext(settings.stateDir, request);
-  return rendered === undefined ? undefined : toModel(rendered);
+  return (await sessionStartRecall(settings, request)).text;
 }
