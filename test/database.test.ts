@@ -232,6 +232,27 @@ describe('openDatabase', () => {
     check.close();
   });
 
+  it("refuses another program's SQLite file, read or written, and never writes everme's tables into it", () => {
+    const stateDir = tempDir();
+    fs.mkdirSync(stateDir, { recursive: true });
+    const foreign = new Database(databasePath(stateDir));
+    foreign.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('my other app data');");
+    foreign.close();
+    const before = fs.readFileSync(databasePath(stateDir));
+
+    for (const open of [() => openDatabase(stateDir), () => openDatabase(stateDir, { readonly: true })]) {
+      const err = catchError(open);
+      expect(err.type).toBe('io');
+      expect(err.code).toBe('database_unavailable');
+      expect(err.message).toMatch(/not an everme database/);
+      expect(err.hint).toContain(databasePath(stateDir));
+    }
+    expect(fs.readFileSync(databasePath(stateDir)).equals(before)).toBe(true);
+    const check = new Database(databasePath(stateDir), { readonly: true });
+    expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all()).toEqual(['notes']);
+    check.close();
+  });
+
   it('reports an unusable state path as io, naming the path', () => {
     const parent = tempDir();
     const blocker = path.join(parent, 'not-a-dir');

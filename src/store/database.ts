@@ -371,6 +371,7 @@ export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): 
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     assertNotNewer(db, file);
+    assertNotForeign(db, file);
     // Before anything is written (SQLite ignores it on a database that has pages); a store created
     // by an earlier release keeps its 4 KiB pages, which every version reads.
     db.pragma(`page_size = ${PAGE_SIZE}`);
@@ -405,6 +406,7 @@ function openReadonly(file: string): Db {
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     assertNotNewer(db, file);
+    assertNotForeign(db, file);
     if (userVersion(db) < MIGRATIONS.length) {
       throw new EvermeError('io', `The everme database at ${file} needs an upgrade before it can be read`, {
         code: 'database_outdated',
@@ -440,6 +442,21 @@ function assertNotNewer(db: Db, file: string): void {
       detail: { path: file, schemaVersion: version, supportedVersion: MIGRATIONS.length },
     });
   }
+}
+
+/**
+ * A file with tables but no schema version is another program's database (every everme store has
+ * its version from its first migration, which creates its tables in the same transaction). Never
+ * migrated: that would write everme's tables into it.
+ */
+function assertNotForeign(db: Db, file: string): void {
+  if (userVersion(db) !== 0) return;
+  if (db.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get() === undefined) return;
+  throw new EvermeError('io', 'The everme database is damaged or is not an everme database', {
+    code: 'database_unavailable',
+    hint: `${file} holds another program's tables: move it aside, or point EVERME_STATE_DIR at another directory, and run \`everme import --since YYYY-MM-DD\` to build the local store.`,
+    detail: { path: file, reason: 'not_an_everme_database' },
+  });
 }
 
 function migrate(db: Db): void {
