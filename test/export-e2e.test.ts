@@ -153,6 +153,9 @@ describe('everme export', { timeout: 120_000 }, () => {
     expect(await ids('--project', '/home/demo/projects/toolbox')).toEqual([`minimaxcode-${MESSAGES_SESSION}`]);
     expect(await ids('--project', '/home/demo/proj')).toEqual([]);
     expect(await ids('--since', '2026-09-01')).toEqual([`minimaxcode-${MESSAGES_SESSION}`]);
+    // Selectors combine: a project's conversations since a day.
+    expect(await ids('--project', '/home/demo/projects', '--since', '2026-09-01')).toEqual([`minimaxcode-${MESSAGES_SESSION}`]);
+    expect(await ids('--project', '/home/demo/projects/widget', '--since', '2026-09-01')).toEqual([]);
   });
 
   it('refuses what it cannot do, with invalid_args and a hint', async () => {
@@ -164,6 +167,9 @@ describe('everme export', { timeout: 120_000 }, () => {
     expect(jsonToStdout.error).toMatchObject({ type: 'invalid_args' });
     const badDate = await cli(['export', '--since', 'last week']);
     expect(badDate.code).toBe(2);
+    // An empty --out would have written everme-export.jsonl into the current directory.
+    const emptyOut = envelopeOf(await cli(['export', '--out', '', '--json']));
+    expect(emptyOut.error).toMatchObject({ type: 'invalid_args', message: '--out is empty' });
   });
 
   it('answers an --out it cannot create with an io error naming the path, at once', async () => {
@@ -171,7 +177,10 @@ describe('everme export', { timeout: 120_000 }, () => {
     const underFile = path.join(tree.root, 'a-file');
     fs.writeFileSync(underFile, 'x');
     // /proc refuses a mkdir in a way node's recursive mkdir retried forever (a core spun until killed).
-    const outs = [path.join(underFile, 'out'), ...(process.platform === 'linux' ? ['/proc/1/everme-nope/out'] : [])];
+    // A symlink that points at itself: ELOOP, which was an internal error.
+    const loop = path.join(tree.root, 'loop');
+    fs.symlinkSync(loop, loop);
+    const outs = [path.join(underFile, 'out'), loop, ...(process.platform === 'linux' ? ['/proc/1/everme-nope/out'] : [])];
     for (const out of outs) {
       const r = await spawnAsync(process.execPath, [cliEntry, 'export', '--out', out, '--data-dir', tree.dataDir, '--json'], { env: localEnv(), timeoutMs: 30_000 });
       expect(r.signal, out).toBeNull();

@@ -15,6 +15,7 @@ export interface ExportRequest {
 
 /** Where the export goes: jsonl defaults to stdout; markdown (a file per conversation) needs a directory. */
 function exportTarget(request: ExportRequest, json: boolean): string {
+  if (request.out?.trim() === '') throw new EvermeError('invalid_args', '--out is empty', { hint: 'Pass --out DIR, or --out - for stdout (jsonl).' });
   const out = request.out ?? (request.format === 'jsonl' ? '-' : undefined);
   if (out === undefined) throw new EvermeError('invalid_args', 'A markdown export is one file per conversation', { hint: 'Pass --out DIR.' });
   if (out === '-' && json) {

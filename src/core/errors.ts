@@ -109,7 +109,9 @@ export function toEvermeError(err: unknown): EvermeError {
   if (sqliteCode !== undefined) return databaseUnavailable(sqliteCode, undefined, err);
   const message = err instanceof Error ? err.message : String(err);
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code === 'string' && /^E(ACCES|PERM|NOENT|NOTDIR|ISDIR|ROFS|NOSPC|EXIST)$/.test(code)) {
+  // What the file system refused (a path, a permission, a full or read-only disk, a symlink loop):
+  // the user's to act on, never a defect of ours.
+  if (typeof code === 'string' && /^E(ACCES|PERM|NOENT|NOTDIR|ISDIR|ROFS|NOSPC|EXIST|LOOP|NAMETOOLONG|IO|DQUOT|FBIG|NOTEMPTY|BUSY|TXTBSY)$/.test(code)) {
     return new EvermeError('io', message, { code: code.toLowerCase(), cause: err });
   }
   return new EvermeError('internal', message, { cause: err });
