@@ -13,7 +13,7 @@ export default class Show extends EvermeCommand<typeof Show> {
   };
 
   async run(): Promise<SessionPreview> {
-    const preview = await previewSessionById(this.dataDir(), this.args.sessionId);
+    const preview = await previewSessionById(this.settings(), this.args.sessionId);
     return this.result(preview, () => renderPreview(preview));
   }
 }

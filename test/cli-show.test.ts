@@ -122,6 +122,32 @@ describe('everme show (the built CLI)', () => {
     expect(text.stdout).not.toContain(token);
   });
 
+  it('says when an import would skip the session: forgotten, or its workspace excluded', () => {
+    const demo = path.join(repoRoot, 'fixtures', 'demo');
+    const env = (extra: Record<string, string> = {}) => hermeticEnv(home, { EVERME_STATE_DIR: stateDir, ...extra });
+    const home = tempDir();
+    const stateDir = tempDir();
+    const cli = (args: string[], extra: Record<string, string> = {}) =>
+      spawnSync(process.execPath, [cliEntry, ...args, '--data-dir', demo], { env: env(extra), encoding: 'utf8' });
+    const skippedOf = (sessionId: string, extra: Record<string, string> = {}) => {
+      const r = cli(['show', sessionId, '--json'], extra);
+      expect(r.status, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { data: ShowData & { skipped?: Record<string, string> } }).data.skipped;
+    };
+    const messagesSession = 'mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40';
+    const ledgerSession = 'mvs_9d2e4c6a8b0f41d3a5c7e9f1b3d5f7a9';
+    expect(cli(['import', '--since', '2026-07-01']).status).toBe(0);
+    expect(skippedOf(messagesSession)).toBeUndefined();
+    expect(cli(['forget', '--session', messagesSession, '--yes']).status).toBe(0);
+    expect(skippedOf(messagesSession)).toEqual({ reason: 'forgotten' });
+    expect(cli(['show', messagesSession]).stdout).toMatch(/^skipped: forgotten, so an import or sync delivers none of this/m);
+    // The ledger session's workspace comes from its files; EVERME_EXCLUDE names it.
+    expect(skippedOf(ledgerSession)).toBeUndefined();
+    const excluded = { EVERME_EXCLUDE: '/home/demo/projects/widget' };
+    expect(skippedOf(ledgerSession, excluded)).toEqual({ reason: 'excluded', rule: 'EVERME_EXCLUDE /home/demo/projects/widget', workspaceDir: '/home/demo/projects/widget' });
+    expect(cli(['show', ledgerSession], excluded).stdout).toMatch(/^skipped: its workspace \/home\/demo\/projects\/widget is excluded by EVERME_EXCLUDE/m);
+  });
+
   it('answers an unknown session with not_found (exit 1) and a hint', () => {
     const r = show(path.join(repoRoot, 'fixtures', 'minimax', 'messages-session'), 'mvs_00000000000000000000000000000000', '--json');
     expect(r.status).toBe(1);

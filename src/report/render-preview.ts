@@ -6,6 +6,11 @@ export function renderPreview(p: SessionPreview): string {
     `conversation ${p.conversationId} (${p.source}${p.historyFile ? `: ${p.historyFile}` : ''})`,
     `${p.messages.length} messages in ${p.requests.length} requests`,
   ];
+  if (p.skipped?.reason === 'forgotten') {
+    lines.push('skipped: forgotten, so an import or sync delivers none of this (`everme forget --undo` lets it in again)');
+  } else if (p.skipped?.reason === 'excluded') {
+    lines.push(`skipped: its workspace ${p.skipped.workspaceDir} is excluded by ${p.skipped.rule}, so an import or sync delivers none of this`);
+  }
   for (const m of p.messages) {
     const when = new Date(m.timestamp).toISOString();
     if (m.role === 'tool') {
