@@ -7,7 +7,8 @@ import { EvermeError } from '../src/core/errors.js';
 import { installOutcomeError, runInstall, type InstallOptions } from '../src/install/install-plan.js';
 import { HookDocument, PLUGIN_EVENTS } from '../src/install/local-plugin.js';
 import { readHookCommand } from '../src/install/markdown-hooks.js';
-import { renderInstall } from '../src/install/render.js';
+import { renderInstall, renderUninstall } from '../src/install/render.js';
+import { ENV_HEADER } from '../src/install/env-file-writer.js';
 import { MCP_SERVER_NAME } from '../src/install/mcp-config.js';
 import { runUninstall } from '../src/install/uninstall-plan.js';
 import { filesContaining, hashTree, makeFakePackage, tempDir } from './install-helpers.js';
@@ -165,7 +166,8 @@ describe('everme install', () => {
     writeFileSync(path.join(data, 'everme.env'), everme, { mode: 0o600 });
     const result = await install(data);
     expect(result.apiKey).toBe('kept');
-    expect(readFileSync(path.join(data, 'everme.env'), 'utf8').endsWith(everme)).toBe(true);
+    expect(readFileSync(path.join(data, 'everme.env'), 'utf8')).toBe(everme);
+    expect(result.steps.find((s) => s.step === 'env')?.status).toBe('unchanged');
     const text = renderInstall(result);
     expect(text).toContain('A credential is configured in everme.env');
     expect(text).toContain('Official EverMe plugin: everme@official was not detected');
@@ -251,6 +253,53 @@ describe('everme uninstall', () => {
     expect(existsSync(path.join(data, 'everme', 'store', 'memory.sqlite'))).toBe(true);
 
     runUninstall({ dataDir: data, purge: true });
+    expect(hashTree(data)).toEqual(before);
+  });
+
+  /** everme.env exactly as EverMe's own installer writes it: its agent token is not everme's to delete. */
+  const EVERME_ENV = '# EverMe agent credentials (written by evercli)\nEVERME_API_BASE=https://api.everme.evermind.ai\nEVERME_AGENT_ID=agt_123\nEVERME_AGENT_TOKEN=evt_abcd1234secret\n';
+
+  it('leaves EverMe\'s own everme.env byte for byte through install, uninstall and uninstall --purge, and says why', async () => {
+    const data = dataDir();
+    writeFileSync(path.join(data, 'everme.env'), EVERME_ENV, { mode: 0o600 });
+    const before = hashTree(data);
+    await install(data);
+    expect(readFileSync(path.join(data, 'everme.env'), 'utf8')).toBe(EVERME_ENV);
+    runUninstall({ dataDir: data });
+    expect(hashTree(data)).toEqual(before);
+
+    await install(data);
+    const purged = runUninstall({ dataDir: data, purge: true });
+    expect(hashTree(data)).toEqual(before);
+    expect(purged.steps.find((s) => s.step === 'env')).toMatchObject({ status: 'kept', note: expect.stringContaining('not created by `everme install`') as unknown });
+    expect(renderUninstall(purged)).toMatch(/kept\s+env\s+\S+everme\.env\s+\(not created by `everme install`, so never deleted/);
+  });
+
+  it('takes out of EverMe\'s everme.env only the key install appended, and only with --purge', async () => {
+    const data = dataDir();
+    writeFileSync(path.join(data, 'everme.env'), EVERME_ENV, { mode: 0o600 });
+    const before = hashTree(data);
+    await install(data, { apiKey: KEY });
+    expect(readFileSync(path.join(data, 'everme.env'), 'utf8')).toBe(`${EVERME_ENV}EVERME_API_KEY=${KEY}\n`);
+    const kept = runUninstall({ dataDir: data });
+    expect(kept.steps.find((s) => s.step === 'env')?.note).toContain('EVERME_API_KEY (set by install) kept');
+    expect(readFileSync(path.join(data, 'everme.env'), 'utf8')).toBe(`${EVERME_ENV}EVERME_API_KEY=${KEY}\n`);
+
+    await install(data, { apiKey: KEY });
+    const purged = runUninstall({ dataDir: data, purge: true });
+    expect(purged.steps.find((s) => s.step === 'env')).toMatchObject({ status: 'restored', note: expect.stringContaining('removed only what install added (EVERME_API_KEY)') as unknown });
+    expect(hashTree(data)).toEqual(before);
+  });
+
+  it('takes the header an earlier everme prepended back out of a file it did not create', async () => {
+    const data = dataDir();
+    writeFileSync(path.join(data, 'everme.env'), EVERME_ENV, { mode: 0o600 });
+    const before = hashTree(data);
+    await install(data);
+    // What earlier versions did to any existing file.
+    writeFileSync(path.join(data, 'everme.env'), `${ENV_HEADER}\n${EVERME_ENV}`, { mode: 0o600 });
+    const result = runUninstall({ dataDir: data });
+    expect(result.steps.find((s) => s.step === 'env')?.status).toBe('restored');
     expect(hashTree(data)).toEqual(before);
   });
 

@@ -107,18 +107,27 @@ describe('everme.env', () => {
     savedUmask = undefined;
   });
 
-  it('keeps the user\'s keys and comments, updates keys where they stand and appends new ones', () => {
+  it('keeps the user\'s keys and comments, updates keys where they stand and appends new ones, adding no header of its own', () => {
     const existing = '# my notes\nEVERME_STATE_DIR=/srv/everme\nEVERME_API_BASE=https://old.example\n\n# trailing comment\n';
     const next = renderEnvFile(existing, { EVERME_API_KEY: 'evt_abcd1234', EVERME_API_BASE: 'https://new.example' });
-    const lines = next.split('\n');
-    expect(lines[0]).toBe(ENV_HEADER_MARKER);
-    expect(next).toContain('# my notes\nEVERME_STATE_DIR=/srv/everme\nEVERME_API_BASE=https://new.example\n\n# trailing comment\nEVERME_API_KEY=evt_abcd1234\n');
+    expect(next).toBe('# my notes\nEVERME_STATE_DIR=/srv/everme\nEVERME_API_BASE=https://new.example\n\n# trailing comment\nEVERME_API_KEY=evt_abcd1234\n');
     expect(Object.fromEntries(parseEnvText(next))).toEqual({
       EVERME_STATE_DIR: '/srv/everme',
       EVERME_API_BASE: 'https://new.example',
       EVERME_API_KEY: 'evt_abcd1234',
     });
     expect(renderEnvFile(next, { EVERME_API_KEY: 'evt_abcd1234' })).toBe(next);
+  });
+
+  it('starts a file it creates with the managed header', () => {
+    expect(renderEnvFile(undefined, { EVERME_API_KEY: 'evt_abcd1234' })).toMatch(new RegExp(`^${ENV_HEADER_MARKER.replace(/[.`]/g, '\\$&')}\n(#.*\n)+EVERME_API_KEY=evt_abcd1234\n$`));
+  });
+
+  it('leaves an existing file byte for byte when it has nothing to add or change, a missing final newline included', () => {
+    for (const existing of ['# EverMe\nEVERME_AGENT_TOKEN=evt_abcd1234secret\n', 'EVERME_API_KEY=evt_abcd1234', 'A=1\r\nB=2\r\n']) {
+      expect(renderEnvFile(existing, {})).toBe(existing);
+    }
+    expect(renderEnvFile('EVERME_API_KEY=evt_abcd1234', { EVERME_API_KEY: 'evt_abcd1234' })).toBe('EVERME_API_KEY=evt_abcd1234');
   });
 
   it('is created 0600 even with a umask of 000, and a wider existing file is narrowed', () => {

@@ -76,11 +76,20 @@ function encodeValue(value: string): string {
 
 const ASSIGNMENT = /^(\s*(?:export\s+)?)([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*)(.*)$/;
 
+/** The new text of the env file, and the keys appended to it (not there before). */
+export interface EnvFilePlan {
+  text: string;
+  appended: string[];
+}
+
 /**
- * The new text of the env file: the managed header first (added when missing), the user's lines in
- * place, each updated key rewritten where it stands, new keys appended. Line endings follow the file.
+ * The new text of the env file: the user's lines in place, each updated key rewritten where it
+ * stands, new keys appended. The managed header goes only into a file this creates: an existing
+ * file (EverMe's own, or the user's) already has its own, and one that gains nothing stays
+ * byte-identical, so uninstall has nothing of ours to take out of it. Line endings follow the file.
  */
-export function renderEnvFile(existing: string | undefined, updates: EnvUpdates): string {
+export function planEnvFile(existing: string | undefined, updates: EnvUpdates): EnvFilePlan {
+  const fresh = existing === undefined || existing.trim() === '';
   const eol = existing?.includes('\r\n') ? '\r\n' : '\n';
   const lines = existing === undefined || existing === '' ? [] : existing.replace(/\r?\n$/, '').split(/\r?\n/);
   const pending = new Map<string, string>();
@@ -88,24 +97,56 @@ export function renderEnvFile(existing: string | undefined, updates: EnvUpdates)
   const entries = (['EVERME_API_KEY', 'EVERME_API_BASE'] as const satisfies ReadonlyArray<keyof EnvUpdates>).map((key) => [key, updates[key]] as const);
   for (const [key, value] of entries) if (value !== undefined) pending.set(key, value);
   const written = new Set<string>();
+  let rewritten = false;
   const out = lines.map((line) => {
     const [, lead = '', key, sep = ''] = ASSIGNMENT.exec(line) ?? [];
     const value = key === undefined ? undefined : pending.get(key);
     if (key === undefined || value === undefined) return line;
     written.add(key);
-    return `${lead}${key}${sep}${encodeValue(value)}`;
+    const next = `${lead}${key}${sep}${encodeValue(value)}`;
+    rewritten ||= next !== line;
+    return next;
   });
   const rank = (key: string): number => (KEY_ORDER.includes(key) ? KEY_ORDER.indexOf(key) : KEY_ORDER.length);
-  const fresh = [...pending].filter(([key]) => !written.has(key)).sort(([a], [b]) => rank(a) - rank(b));
-  for (const [key, value] of fresh) out.push(`${key}=${encodeValue(value)}`);
-  if (!out.some((line) => line.trim() === ENV_HEADER_MARKER)) out.unshift(...ENV_HEADER.split('\n'));
-  return `${out.join(eol)}${eol}`;
+  const appended = [...pending].filter(([key]) => !written.has(key)).sort(([a], [b]) => rank(a) - rank(b));
+  // Nothing to change: the bytes as they are, even a missing final newline.
+  if (!fresh && !rewritten && appended.length === 0) return { text: existing, appended: [] };
+  for (const [key, value] of appended) out.push(`${key}=${encodeValue(value)}`);
+  if (fresh && !out.some((line) => line.trim() === ENV_HEADER_MARKER)) out.unshift(...ENV_HEADER.split('\n'));
+  return { text: `${out.join(eol)}${eol}`, appended: appended.map(([key]) => key) };
+}
+
+export function renderEnvFile(existing: string | undefined, updates: EnvUpdates): string {
+  return planEnvFile(existing, updates).text;
+}
+
+const HEADER_LINES = new Set([...ENV_HEADER.split('\n'), ...LEGACY_HEADER_LINES]);
+
+/** A line of the managed header, this version's or an earlier one's. */
+export function isHeaderLine(line: string): boolean {
+  return HEADER_LINES.has(line);
 }
 
 /** True when the file holds nothing but the managed header (and blank lines): nothing of the user's. */
 export function isHeaderOnly(text: string): boolean {
-  const header = new Set([...ENV_HEADER.split('\n'), ...LEGACY_HEADER_LINES]);
-  return text.split(/\r?\n/).every((line) => line.trim() === '' || header.has(line));
+  return text.split(/\r?\n/).every((line) => line.trim() === '' || isHeaderLine(line));
+}
+
+/**
+ * A file install did not create, with what install put into it taken out again: our header lines
+ * (earlier versions prepended them to any file) and the assignments of `keys`. Every other byte,
+ * line endings and a missing final newline included, stays as it is.
+ */
+export function stripInstallAdditions(text: string, keys: readonly string[]): string {
+  const parts = text.split(/(\r?\n)/);
+  const kept: string[] = [];
+  for (let i = 0; i < parts.length; i += 2) {
+    const line = parts[i] ?? '';
+    const key = ASSIGNMENT.exec(line)?.[2];
+    const ours = isHeaderLine(line) || (key !== undefined && keys.includes(key));
+    if (!ours) kept.push(line, parts[i + 1] ?? '');
+  }
+  return kept.join('');
 }
 
 export interface EnvFileResult {
@@ -113,6 +154,8 @@ export interface EnvFileResult {
   /** Set when an existing file was readable by others and is narrowed to 0600. */
   tightened: boolean;
   keysSet: Array<keyof EnvUpdates>;
+  /** Keys appended to a file that existed before (install records them, so uninstall can take them out). */
+  appended: string[];
 }
 
 /** Creates or updates `<data>/everme.env` at mode 0600 through a temp file created at 0600. */
@@ -125,10 +168,11 @@ export function writeEnvFile(file: string, updates: EnvUpdates, dryRun: boolean)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const next = renderEnvFile(existing, updates);
+  const next = planEnvFile(existing, updates);
   const keysSet = (Object.keys(updates) as Array<keyof EnvUpdates>).filter((k) => updates[k] !== undefined);
   const tightened = mode !== undefined && mode !== ENV_FILE_MODE;
-  if (existing === next && !tightened) return { status: 'unchanged', tightened: false, keysSet };
-  if (!dryRun) writeFileAtomic(file, next, { mode: ENV_FILE_MODE });
-  return { status: existing === undefined ? 'created' : 'updated', tightened, keysSet };
+  const appended = existing === undefined ? [] : next.appended;
+  if (existing === next.text && !tightened) return { status: 'unchanged', tightened: false, keysSet, appended };
+  if (!dryRun) writeFileAtomic(file, next.text, { mode: ENV_FILE_MODE });
+  return { status: existing === undefined ? 'created' : 'updated', tightened, keysSet, appended };
 }

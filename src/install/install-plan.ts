@@ -86,7 +86,7 @@ function officialPluginWarning(detection: OfficialPluginDetection): InstallWarni
 }
 
 /** The env file: the key and base given, mode 600; the note names a key only in its masked form. */
-function envStep(envFile: string, options: InstallOptions, dryRun: boolean): InstallStep {
+function envStep(envFile: string, options: InstallOptions, dryRun: boolean): InstallStep & { appended: string[] } {
   const updates: EnvUpdates = {};
   if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey.trim();
   if (options.apiBase !== undefined) updates.EVERME_API_BASE = options.apiBase.trim();
@@ -95,7 +95,7 @@ function envStep(envFile: string, options: InstallOptions, dryRun: boolean): Ins
     ...env.keysSet.map((key) => (key === 'EVERME_API_KEY' ? `${key} set (${maskKey(updates.EVERME_API_KEY ?? '')})` : `${key} set`)),
     ...(env.tightened ? ['permissions set to 600'] : []),
   ];
-  return { step: 'env', path: envFile, status: env.status, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
+  return { step: 'env', path: envFile, status: env.status, appended: env.appended, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
 }
 
 /** A step of install, and the warning it ends with when it had to leave something untouched. */
@@ -157,7 +157,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   steps.push({ step: 'runtime', path: runtime, status: staged.status, note: `everme ${staged.version}, ${staged.files} files, node ${node}` });
 
   const envFile = envFilePath(dataDir);
-  steps.push(envStep(envFile, options, dryRun));
+  const { appended: envKeysAppended, ...envDone } = envStep(envFile, options, dryRun);
+  steps.push(envDone);
 
   const runJs = path.join(runtime, 'bin', 'run.js');
   const command = hookCommand(node, runJs, 'markdown');
@@ -177,9 +178,12 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   if (officialWarning) warnings.push(officialWarning);
 
   if (!dryRun) {
-    const previous = readInstallRecord(dataDir)?.created ?? [];
+    const previous = readInstallRecord(dataDir);
     const createdNow = TRACKED_PATHS.filter((p) => !existedBefore.get(p) && existsSync(path.join(dataDir, p)));
-    writeInstallRecord(dataDir, [...previous, ...createdNow]);
+    const created = [...(previous?.created ?? []), ...createdNow];
+    // Keys appended to an env file everme created are part of that file; only a foreign file's are listed.
+    const envKeysAdded = created.includes('everme.env') ? [] : [...(previous?.envKeysAdded ?? []), ...envKeysAppended];
+    writeInstallRecord(dataDir, created, envKeysAdded);
   }
 
   // A key already in the file, or the agent token EverMe's own installer wrote there, is kept.

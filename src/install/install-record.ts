@@ -12,6 +12,12 @@ import { PLUGIN_DIRS } from './local-plugin.js';
 export const InstallRecord = z.object({
   schemaVersion: z.literal(1),
   created: z.array(z.string()),
+  /**
+   * Keys install appended to an everme.env it did not create (EverMe's own, or the user's): the
+   * only lines of that file that are everme's, so `uninstall --purge` takes out those and no more.
+   * Absent in records written before it existed, and when there are none.
+   */
+  envKeysAdded: z.array(z.string()).optional(),
 });
 export type InstallRecord = z.infer<typeof InstallRecord>;
 
@@ -47,14 +53,15 @@ export function readInstallRecord(dataDir: string): InstallRecord | undefined {
   }
 }
 
-export function renderInstallRecord(created: Iterable<string>): string {
-  const record: InstallRecord = { schemaVersion: 1, created: [...new Set(created)].sort() };
+export function renderInstallRecord(created: Iterable<string>, envKeysAdded: Iterable<string> = []): string {
+  const keys = [...new Set(envKeysAdded)].sort();
+  const record: InstallRecord = { schemaVersion: 1, created: [...new Set(created)].sort(), ...(keys.length ? { envKeysAdded: keys } : {}) };
   return `${JSON.stringify(record, null, 2)}\n`;
 }
 
 /** Writes the record only when it changes; returns whether it did. */
-export function writeInstallRecord(dataDir: string, created: Iterable<string>): boolean {
-  const next = renderInstallRecord(created);
+export function writeInstallRecord(dataDir: string, created: Iterable<string>, envKeysAdded: Iterable<string> = []): boolean {
+  const next = renderInstallRecord(created, envKeysAdded);
   const file = installRecordPath(dataDir);
   let current: string | undefined;
   try {

@@ -3,8 +3,10 @@ import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
 import { envFilePath } from '../config/settings.js';
-import { isHeaderOnly } from './env-file-writer.js';
-import { evermeDir, installRecordPath, readInstallRecord, runtimeDir } from './install-record.js';
+import { parseEnvText } from '../config/env-file.js';
+import { existingMode, writeFileAtomic } from './atomic-write.js';
+import { ENV_FILE_MODE, isHeaderLine, isHeaderOnly, stripInstallAdditions } from './env-file-writer.js';
+import { evermeDir, installRecordPath, readInstallRecord, runtimeDir, writeInstallRecord } from './install-record.js';
 import { HOOK_EVENTS, hookFilePath, hooksDir } from './markdown-hooks.js';
 import { MCP_SERVER_NAME, mcpConfigPath, removeMcpServer } from './mcp-config.js';
 import { removeLocalPlugin } from './local-plugin.js';
@@ -53,6 +55,13 @@ interface UninstallRun {
   purge: boolean;
   dryRun: boolean;
   created: Set<string>;
+  /** Keys install appended to an env file it did not create. */
+  envKeysAdded: string[];
+  /**
+   * What install added to an env file that stays (a key the user gave): kept in the install record,
+   * so a later `--purge` still knows which file or lines are everme's.
+   */
+  envRemembered?: { created: string[]; envKeysAdded: string[] };
   steps: UninstallStep[];
   warnings: UninstallWarning[];
   /** Removes a file or directory (nothing under --dry-run). */
@@ -126,13 +135,39 @@ function removeEnvFile(run: UninstallRun): void {
     run.steps.push({ step: 'env', path: envFile, status: 'absent' });
     return;
   }
-  const headerOnly = run.created.has('everme.env') && isHeaderOnly(readFileSync(envFile, 'utf8'));
-  if (run.purge || headerOnly) {
+  if (!run.created.has('everme.env')) {
+    restoreForeignEnvFile(run, envFile);
+    return;
+  }
+  if (run.purge || isHeaderOnly(readFileSync(envFile, 'utf8'))) {
     run.remove(envFile);
     run.steps.push({ step: 'env', path: envFile, status: 'removed' });
   } else {
+    run.envRemembered = { created: ['everme.env'], envKeysAdded: [] };
     run.steps.push({ step: 'env', path: envFile, status: 'kept', note: 'holds your settings; `everme uninstall --purge` removes it' });
   }
+}
+
+/**
+ * An env file everme did not create (EverMe's installer writes one with its agent token) is never
+ * deleted, not even by --purge: only what install put into it comes out again. The keys install
+ * appended are settings the user gave, so they stay unless --purge.
+ */
+function restoreForeignEnvFile(run: UninstallRun, envFile: string): void {
+  const text = readFileSync(envFile, 'utf8');
+  const present = run.envKeysAdded.filter((key) => parseEnvText(text).has(key));
+  const next = stripInstallAdditions(text, run.purge ? present : []);
+  const foreign = 'not created by `everme install`';
+  if (!run.purge && present.length) run.envRemembered = { created: [], envKeysAdded: present };
+  if (next === text) {
+    const kept = present.length ? `; ${present.join(', ')} (set by install) kept: \`everme uninstall --purge\` takes out just that` : ': left as it was';
+    run.steps.push({ step: 'env', path: envFile, status: 'kept', note: `${foreign}, so never deleted${kept}` });
+    return;
+  }
+  if (!run.dryRun) writeFileAtomic(envFile, next, { mode: existingMode(envFile) ?? ENV_FILE_MODE });
+  const header = text.split(/\r?\n/).some(isHeaderLine) ? ['the everme header'] : [];
+  const removed = [...header, ...(run.purge ? present : [])];
+  run.steps.push({ step: 'env', path: envFile, status: 'restored', note: `${foreign}, so never deleted: removed only what install added (${removed.join(', ')})` });
 }
 
 /** The store and sync state: deleted with --purge, else kept (and the directory removed only when empty). */
@@ -145,12 +180,16 @@ function removeStore(run: UninstallRun): void {
     run.steps.push({ step: 'store', path: state, status: present ? 'removed' : 'absent', note: 'memory store and sync state' });
     return;
   }
-  if (!dryRun) rmSync(installRecordPath(dataDir), { force: true });
+  const remembered = run.envRemembered;
+  if (!dryRun && remembered) writeInstallRecord(dataDir, remembered.created, remembered.envKeysAdded);
+  else if (!dryRun) rmSync(installRecordPath(dataDir), { force: true });
   if (!existsSync(state)) return;
-  const leftovers = dryRun ? readdirSync(state).filter((name) => name !== 'runtime' && name !== 'install.json') : readdirSync(state);
-  if (leftovers.length === 0) {
+  const leftovers = readdirSync(state).filter((name) => name !== 'install.json' && !(dryRun && name === 'runtime'));
+  if (leftovers.length === 0 && !remembered) {
     if (!dryRun) rmdirSync(state);
     run.steps.push({ step: 'store', path: state, status: 'removed', note: 'it was empty' });
+  } else if (leftovers.length === 0) {
+    run.steps.push({ step: 'store', path: state, status: 'kept', note: 'only install.json: what install put into everme.env, for `everme uninstall --purge`' });
   } else {
     run.steps.push({ step: 'store', path: state, status: 'kept', note: 'memory store and sync state; `everme uninstall --purge` removes it' });
   }
@@ -159,16 +198,19 @@ function removeStore(run: UninstallRun): void {
 /**
  * Removes what `everme install` added and nothing else: the two hook files, the local plugin, the MCP entry (the
  * file itself when install created it and nothing else is left), the staged runtime, and the
- * directories install created once they are empty. `purge` also deletes the store and the env file.
+ * directories install created once they are empty. `purge` also deletes the store, and the env file
+ * when install created it (from one it did not, only the lines install added).
  */
 export function runUninstall(options: UninstallOptions): UninstallResult {
   const dataDir = requireDataDir(path.resolve(options.dataDir));
   const dryRun = options.dryRun ?? false;
+  const record = readInstallRecord(dataDir);
   const run: UninstallRun = {
     dataDir,
     purge: options.purge ?? false,
     dryRun,
-    created: new Set(readInstallRecord(dataDir)?.created ?? []),
+    created: new Set(record?.created ?? []),
+    envKeysAdded: record?.envKeysAdded ?? [],
     steps: [],
     warnings: [],
     remove: (target) => {
