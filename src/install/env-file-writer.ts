@@ -69,7 +69,8 @@ export function validateApiBase(value: string): void {
 
 /** A value as the reader in src/config/env-file.ts reads it back: quoted only when it would not survive bare. */
 function encodeValue(value: string): string {
-  const bare = value === value.trim() && !/^(['"]).*\1$/.test(value) && !value.startsWith('#');
+  // Whitespace then `#` would start a comment for the reader: such a value needs quotes.
+  const bare = value === value.trim() && !/^(['"]).*\1$/.test(value) && !value.startsWith('#') && !/\s#/.test(value);
   if (bare) return value;
   return value.includes('"') ? `'${value}'` : `"${value}"`;
 }
