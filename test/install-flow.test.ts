@@ -209,6 +209,35 @@ describe('everme install', () => {
     }
   });
 
+  it('skips a directory at mcp.json like an invalid file: a warning naming the path, every other step done', async () => {
+    const data = dataDir();
+    const mcpDir = path.join(data, 'mcp.json');
+    mkdirSync(mcpDir);
+    const result = await install(data);
+    expect(result.steps.find((s) => s.step === 'mcp')).toMatchObject({ status: 'skipped', note: 'it is a directory, not a JSON file' });
+    expect(result.warnings).toEqual([expect.objectContaining({ code: 'mcp_config_invalid', path: mcpDir, message: expect.stringContaining(`${mcpDir} was left untouched: it is a directory`) as unknown })]);
+    expect(installOutcomeError(result)).toMatchObject({ type: 'conflict', code: 'mcp_config_invalid' });
+    expect(existsSync(path.join(data, 'hooks', 'everme-pre-tool-use.md'))).toBe(true);
+    expect(existsSync(path.join(data, 'plugins', 'everme-memory', 'hooks', 'hooks.json'))).toBe(true);
+    const removed = runUninstall({ dataDir: data });
+    expect(removed.warnings.map((w) => [w.code, w.path])).toEqual([['mcp_config_invalid', mcpDir]]);
+    expect(statSync(mcpDir).isDirectory()).toBe(true);
+  });
+
+  it('refuses a directory at everme.env before staging anything, naming the path with a hint; uninstall leaves it alone', async () => {
+    const data = dataDir();
+    const envDir = path.join(data, 'everme.env');
+    mkdirSync(envDir);
+    const before = hashTree(data);
+    const failure = install(data);
+    await expect(failure).rejects.toMatchObject({ type: 'io', code: 'env_file_not_a_file', message: `${envDir} is a directory, not a file of KEY=VALUE lines` });
+    await expect(failure).rejects.toMatchObject({ hint: expect.stringContaining(`Move ${envDir} away`) as unknown });
+    expect(hashTree(data)).toEqual(before);
+    const removed = runUninstall({ dataDir: data, purge: true });
+    expect(removed.steps.find((s) => s.step === 'env')?.status).toBe('kept');
+    expect(hashTree(data)).toEqual(before);
+  });
+
   it('refuses a key with a line break before writing anything', async () => {
     const data = dataDir();
     const before = hashTree(data);

@@ -178,6 +178,18 @@ describe('everme status', () => {
     expect(text.stdout).not.toContain('warning:');
   }, 60_000);
 
+  it('reports a directory at mcp.json or everme.env as a problem naming the path, and still reports the rest', async () => {
+    const dataDir = dataDirFromFixture('report');
+    fs.mkdirSync(path.join(dataDir, 'mcp.json'));
+    fs.mkdirSync(path.join(dataDir, 'everme.env'));
+    const { code, data } = await statusJson(dataDir);
+    expect(code).toBe(1);
+    const whats = data.problems.map((p) => p.what);
+    expect(whats).toContain(`${path.join(dataDir, 'mcp.json')} cannot be used: it is a directory, not a JSON file`);
+    expect(whats).toContain(`${path.join(dataDir, 'everme.env')} is a directory, not a file of KEY=VALUE lines: its settings are not read`);
+    expect(data.sessions).toBe(2);
+  });
+
   it('asks `mcode plugin list --json` whether the plugin is enabled, and warns when it is disabled', async () => {
     const dataDir = dataDirFromFixture('report');
     expect((await cli(dataDir, ['install', '--json'])).status).toBe(0);

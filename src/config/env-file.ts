@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 
 const ASSIGNMENT = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$/;
 /** A value in matching quotes: it ends at the first closing quote that only a comment or blanks follow. */
@@ -33,6 +33,20 @@ export function parseEnvText(text: string): Map<string, string> {
     values.set(key, assignedValue(raw));
   }
   return values;
+}
+
+/**
+ * Why `<data>/everme.env` cannot be used as the settings file, or undefined when it is a file or
+ * absent. Reading a directory there fails with an EISDIR that names no path; the callers say which.
+ */
+export function envFileProblem(file: string): string | undefined {
+  try {
+    const stat = statSync(file);
+    if (!stat.isFile()) return `is ${stat.isDirectory() ? 'a directory' : 'not a regular file'}, not a file of KEY=VALUE lines`;
+  } catch {
+    // Absent (or unreadable, which the read reports): no problem of this kind.
+  }
+  return undefined;
 }
 
 export function readEnvFile(file: string): Map<string, string> {

@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
+import { envFileProblem } from '../config/env-file.js';
 import { assertKeySafeTransport, insecureHttpAllowed } from '../config/transport.js';
 import { EvermeError } from '../core/errors.js';
 import { writeFileAtomic } from './atomic-write.js';
@@ -159,8 +160,19 @@ export interface EnvFileResult {
   appended: string[];
 }
 
+/** Refuses, naming the path, an everme.env that is not a file: nothing could be read from or written to it. */
+export function assertEnvFileUsable(file: string): void {
+  const problem = envFileProblem(file);
+  if (problem === undefined) return;
+  throw new EvermeError('io', `${file} ${problem}`, {
+    code: 'env_file_not_a_file',
+    hint: `Move ${file} away (EverMe's installer and \`everme install\` keep settings and credentials in that file), then run the command again.`,
+  });
+}
+
 /** Creates or updates `<data>/everme.env` at mode 0600 through a temp file created at 0600. */
 export function writeEnvFile(file: string, updates: EnvUpdates, dryRun: boolean): EnvFileResult {
+  assertEnvFileUsable(file);
   let existing: string | undefined;
   let mode: number | undefined;
   try {

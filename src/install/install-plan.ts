@@ -4,7 +4,7 @@ import { EvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
 import { readEnvFile } from '../config/env-file.js';
 import { envFilePath } from '../config/settings.js';
-import { validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
+import { assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
 import { readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
 import { HOOK_EVENTS, hookCommand, hooksDir, writeHookFile, type HookEvent } from './markdown-hooks.js';
 import { PLUGIN_NAME, writeLocalPlugin } from './local-plugin.js';
@@ -148,6 +148,8 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   const dryRun = options.dryRun ?? false;
   const sourceRoot = options.sourceRoot ?? findPackageRoot();
 
+  // Before anything is staged: an everme.env that is a directory would stop install half way.
+  assertEnvFileUsable(envFilePath(dataDir));
   const existedBefore = new Map(TRACKED_PATHS.map((p) => [p, existsSync(path.join(dataDir, p))]));
   const steps: InstallStep[] = [];
   const warnings: InstallWarning[] = [];

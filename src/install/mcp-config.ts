@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { EvermeError } from '../core/errors.js';
 import path from 'node:path';
 import { isRecord } from '../core/json.js';
 import { existingMode, writeFileAtomic } from './atomic-write.js';
@@ -54,10 +55,19 @@ function serialize(doc: JsonObject, format: JsonFormat): string {
 export function readMcpDocument(file: string): McpDocument {
   let text: string;
   try {
+    // A directory (or a FIFO, whose read would block) there is as unusable as a file of bad JSON:
+    // reported and skipped like one, so the other steps still run.
+    const stat = statSync(file);
+    if (!stat.isFile()) return { kind: 'invalid', reason: `it is ${stat.isDirectory() ? 'a directory' : 'not a regular file'}, not a JSON file` };
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
-    throw err;
+    // Node's read errors name no path: say which file, and what to do.
+    throw new EvermeError('io', `cannot read ${file}: ${(err as Error).message}`, {
+      code: (err as NodeJS.ErrnoException).code?.toLowerCase() ?? 'io',
+      hint: 'Check that MiniMax Code\'s mcp.json is a file you can read and write.',
+      cause: err,
+    });
   }
   let doc: unknown;
   try {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
 import { envFilePath } from '../config/settings.js';
-import { parseEnvText } from '../config/env-file.js';
+import { envFileProblem, parseEnvText } from '../config/env-file.js';
 import { existingMode, writeFileAtomic } from './atomic-write.js';
 import { ENV_FILE_MODE, isHeaderLine, isHeaderOnly, stripInstallAdditions } from './env-file-writer.js';
 import { evermeDir, installRecordPath, readInstallRecord, runtimeDir, writeInstallRecord } from './install-record.js';
@@ -133,6 +133,12 @@ function removeEnvFile(run: UninstallRun): void {
   const envFile = envFilePath(run.dataDir);
   if (!existsSync(envFile)) {
     run.steps.push({ step: 'env', path: envFile, status: 'absent' });
+    return;
+  }
+  const problem = envFileProblem(envFile);
+  if (problem !== undefined) {
+    // Never everme's: install writes a file there, and refuses when something else is in the way.
+    run.steps.push({ step: 'env', path: envFile, status: 'kept', note: `${problem}: not everme's, left alone` });
     return;
   }
   if (!run.created.has('everme.env')) {

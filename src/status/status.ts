@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { Settings, SinkName } from '../config/settings.js';
-import { defaultSink, deliverySinks, maskToken, type CredentialSource } from '../config/settings.js';
+import { defaultSink, deliverySinks, envFilePath, maskToken, type CredentialSource } from '../config/settings.js';
+import { envFileProblem } from '../config/env-file.js';
 import { renderSinkStatus, sinkStatuses, type SinkStatus } from './sink-status.js';
 import { readHookEvents, type HookOutcome } from '../hook/hook-events.js';
 import { collectHookRoutes, renderHookRoutes, type HookRoutesReport } from './hook-routes.js';
@@ -112,10 +113,19 @@ async function gatewayStatus(settings: Settings, problems: StatusProblem[]): Pro
   return gateway;
 }
 
+/** An everme.env that is not a file is read as empty: its credentials would silently not apply. */
+function envFileStatus(dataDir: string, problems: StatusProblem[]): void {
+  const file = envFilePath(dataDir);
+  const problem = envFileProblem(file);
+  if (problem !== undefined) problems.push({ what: `${file} ${problem}: its settings are not read`, hint: `Move ${file} away, then run \`everme install\` (or EverMe's installer) again.` });
+}
+
 function mcpStatus(dataDir: string, problems: StatusProblem[]): StatusReport['mcp'] {
   const mcpFile = mcpConfigPath(dataDir);
   const mcpDoc = readMcpDocument(mcpFile);
-  if (mcpDoc.kind === 'invalid') problems.push({ what: `${mcpFile} is not valid JSON`, hint: 'Fix the file by hand; everme never rewrites a file it cannot parse.' });
+  if (mcpDoc.kind === 'invalid') {
+    problems.push({ what: `${mcpFile} cannot be used: ${mcpDoc.reason}`, hint: 'Fix it by hand (move a directory there away); everme never rewrites a file it cannot parse.' });
+  }
   return {
     file: mcpFile,
     valid: mcpDoc.kind !== 'invalid',
@@ -170,6 +180,7 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
   const outcomes: Partial<Record<HookOutcome, number>> = {};
   for (const e of events) outcomes[e.outcome] = (outcomes[e.outcome] ?? 0) + 1;
   const mcp = mcpStatus(settings.dataDir, problems);
+  envFileStatus(settings.dataDir, problems);
   const { sinks, lastImport, lastSync, lastHookRun, store, warnings } = storeStatus(settings, sink, problems);
 
   return {
