@@ -399,6 +399,6 @@ describe('official everme plugin detection', () => {
     while (pidsSeen.some(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(pidsSeen.filter(alive)).toEqual([]);
     expect(found).toMatchObject({ status: 'enabled', source: 'runtime-state' });
-    expect(found.evidence[0]).toBe(`\`${mcode} plugin list --json\` did not answer within 300 ms`);
+    expect(found.evidence[0]).toBe(`\`${mcode} plugin list --json\` timed out after 0.3 s`);
   });
 });

@@ -14,7 +14,7 @@ interface StatusData {
   gateway: { configured: boolean; reachable?: boolean; error?: { type: string; message: string } };
   lastImport?: { since?: string };
   hooks: {
-    plugin: { path: string; state: string; runnable: boolean; enabled: string; events: string[] };
+    plugin: { path: string; state: string; runnable: boolean; enabled: string; enabledUnverified?: string; events: string[] };
     markdown: { installed: Array<{ event: string; file: string; runnable: boolean }> };
     arrivals: Array<{ route: string; event: string; count: number; lastAt: string }>;
     warnings: Array<{ code: string; message: string; missing?: string[] }>;
@@ -206,6 +206,26 @@ describe('everme status', () => {
     const enabled = (await statusJson(dataDir, env)).data;
     expect(enabled.hooks.plugin.enabled).toBe('enabled');
     expect(enabled.hooks.warnings.map((w) => w.code)).toEqual(['no_hook_events']);
+  }, 60_000);
+
+  it('says why the enabled state cannot be verified when `mcode` is on PATH but times out or fails, not that it is missing', async () => {
+    const dataDir = dataDirFromFixture('report');
+    expect((await cli(dataDir, ['install', '--json'])).status).toBe(0);
+    const bin = tempDir('everme-mcode-');
+    const mcode = path.join(bin, 'mcode');
+    const env = { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` };
+    const plugin = path.join(dataDir, 'plugins', 'everme-memory');
+
+    fs.writeFileSync(mcode, '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
+    const hanging = await cli(dataDir, ['status'], env);
+    // Nothing imported yet, so the report comes with the failure on stderr.
+    const report = `${hanging.stdout}${hanging.stderr}`;
+    expect(report).toContain(`plugin hooks: ${plugin}, enabled state cannot be verified (\`${mcode} plugin list --json\` timed out after 3 s)`);
+    expect(report).not.toContain('not on PATH');
+
+    fs.writeFileSync(mcode, '#!/bin/sh\necho "mcode: not logged in" >&2\nexit 2\n', { mode: 0o755 });
+    const failing = await statusJson(dataDir, env);
+    expect(failing.data.hooks.plugin).toMatchObject({ enabled: 'cannot_verify', enabledUnverified: `\`${mcode} plugin list --json\` exited with status 2` });
   }, 60_000);
 
   it('reports each sink: with a key the gateway and the embedded store, each with its own counts and last run; EVERME_LOCAL_STORE=0 the gateway alone', async () => {

@@ -96,7 +96,7 @@ function runMcode(mcode: string, timeoutMs: number): Promise<McodeRun> {
         // already gone
       }
       child.stdout?.destroy();
-      finish({ kind: 'failed', why: `did not answer within ${timeoutMs} ms` });
+      finish({ kind: 'failed', why: `timed out after ${timeoutMs / 1000} s` });
     }, timeoutMs);
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       if (stdout.length < 4 * 1024 * 1024) stdout += chunk;

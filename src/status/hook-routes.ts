@@ -13,8 +13,10 @@ export interface PluginRouteStatus {
   /** `conflict`: something that is not ours sits at the plugin path. */
   state: 'installed' | 'missing' | 'conflict';
   runnable: boolean;
-  /** From `mcode plugin list --json`; `cannot_verify` without `mcode` on PATH. */
+  /** From `mcode plugin list --json`; `cannot_verify` when that gave no list (see `enabledUnverified`). */
   enabled: 'enabled' | 'disabled' | 'not_listed' | 'cannot_verify';
+  /** Why the enabled state cannot be verified: `mcode` not on PATH, or how its run failed (timed out, exit status). */
+  enabledUnverified?: string;
   events: string[];
   note?: string;
 }
@@ -57,8 +59,13 @@ function commandRunnable(command: string | undefined): boolean {
 async function pluginRoute(dataDir: string, mcode: McodeOptions): Promise<PluginRouteStatus> {
   const dir = pluginDir(dataDir);
   const state = inspectPluginPath(dataDir);
-  const enabled = localPluginState(await listMcodePlugins(mcode), PLUGIN_NAME);
-  if (state.kind === 'conflict') return { path: dir, state: 'conflict', runnable: false, enabled, events: [], note: state.reason };
+  const list = await listMcodePlugins(mcode);
+  // An `mcode` that is on PATH but timed out or failed is not an `mcode` that is missing: keep why.
+  const verified = {
+    enabled: localPluginState(list, PLUGIN_NAME),
+    ...(list.kind === 'unavailable' ? { enabledUnverified: list.reason } : {}),
+  } as const;
+  if (state.kind === 'conflict') return { path: dir, state: 'conflict', runnable: false, ...verified, events: [], note: state.reason };
   let doc: HookDocument | undefined;
   try {
     const parsed = HookDocument.safeParse(JSON.parse(readFileSync(pluginHooksPath(dataDir), 'utf8')));
@@ -66,10 +73,10 @@ async function pluginRoute(dataDir: string, mcode: McodeOptions): Promise<Plugin
   } catch {
     doc = undefined;
   }
-  if (!doc) return { path: dir, state: 'missing', runnable: false, enabled, events: [] };
+  if (!doc) return { path: dir, state: 'missing', runnable: false, ...verified, events: [] };
   const events = PLUGIN_EVENTS.filter((event) => (doc.hooks[event] ?? []).length > 0);
   const commands = Object.values(doc.hooks).flatMap((groups) => groups.flatMap((g) => g.hooks.map((h) => h.command)));
-  return { path: dir, state: 'installed', runnable: commands.length > 0 && commands.every(commandRunnable), enabled, events };
+  return { path: dir, state: 'installed', runnable: commands.length > 0 && commands.every(commandRunnable), ...verified, events };
 }
 
 function markdownRoute(dataDir: string): MarkdownRouteStatus {
@@ -142,17 +149,22 @@ export async function collectHookRoutes(dataDir: string, events: HookEvent[], mc
   return { plugin, markdown, arrivals, warnings, problems };
 }
 
-const ENABLED_TEXT: Record<PluginRouteStatus['enabled'], string> = {
+const ENABLED_TEXT: Record<Exclude<PluginRouteStatus['enabled'], 'cannot_verify'>, string> = {
   enabled: 'enabled in MiniMax Code',
   disabled: 'DISABLED in MiniMax Code',
   not_listed: 'not listed by `mcode plugin list`',
-  cannot_verify: 'enabled state cannot be verified (`mcode` is not on PATH)',
 };
+
+/** What `mcode plugin list` said, or why it said nothing: not on PATH, timed out, failed. */
+function enabledText(p: PluginRouteStatus): string {
+  if (p.enabled !== 'cannot_verify') return ENABLED_TEXT[p.enabled];
+  return `enabled state cannot be verified (${p.enabledUnverified ?? '`mcode` is not on PATH'})`;
+}
 
 export function renderHookRoutes(r: HookRoutesReport): string[] {
   const plugin =
     r.plugin.state === 'installed'
-      ? `${r.plugin.path}${r.plugin.runnable ? '' : ' (broken)'}, ${ENABLED_TEXT[r.plugin.enabled]}`
+      ? `${r.plugin.path}${r.plugin.runnable ? '' : ' (broken)'}, ${enabledText(r.plugin)}`
       : r.plugin.state === 'conflict'
         ? `not installed: ${r.plugin.note ?? 'the path is taken'}`
         : 'not installed';
