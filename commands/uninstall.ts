@@ -10,7 +10,7 @@ export default class Uninstall extends EvermeCommand<typeof Uninstall> {
     'staged runtime, and nothing else. The memory store and everme.env stay unless --purge is given; an everme.env that install did not create is never deleted.';
   static override examples = ['<%= config.bin %> uninstall', '<%= config.bin %> uninstall --purge --json'];
   static override flags = {
-    purge: Flags.boolean({ description: 'also delete the memory store (<data>/everme) and everme.env if install created it', default: false }),
+    purge: Flags.boolean({ description: 'also delete the memory store (<data>/everme, or its files in EVERME_STATE_DIR) and everme.env if install created it', default: false }),
     'dry-run': Flags.boolean({ description: 'list what would be removed without removing it', default: false }),
   };
 

@@ -285,6 +285,28 @@ describe('everme uninstall', () => {
     expect(hashTree(data)).toEqual(before);
   });
 
+  it('--purge removes the store EVERME_STATE_DIR put elsewhere (named in everme.env), and only what everme keeps there', async () => {
+    const data = dataDir();
+    const stateDir = tempDir('everme-state-');
+    await install(data);
+    writeFileSync(path.join(data, 'everme.env'), `${readFileSync(path.join(data, 'everme.env'), 'utf8')}EVERME_STATE_DIR=${stateDir}\n`);
+    writeFileSync(path.join(stateDir, 'everme.db'), 'db');
+    writeFileSync(path.join(stateDir, 'everme.db-wal'), 'wal');
+    mkdirSync(path.join(stateDir, 'hook'));
+    writeFileSync(path.join(stateDir, 'hook', 'events.jsonl'), '{}\n');
+    // The user's own file in the directory they chose.
+    writeFileSync(path.join(stateDir, 'notes.txt'), 'mine');
+
+    const kept = runUninstall({ dataDir: data });
+    expect(kept.steps.find((s) => s.path === stateDir)).toMatchObject({ step: 'store', status: 'kept' });
+    expect(existsSync(path.join(stateDir, 'everme.db'))).toBe(true);
+
+    const purged = runUninstall({ dataDir: data, purge: true });
+    expect(purged.steps.find((s) => s.path === stateDir)).toMatchObject({ step: 'store', status: 'removed' });
+    expect(['everme.db', 'everme.db-wal', 'hook'].filter((name) => existsSync(path.join(stateDir, name)))).toEqual([]);
+    expect(readFileSync(path.join(stateDir, 'notes.txt'), 'utf8')).toBe('mine');
+  });
+
   /** everme.env exactly as EverMe's own installer writes it: its agent token is not everme's to delete. */
   const EVERME_ENV = '# EverMe agent credentials (written by evercli)\nEVERME_API_BASE=https://api.everme.evermind.ai\nEVERME_AGENT_ID=agt_123\nEVERME_AGENT_TOKEN=evt_abcd1234secret\n';
 

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:f
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
-import { envFilePath } from '../config/settings.js';
+import { envFilePath, loadSettings } from '../config/settings.js';
 import { envFileProblem, parseEnvText } from '../config/env-file.js';
 import { existingMode, writeFileAtomic } from './atomic-write.js';
 import { ENV_FILE_MODE, isHeaderLine, isHeaderOnly, stripInstallAdditions } from './env-file-writer.js';
@@ -39,6 +39,46 @@ export interface UninstallOptions {
   dataDir: string;
   purge?: boolean;
   dryRun?: boolean;
+  /** The store's directory when settings put it elsewhere (`EVERME_STATE_DIR`); default: as configured now. */
+  stateDir?: string;
+}
+
+/** Where the settings put the store (`EVERME_STATE_DIR`, from the environment or everme.env); undefined when they cannot be read. */
+function configuredStateDir(dataDir: string): string | undefined {
+  try {
+    return loadSettings(dataDir).stateDir;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The hook's state is flat files: a `hook` directory holding directories is not everme's to delete. */
+function holdsFilesOnly(dir: string): boolean {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).every((entry) => entry.isFile());
+  } catch {
+    return false;
+  }
+}
+
+/** What everme keeps in a state directory: the database with its WAL, and the hook's state. */
+const STATE_ENTRIES = ['everme.db', 'everme.db-wal', 'everme.db-shm', 'everme.db-journal', 'hook'];
+
+/**
+ * A store `EVERME_STATE_DIR` put outside the data dir. That directory was the user's choice and may
+ * hold other files: --purge deletes only what everme keeps in it, and the directory once empty.
+ */
+function removeOutsideStore(run: UninstallRun, stateDir: string): void {
+  const entries = STATE_ENTRIES.map((name) => path.join(stateDir, name)).filter((entry) => existsSync(entry) && (path.basename(entry) !== 'hook' || holdsFilesOnly(entry)));
+  if (!run.purge) {
+    if (entries.length > 0) run.steps.push({ step: 'store', path: stateDir, status: 'kept', note: 'memory store and hook state (EVERME_STATE_DIR); `everme uninstall --purge` removes them' });
+    return;
+  }
+  for (const entry of entries) run.remove(entry);
+  const emptied = !run.dryRun && isEmptyDir(stateDir);
+  if (emptied) rmdirSync(stateDir);
+  const note = `memory store and hook state (EVERME_STATE_DIR)${emptied ? '' : '; the directory itself kept'}`;
+  run.steps.push({ step: 'store', path: stateDir, status: entries.length > 0 ? 'removed' : 'absent', note });
 }
 
 function isEmptyDir(dir: string): boolean {
@@ -228,7 +268,10 @@ export function runUninstall(options: UninstallOptions): UninstallResult {
   run.steps.push({ step: 'plugin', path: plugin.path, status: plugin.status, ...('note' in plugin ? { note: plugin.note } : {}) });
   removeMcpEntry(run);
   removeRuntime(run);
+  // Read before the env file may go: it can be what names the store's directory.
+  const stateDir = path.resolve(options.stateDir ?? configuredStateDir(dataDir) ?? evermeDir(dataDir));
   removeEnvFile(run);
+  if (stateDir !== path.resolve(evermeDir(dataDir))) removeOutsideStore(run, stateDir);
   removeStore(run);
   return { dataDir, purge: run.purge, dryRun, steps: run.steps, warnings: run.warnings };
 }
