@@ -7,6 +7,7 @@ import { readSessionIndex, type SessionIndexRead } from '../src/transcript/sessi
 import { openRuntimeState } from '../src/transcript/runtime-state.js';
 import { repoRoot, tempDir } from './transcript-helpers.js';
 import { exclusiveWriter, indexFiles, indexRecord, liveHost, sessionIndexFile, untouchable, VARIANTS, writeSessionIndex } from './support/session-index-host.js';
+import { traversable } from './support/traversable.js';
 
 const A = 'mvs_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const B = 'mvs_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
@@ -195,22 +196,6 @@ describe('an index in a directory the reader may not write to', () => {
    * Runs `code` in a child that cannot write to `dir`: as `nobody` when the tests run as root (root
    * writes anywhere), as this user otherwise. The directory is made read-only for everyone but root.
    */
-  /** Gives every ancestor of `dirs` search permission for others; returns what to restore. */
-  function traversable(dirs: readonly string[]): Array<[string, number]> {
-    const changed: Array<[string, number]> = [];
-    for (const start of dirs) {
-      for (let d = path.dirname(start); ; d = path.dirname(d)) {
-        const mode = fs.statSync(d).mode & 0o7777;
-        if ((mode & 0o005) !== 0o005 && !changed.some(([c]) => c === d)) {
-          changed.push([d, mode]);
-          fs.chmodSync(d, mode | 0o005);
-        }
-        if (path.dirname(d) === d) break;
-      }
-    }
-    return changed;
-  }
-
   function asReader(dir: string, code: string): { status: number | null; stdout: string; stderr: string } {
     const root = process.getuid?.() === 0;
     // A temp dir the reader may use for its private copy, and the way down to `dir`.
@@ -219,7 +204,8 @@ describe('an index in a directory the reader may not write to', () => {
     expect(fs.statSync(dir).mode & 0o222).toBe(0);
     // The suite's temp dirs (0700, made by mkdtemp) must let the reader pass on its way down, and so
     // must the checkout it runs the built code from (a clone made in a `mktemp -d` directory is 0700).
-    const opened = traversable([dir, readerTmp, path.join(repoRoot, 'dist')]);
+    // The ancestors only: each directory's own mode is the test's.
+    const opened = traversable([dir, readerTmp, path.join(repoRoot, 'dist')].map((d) => path.dirname(d)));
     try {
       const result = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
         cwd: repoRoot,

@@ -11,25 +11,10 @@ import { describe, expect, it } from 'vitest';
 import { cliEntry, ensureBuilt, repoRoot } from './support/cli.js';
 import { cliEnv, envelopeOf, type CliResult } from './support/cli-process.js';
 import { tempDir } from './support/temp.js';
+import { traversable } from './support/traversable.js';
 
 const asRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
-
-/** Every directory from each of `dirs` up to `/` lets others pass (o+x, o+r), as it was afterwards. */
-function traversable(dirs: string[]): Array<[string, number]> {
-  const changed: Array<[string, number]> = [];
-  for (const start of dirs) {
-    for (let d = start; ; d = path.dirname(d)) {
-      const mode = fs.statSync(d).mode & 0o7777;
-      if ((mode & 0o005) !== 0o005 && !changed.some(([c]) => c === d)) {
-        changed.push([d, mode]);
-        fs.chmodSync(d, mode | 0o005);
-      }
-      if (path.dirname(d) === d) break;
-    }
-  }
-  return changed;
-}
 
 function chownTree(dir: string): void {
   fs.chownSync(dir, NOBODY, NOBODY);
