@@ -270,6 +270,16 @@ describe('openDatabase', () => {
     expect(garbage.detail).toMatchObject({ path: databasePath(garbageDir) });
   });
 
+  it('answers a state dir that is a file with an io error when reading, never "no store yet"', () => {
+    const file = path.join(tempDir(), 'a-file');
+    fs.writeFileSync(file, 'x');
+    const err = catchError(() => openDatabase(file, { readonly: true }));
+    expect(err.type).toBe('io');
+    expect(err.code).toBe('state_dir_not_a_directory');
+    expect(err.message).toContain(file);
+    expect(err.hint).toMatch(/EVERME_STATE_DIR/);
+  });
+
   it('opens read-only without creating anything, and refuses writes', () => {
     const missing = path.join(tempDir(), 'absent');
     const err = catchError(() => openDatabase(missing, { readonly: true }));

@@ -395,6 +395,15 @@ export function openMemoryDatabase(): Db {
 }
 
 function openReadonly(file: string): Db {
+  const stateDir = path.dirname(file);
+  // Not "no store yet": a reader would answer "no memories" while the setting points at a file.
+  if (fs.existsSync(stateDir) && !fs.statSync(stateDir).isDirectory()) {
+    throw new EvermeError('io', `The everme state directory ${stateDir} is not a directory`, {
+      code: 'state_dir_not_a_directory',
+      hint: 'Point EVERME_STATE_DIR (in the environment or <data>/everme.env) at a directory, or unset it for <data>/everme.',
+      detail: { path: stateDir },
+    });
+  }
   if (!fs.existsSync(file)) {
     throw new EvermeError('io', `No everme database at ${file}`, {
       code: 'database_missing',
