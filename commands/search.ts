@@ -3,7 +3,7 @@ import { EvermeCommand } from '../src/cli/base-command.js';
 import { limitFlag, sinkFlag } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
 import { runSearch } from '../src/cli/search-flow.js';
-import { formatHits } from '../src/recall/recall-markdown.js';
+import { formatHits, localOnlyNote } from '../src/recall/recall-markdown.js';
 import { noHitsNote, searchResultJson, type SearchResultJson } from '../src/recall/search-output.js';
 
 export default class Search extends EvermeCommand<typeof Search> {
@@ -28,7 +28,9 @@ export default class Search extends EvermeCommand<typeof Search> {
     const { args, flags } = this;
     const request = { query: args.query, limit: flags.limit, project: flags.project, sink: flags.sink };
     const { result, sink, project } = await runSearch(request, this.flowContext());
+    if (!this.jsonMode && result.gatewayFailure) writeStderr(`warning: ${localOnlyNote(result.gatewayFailure)} ${result.gatewayFailure.message}`);
     if (!this.jsonMode && result.hits.length === 0) writeStderr(noHitsNote(result, args.query, project));
-    return this.result({ results: result.hits.map(searchResultJson) }, () => formatHits(result.hits), { sink, count: result.hits.length });
+    const meta = { sink, count: result.hits.length, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) };
+    return this.result({ results: result.hits.map(searchResultJson) }, () => formatHits(result.hits), meta);
   }
 }

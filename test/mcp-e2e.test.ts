@@ -301,13 +301,30 @@ describe('everme mcp with the EverMe gateway configured', () => {
     }
   });
 
-  it('turns a gateway failure into a tool error and keeps serving', async () => {
+  it('answers from the embedded store alone when the gateway fails, says so, and keeps serving', async () => {
     gateway.failNext({ kind: 'http', status: 401, path: '/mem/search' });
-    const failed = await call(connected.client, 'mem_search', { query: 'pelican' });
-    expect(failed.isError).toBe(true);
-    expect(failed.text).toContain('(auth)');
-    expect(failed.text).not.toContain(gateway.token);
+    const result = (await connected.client.callTool({ name: 'mem_search', arguments: { query: 'retry backoff' } })) as CallToolResult;
+    expect(result.isError).not.toBe(true);
+    const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
+    expect(text).toContain("The EverMe gateway could not be asked (auth): these are the local store's matches only.");
+    expect(text).toContain(conversationIdFor(1));
+    expect(result.structuredContent).toMatchObject({ gatewayFailure: { type: 'auth' } });
+    expect(JSON.stringify(result)).not.toContain(gateway.token);
     const next = await call(connected.client, 'mem_search', { query: 'pelican' });
     expect(next.isError).toBe(false);
+    expect(next.text).not.toContain('could not be asked');
+  });
+
+  it('turns a gateway failure into a tool error when the embedded store holds nothing to answer from', async () => {
+    const empty = await connect([], { cwd: root, env: { EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url, EVERME_STATE_DIR: tempDir() } });
+    try {
+      gateway.failNext({ kind: 'http', status: 401, path: '/mem/search' });
+      const failed = await call(empty.client, 'mem_search', { query: 'pelican' });
+      expect(failed.isError).toBe(true);
+      expect(failed.text).toContain('(auth)');
+      expect(failed.text).not.toContain(gateway.token);
+    } finally {
+      await empty.client.close();
+    }
   });
 });

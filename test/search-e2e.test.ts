@@ -214,10 +214,25 @@ describe('everme search with the EverMe gateway configured', () => {
     expect(envelope(run)).toMatchObject({ ok: false, error: { type: 'not_logged_in' } });
   });
 
-  it('reports a gateway auth failure with its exit code', async () => {
+  it('with the gateway failing, answers from the embedded store alone and says so; with no store, the failure', async () => {
     gateway.failNext({ kind: 'http', status: 401, path: '/mem/search' });
-    const run = await search('pelican', ['--json'], keyEnv);
-    expect(run.code).toBe(3);
-    expect(envelope(run)).toMatchObject({ ok: false, error: { type: 'auth' } });
+    const run = await search('retry backoff', ['--json'], keyEnv);
+    expect(run.code).toBe(0);
+    const env = envelope(run);
+    expect(env.meta).toMatchObject({ sink: 'everme', gatewayFailure: { type: 'auth' } });
+    expect(env.data!.results.length).toBeGreaterThan(0);
+    expect(env.data!.results.every((r) => r.source === 'local')).toBe(true);
+
+    gateway.failNext({ kind: 'http', status: 401, path: '/mem/search' });
+    const text = await search('retry backoff', [], keyEnv);
+    expect(text.code).toBe(0);
+    expect(text.stderr).toMatch(/^warning: The EverMe gateway could not be asked \(auth\): these are the local store's matches only\./m);
+    expect(text.stdout).toContain('retry');
+
+    // Nothing stored to fall back on: the gateway's failure, with its exit code.
+    gateway.failNext({ kind: 'http', status: 401, path: '/mem/search' });
+    const empty = await search('pelican', ['--json'], { ...keyEnv, EVERME_STATE_DIR: tempDir() });
+    expect(empty.code).toBe(3);
+    expect(envelope(empty)).toMatchObject({ ok: false, error: { type: 'auth' } });
   });
 });

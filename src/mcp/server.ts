@@ -79,6 +79,10 @@ const searchOutput = {
   query: z.string(),
   hits: z.array(compactHit),
   storeEmpty: z.boolean().describe('True when nothing is stored at all yet.'),
+  gatewayFailure: z
+    .object({ type: z.string(), message: z.string() })
+    .optional()
+    .describe('Set when the EverMe gateway could not be asked: the hits are the local store\'s alone.'),
 };
 
 const openedShape = z.object({
@@ -182,8 +186,8 @@ function registerSearch(server: McpServer, kit: ToolKit): void {
       return kit.guarded('mem_search', async () => {
         const result = await kit.recall.search(query, { limit, project: undefined, signal: extra.signal });
         return {
-          text: renderSearchMarkdown(query, result.hits, result.storeEmpty),
-          structured: { query, hits: result.hits.map(compact), storeEmpty: result.storeEmpty },
+          text: renderSearchMarkdown(query, result.hits, result.storeEmpty, result.gatewayFailure),
+          structured: { query, hits: result.hits.map(compact), storeEmpty: result.storeEmpty, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) },
         };
       });
     },

@@ -72,10 +72,16 @@ export function formatHits(hits: RecallHit[]): string {
  * The `mem_search` answer. Everything after the preface is stored or typed text: it reaches the
  * model only through `toModel` (model-output.ts), which neutralises it after this rendering.
  */
-export function renderSearchMarkdown(query: string, hits: RecallHit[], storeEmpty: boolean): string {
+export function renderSearchMarkdown(query: string, hits: RecallHit[], storeEmpty: boolean, gatewayFailure?: { type: string }): string {
   if (storeEmpty) return `${DATA_PREFACE}\n\n${EMPTY_STORE_TEXT}`;
-  if (hits.length === 0) return `${DATA_PREFACE}\n\nNo memories match ${quoteQuery(query)}.`;
+  const partial = gatewayFailure === undefined ? '' : `\n\n${localOnlyNote(gatewayFailure)}`;
+  if (hits.length === 0) return `${DATA_PREFACE}\n\nNo memories match ${quoteQuery(query)}.${partial}`;
   const count = hits.length === 1 ? '1 result' : `${hits.length} results`;
   const open = hits.some((h) => h.id !== null) ? '\n\nOpen a hit whole with mem_get {ids: [...]}, or its conversation around it with mem_timeline {id}.' : '';
-  return `${DATA_PREFACE}\n\n## Memory search for ${quoteQuery(query)}: ${count}\n\n${formatHits(hits)}${open}`;
+  return `${DATA_PREFACE}\n\n## Memory search for ${quoteQuery(query)}: ${count}${partial}\n\n${formatHits(hits)}${open}`;
+}
+
+/** Said wherever a search answered from the embedded store alone because the gateway failed. */
+export function localOnlyNote(gatewayFailure: { type: string }): string {
+  return `The EverMe gateway could not be asked (${gatewayFailure.type}): these are the local store's matches only.`;
 }

@@ -40,6 +40,8 @@ export interface RecallSearch {
   hits: RecallHit[];
   /** True when there is nothing stored at all (no database yet, or no messages in it). */
   storeEmpty: boolean;
+  /** With a key: the gateway could not be asked, so these are the embedded store's hits alone. */
+  gatewayFailure?: { type: string; message: string };
 }
 
 export interface RecallSearchOptions {
@@ -290,11 +292,28 @@ export class GatewayRecall implements Recall {
 
   async search(query: string, opts: RecallSearchOptions): Promise<RecallSearch> {
     const limit = clampLimit(opts.limit, MAX_RECALL_LIMIT);
-    const result = await this.client.search(query, limit, opts.signal);
-    const remote = result.items.map((item) => gatewayHit(item, query)).filter((hit) => passesFilters(hit, opts));
+    let remote: RecallHit[];
+    try {
+      const result = await this.client.search(query, limit, opts.signal);
+      remote = result.items.map((item) => gatewayHit(item, query)).filter((hit) => passesFilters(hit, opts));
+    } catch (err) {
+      return this.localOnly(query, limit, opts, err);
+    }
     const local = this.local ? (await this.local.search(query, { limit, ...storeFilters(opts) })).hits : [];
     // The gateway cannot tell "nothing stored" from "nothing matched".
     return { hits: interleave(remote, local).slice(0, limit), storeEmpty: false };
+  }
+
+  /**
+   * The gateway failed (unreachable, timed out, a refused key, a 5xx): the embedded store is the
+   * user's own index of the same sessions, so its hits are answered, marked as the store's alone.
+   * Only when there is a store with something in it, and never for Ctrl-C.
+   */
+  private async localOnly(query: string, limit: number, opts: RecallSearchOptions, err: unknown): Promise<RecallSearch> {
+    if (!this.local || !(err instanceof EvermeError) || err.type === 'cancelled') throw err;
+    const local = await this.local.search(query, { limit, ...storeFilters(opts) });
+    if (local.storeEmpty) throw err;
+    return { hits: local.hits, storeEmpty: false, gatewayFailure: { type: err.type, message: err.message } };
   }
 
   async context(opts: RecallContextOptions): Promise<GatewayContext> {
