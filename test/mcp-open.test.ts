@@ -99,7 +99,7 @@ describe('recall in steps over MCP, local store', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(['mem_context', 'mem_get', 'mem_search', 'mem_timeline']);
     for (const tool of tools) expect(tool.annotations?.readOnlyHint).toBe(true);
     const search = tools.find((t) => t.name === 'mem_search')!;
-    expect(Object.keys(search.outputSchema?.properties ?? {}).sort()).toEqual(['hits', 'query', 'storeEmpty']);
+    expect(Object.keys(search.outputSchema?.properties ?? {}).sort()).toEqual(['gatewayFailure', 'hits', 'query', 'storeEmpty']);
     expect(tools.find((t) => t.name === 'mem_get')!.inputSchema.required).toEqual(['ids']);
   });
 
