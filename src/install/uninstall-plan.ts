@@ -4,6 +4,8 @@ import { EvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
 import { envFilePath, loadSettings } from '../config/settings.js';
 import { envFileProblem, parseEnvText } from '../config/env-file.js';
+import { databasePath } from '../store/database.js';
+import { hookStateDir } from '../store/hook-workspace.js';
 import { existingMode, writeFileAtomic } from './atomic-write.js';
 import { ENV_FILE_MODE, isHeaderLine, isHeaderOnly, stripInstallAdditions } from './env-file-writer.js';
 import { evermeDir, installRecordPath, readInstallRecord, runtimeDir, writeInstallRecord } from './install-record.js';
@@ -61,15 +63,20 @@ function holdsFilesOnly(dir: string): boolean {
   }
 }
 
-/** What everme keeps in a state directory: the database with its WAL, and the hook's state. */
-const STATE_ENTRIES = ['everme.db', 'everme.db-wal', 'everme.db-shm', 'everme.db-journal', 'hook'];
+/** What everme keeps in a state directory: the database with its WAL and journal, and the hook's state (flat files only). */
+function stateEntries(stateDir: string): string[] {
+  const database = databasePath(stateDir);
+  const files = [database, `${database}-wal`, `${database}-shm`, `${database}-journal`].filter((file) => existsSync(file));
+  const hook = hookStateDir(stateDir);
+  return existsSync(hook) && holdsFilesOnly(hook) ? [...files, hook] : files;
+}
 
 /**
  * A store `EVERME_STATE_DIR` put outside the data dir. That directory was the user's choice and may
  * hold other files: --purge deletes only what everme keeps in it, and the directory once empty.
  */
 function removeOutsideStore(run: UninstallRun, stateDir: string): void {
-  const entries = STATE_ENTRIES.map((name) => path.join(stateDir, name)).filter((entry) => existsSync(entry) && (path.basename(entry) !== 'hook' || holdsFilesOnly(entry)));
+  const entries = stateEntries(stateDir);
   if (!run.purge) {
     if (entries.length > 0) run.steps.push({ step: 'store', path: stateDir, status: 'kept', note: 'memory store and hook state (EVERME_STATE_DIR); `everme uninstall --purge` removes them' });
     return;
