@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnvText } from '../src/config/env-file.js';
 import { loadSettings } from '../src/config/settings.js';
-import { renderEnvFile } from '../src/install/env-file-writer.js';
+import { planEnvFile } from '../src/install/env-file-writer.js';
 import { tempDir } from './transcript-helpers.js';
 
 const read = (text: string): Record<string, string> => Object.fromEntries(parseEnvText(text));
@@ -40,6 +40,6 @@ describe('everme.env inline comments, read as dotenv and the shell read them', (
   });
 
   it('quotes a value the writer stores when whitespace and `#` in it would read back as a comment', () => {
-    expect(read(renderEnvFile(undefined, { EVERME_API_BASE: 'https://host/a #b' })).EVERME_API_BASE).toBe('https://host/a #b');
+    expect(read(planEnvFile(undefined, { EVERME_API_BASE: 'https://host/a #b' }).text).EVERME_API_BASE).toBe('https://host/a #b');
   });
 });

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
 import { parseEnvText } from '../src/config/env-file.js';
-import { ENV_HEADER_MARKER, renderEnvFile, validateEnvValue, writeEnvFile } from '../src/install/env-file-writer.js';
+import { ENV_HEADER_MARKER, planEnvFile, validateEnvValue, writeEnvFile } from '../src/install/env-file-writer.js';
 import { hookCommand, readHookCommand, renderHookFile, shellQuote } from '../src/install/markdown-hooks.js';
 import { MCP_SERVER_NAME, mcpBackupPath, removeMcpServer, upsertMcpServer } from '../src/install/mcp-config.js';
 import { detectOfficialPlugin } from '../src/install/official-plugin.js';
@@ -109,25 +109,25 @@ describe('everme.env', () => {
 
   it('keeps the user\'s keys and comments, updates keys where they stand and appends new ones, adding no header of its own', () => {
     const existing = '# my notes\nEVERME_STATE_DIR=/srv/everme\nEVERME_API_BASE=https://old.example\n\n# trailing comment\n';
-    const next = renderEnvFile(existing, { EVERME_API_KEY: 'evt_abcd1234', EVERME_API_BASE: 'https://new.example' });
+    const next = planEnvFile(existing, { EVERME_API_KEY: 'evt_abcd1234', EVERME_API_BASE: 'https://new.example' }).text;
     expect(next).toBe('# my notes\nEVERME_STATE_DIR=/srv/everme\nEVERME_API_BASE=https://new.example\n\n# trailing comment\nEVERME_API_KEY=evt_abcd1234\n');
     expect(Object.fromEntries(parseEnvText(next))).toEqual({
       EVERME_STATE_DIR: '/srv/everme',
       EVERME_API_BASE: 'https://new.example',
       EVERME_API_KEY: 'evt_abcd1234',
     });
-    expect(renderEnvFile(next, { EVERME_API_KEY: 'evt_abcd1234' })).toBe(next);
+    expect(planEnvFile(next, { EVERME_API_KEY: 'evt_abcd1234' }).text).toBe(next);
   });
 
   it('starts a file it creates with the managed header', () => {
-    expect(renderEnvFile(undefined, { EVERME_API_KEY: 'evt_abcd1234' })).toMatch(new RegExp(`^${ENV_HEADER_MARKER.replace(/[.`]/g, '\\$&')}\n(#.*\n)+EVERME_API_KEY=evt_abcd1234\n$`));
+    expect(planEnvFile(undefined, { EVERME_API_KEY: 'evt_abcd1234' }).text).toMatch(new RegExp(`^${ENV_HEADER_MARKER.replace(/[.`]/g, '\\$&')}\n(#.*\n)+EVERME_API_KEY=evt_abcd1234\n$`));
   });
 
   it('leaves an existing file byte for byte when it has nothing to add or change, a missing final newline included', () => {
     for (const existing of ['# EverMe\nEVERME_AGENT_TOKEN=evt_abcd1234secret\n', 'EVERME_API_KEY=evt_abcd1234', 'A=1\r\nB=2\r\n']) {
-      expect(renderEnvFile(existing, {})).toBe(existing);
+      expect(planEnvFile(existing, {}).text).toBe(existing);
     }
-    expect(renderEnvFile('EVERME_API_KEY=evt_abcd1234', { EVERME_API_KEY: 'evt_abcd1234' })).toBe('EVERME_API_KEY=evt_abcd1234');
+    expect(planEnvFile('EVERME_API_KEY=evt_abcd1234', { EVERME_API_KEY: 'evt_abcd1234' }).text).toBe('EVERME_API_KEY=evt_abcd1234');
   });
 
   it('is created 0600 even with a umask of 000, and a wider existing file is narrowed', () => {

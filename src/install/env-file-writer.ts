@@ -118,10 +118,6 @@ export function planEnvFile(existing: string | undefined, updates: EnvUpdates): 
   return { text: `${out.join(eol)}${eol}`, appended: appended.map(([key]) => key) };
 }
 
-export function renderEnvFile(existing: string | undefined, updates: EnvUpdates): string {
-  return planEnvFile(existing, updates).text;
-}
-
 const HEADER_LINES = new Set([...ENV_HEADER.split('\n'), ...LEGACY_HEADER_LINES]);
 
 /** A line of the managed header, this version's or an earlier one's. */
