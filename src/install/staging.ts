@@ -325,12 +325,36 @@ export interface StageOptions {
   node: string;
   dataDir: string;
   dryRun: boolean;
+  /**
+   * Keep the runtime this replaces, moved aside, until the caller settles the swap: install does,
+   * so a later step's failure can put the previous runtime back (revertRuntime).
+   */
+  keepPrevious?: boolean;
+}
+
+/** A runtime this run put in place, and where the one it replaced waits (when kept). */
+export interface RuntimeSwap {
+  runtimeDir: string;
+  previous?: string;
 }
 
 export interface StageResult {
   status: StepStatus;
   version: string;
   files: number;
+  /** Set when a runtime was written and `keepPrevious` asked to settle it: commitRuntime or revertRuntime. */
+  swap?: RuntimeSwap;
+}
+
+/** The new runtime stays: the previous one, kept aside, goes. */
+export function commitRuntime(swap: RuntimeSwap): void {
+  if (swap.previous !== undefined) rmSync(swap.previous, { recursive: true, force: true });
+}
+
+/** The new runtime goes and the previous one (if any) is renamed back, as it was, byte for byte. */
+export function revertRuntime(swap: RuntimeSwap): void {
+  rmSync(swap.runtimeDir, { recursive: true, force: true });
+  if (swap.previous !== undefined) renameSync(swap.previous, swap.runtimeDir);
 }
 
 /**
@@ -372,7 +396,14 @@ export function stageRuntime(options: StageOptions): StageResult {
     if (existed) {
       const old = path.join(parent, `.runtime-old-${suffix}`);
       renameSync(options.runtimeDir, old);
-      renameSync(staging, options.runtimeDir);
+      try {
+        renameSync(staging, options.runtimeDir);
+      } catch (err) {
+        // Never leave the data dir without the runtime its hooks point at.
+        renameSync(old, options.runtimeDir);
+        throw err;
+      }
+      if (options.keepPrevious) return { status, version, files: files.size, swap: { runtimeDir: options.runtimeDir, previous: old } };
       rmSync(old, { recursive: true, force: true });
     } else {
       renameSync(staging, options.runtimeDir);
@@ -380,5 +411,5 @@ export function stageRuntime(options: StageOptions): StageResult {
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
-  return { status, version, files: files.size };
+  return { status, version, files: files.size, ...(options.keepPrevious ? { swap: { runtimeDir: options.runtimeDir } } : {}) };
 }
