@@ -5,12 +5,13 @@ import { requireDataDir } from '../config/data-dir.js';
 import { readEnvFile } from '../config/env-file.js';
 import { envFilePath } from '../config/settings.js';
 import { assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
-import { readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
-import { HOOK_EVENTS, hookCommand, hooksDir, writeHookFile, type HookEvent } from './markdown-hooks.js';
-import { PLUGIN_NAME, writeLocalPlugin } from './local-plugin.js';
+import { installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
+import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent } from './markdown-hooks.js';
+import { PLUGIN_NAME, pluginDir, writeLocalPlugin } from './local-plugin.js';
 import { MCP_SERVER_NAME, mcpConfigPath, upsertMcpServer, type McpServerEntry } from './mcp-config.js';
 import { detectOfficialPlugin, type DetectOptions, type OfficialPluginDetection } from './official-plugin.js';
 import { findPackageRoot, stageRuntime, type StepStatus } from './staging.js';
+import { allOrNothing, installTargets, type InstallTransaction } from './install-transaction.js';
 
 export type InstallStepName = 'runtime' | 'env' | 'hook' | 'plugin' | 'mcp';
 
@@ -134,43 +135,58 @@ function mcpStep(dataDir: string, node: string, dryRun: boolean): StepDone {
   };
 }
 
-/**
- * Wires everme into MiniMax Code: staged runtime, env file, two markdown hooks (route B), the
- * `everme-memory` local plugin (route A), the MCP server entry; then warns about a competing official plugin. Every step is idempotent; an mcp.json that
- * cannot be edited safely is skipped with a warning while the other steps still run.
- */
-export async function runInstall(options: InstallOptions): Promise<InstallResult> {
-  if (options.apiKey !== undefined) validateEnvValue('api-key', options.apiKey);
-  if (options.apiBase !== undefined) validateApiBase(options.apiBase);
-  const dataDir = requireDataDir(path.resolve(options.dataDir));
-  const node = options.node ?? process.execPath;
-  if (!path.isAbsolute(node)) throw new EvermeError('internal', `node path is not absolute: ${node}`);
-  const dryRun = options.dryRun ?? false;
-  const sourceRoot = options.sourceRoot ?? findPackageRoot();
+/** What the steps produced, before the result is assembled. */
+interface StepsDone {
+  version: string;
+  hookCommand: string;
+  steps: InstallStep[];
+  warnings: InstallWarning[];
+  officialPlugin: OfficialPluginDetection;
+}
 
-  // Before anything is staged: an everme.env that is a directory would stop install half way.
-  assertEnvFileUsable(envFilePath(dataDir));
+/** One install's settled inputs. */
+interface InstallContext {
+  dataDir: string;
+  node: string;
+  sourceRoot: string;
+  dryRun: boolean;
+  options: InstallOptions;
+}
+
+/** The steps themselves, in order; each write goes to a path installTargets lists (or the runtime, through `tx`). */
+async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<StepsDone> {
+  const { dataDir, node, sourceRoot, dryRun, options } = ctx;
   const existedBefore = new Map(TRACKED_PATHS.map((p) => [p, existsSync(path.join(dataDir, p))]));
   const steps: InstallStep[] = [];
   const warnings: InstallWarning[] = [];
 
   const runtime = runtimeDir(dataDir);
-  const staged = stageRuntime({ sourceRoot, runtimeDir: runtime, node, dataDir, dryRun });
+  tx?.at(runtime);
+  const staged = stageRuntime({ sourceRoot, runtimeDir: runtime, node, dataDir, dryRun, keepPrevious: tx !== undefined });
+  tx?.runtimeSwapped(staged.swap);
   steps.push({ step: 'runtime', path: runtime, status: staged.status, note: `everme ${staged.version}, ${staged.files} files, node ${node}` });
 
-  const envFile = envFilePath(dataDir);
-  const { appended: envKeysAppended, ...envDone } = envStep(envFile, options, dryRun);
+  tx?.at(envFilePath(dataDir));
+  const { appended: envKeysAppended, ...envDone } = envStep(envFilePath(dataDir), options, dryRun);
   steps.push(envDone);
 
   const runJs = path.join(runtime, 'bin', 'run.js');
   const command = hookCommand(node, runJs, 'markdown');
+  tx?.at(hooksDir(dataDir));
   if (!dryRun) mkdirSync(hooksDir(dataDir), { recursive: true });
   for (const event of HOOK_EVENTS) {
+    tx?.at(hookFilePath(dataDir, event));
     const hook = writeHookFile(dataDir, event, command, dryRun);
     steps.push({ step: 'hook', path: hook.path, status: hook.status, note: HOOK_STEP_NOTE[event] });
   }
 
-  for (const done of [pluginStep(dataDir, staged.version, hookCommand(node, runJs, 'plugin'), dryRun), mcpStep(dataDir, node, dryRun)]) {
+  const later: Array<[string, () => StepDone]> = [
+    [pluginDir(dataDir), () => pluginStep(dataDir, staged.version, hookCommand(node, runJs, 'plugin'), dryRun)],
+    [mcpConfigPath(dataDir), () => mcpStep(dataDir, node, dryRun)],
+  ];
+  for (const [target, step] of later) {
+    tx?.at(target);
+    const done = step();
     steps.push(done.step);
     if (done.warning) warnings.push(done.warning);
   }
@@ -185,22 +201,45 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
     const created = [...(previous?.created ?? []), ...createdNow];
     // Keys appended to an env file everme created are part of that file; only a foreign file's are listed.
     const envKeysAdded = created.includes('everme.env') ? [] : [...(previous?.envKeysAdded ?? []), ...envKeysAppended];
+    tx?.at(installRecordPath(dataDir));
     writeInstallRecord(dataDir, created, envKeysAdded);
   }
+  return { version: staged.version, hookCommand: command, steps, warnings, officialPlugin };
+}
+
+/**
+ * Wires everme into MiniMax Code: staged runtime, env file, two markdown hooks (route B), the
+ * `everme-memory` local plugin (route A), the MCP server entry; then warns about a competing official plugin. Every step is idempotent; an mcp.json that
+ * cannot be edited safely is skipped with a warning while the other steps still run. A step that
+ * fails outright undoes the ones before it (install-transaction.ts): the data dir is left as it was.
+ */
+export async function runInstall(options: InstallOptions): Promise<InstallResult> {
+  if (options.apiKey !== undefined) validateEnvValue('api-key', options.apiKey);
+  if (options.apiBase !== undefined) validateApiBase(options.apiBase);
+  const dataDir = requireDataDir(path.resolve(options.dataDir));
+  const node = options.node ?? process.execPath;
+  if (!path.isAbsolute(node)) throw new EvermeError('internal', `node path is not absolute: ${node}`);
+  const dryRun = options.dryRun ?? false;
+  const sourceRoot = options.sourceRoot ?? findPackageRoot();
+
+  // Before anything is staged: an everme.env that is a directory would stop install half way.
+  assertEnvFileUsable(envFilePath(dataDir));
+  const ctx: InstallContext = { dataDir, node, sourceRoot, dryRun, options };
+  const done = dryRun ? await runSteps(ctx) : await allOrNothing(installTargets(dataDir), (tx) => runSteps(ctx, tx));
 
   // A key already in the file, or the agent token EverMe's own installer wrote there, is kept.
-  const fileValues = readEnvFile(envFile);
+  const fileValues = readEnvFile(envFilePath(dataDir));
   const inFile = Boolean(fileValues.get('EVERME_API_KEY')?.trim() || fileValues.get('EVERME_AGENT_TOKEN')?.trim());
   const keyConfigured = options.apiKey !== undefined ? 'set' : inFile ? 'kept' : 'none';
   return {
     dataDir,
     dryRun,
-    version: staged.version,
+    version: done.version,
     node,
-    hookCommand: command,
-    steps,
-    warnings,
-    officialPlugin,
+    hookCommand: done.hookCommand,
+    steps: done.steps,
+    warnings: done.warnings,
+    officialPlugin: done.officialPlugin,
     apiKey: keyConfigured,
     next: [`everme import --since ${importSinceDate(options.now ?? new Date())}`],
   };
