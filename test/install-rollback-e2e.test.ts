@@ -62,7 +62,11 @@ function makeHome(): Home {
 }
 
 function runInstall(home: Home, args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [cliEntry, 'install', '--data-dir', home.data, '--json', ...args], {
+  return runEverme(home, 'install', args);
+}
+
+function runEverme(home: Home, command: 'install' | 'uninstall', args: string[]): Promise<CliResult> {
+  const child = spawn(process.execPath, [cliEntry, command, '--data-dir', home.data, '--json', ...args], {
     env: home.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
@@ -74,8 +78,8 @@ function runInstall(home: Home, args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code, signal) => {
-      expect(stdout + stderr, 'install printed a key').not.toContain(KEY);
-      expect(stdout + stderr, 'install printed a key').not.toContain(NEW_KEY);
+      expect(stdout + stderr, `${command} printed a key`).not.toContain(KEY);
+      expect(stdout + stderr, `${command} printed a key`).not.toContain(NEW_KEY);
       resolve({ code, signal, stdout, stderr });
     });
   });
@@ -273,5 +277,31 @@ describe.runIf(process.platform !== 'win32')('everme install that fails part way
     const steps = (envelopeOf(run).data as { steps: Array<{ step: string; status: string }> }).steps;
     expect(steps.slice(0, 2)).toEqual([expect.objectContaining({ step: 'runtime', status: 'created' }), expect.objectContaining({ step: 'env', status: 'updated' })]);
     expect(fs.existsSync(path.join(home.data, 'everme', 'install.json'))).toBe(true);
+  });
+
+  it('uninstall is not undone but resumable: stopped part way, it says so, and a second run restores the data dir as it was before install', async () => {
+    const home = makeHome();
+    const before = hashTree(home.data);
+    const installed = await runInstall(home, ['--api-key', KEY]);
+    expect(installed.code, installed.stderr).toBe(0);
+    const pluginHooks = path.join(home.data, 'plugins', 'everme-memory', 'hooks');
+    readOnly(home, pluginHooks);
+    try {
+      const stopped = await runEverme(home, 'uninstall', ['--purge']);
+      expect(stopped.code, stopped.stderr).toBe(5);
+      const { error } = envelopeOf(stopped);
+      expect(error).toMatchObject({ type: 'io', code: 'eacces' });
+      expect(String(error?.message)).toContain(path.join(pluginHooks, 'hooks.json'));
+      expect(String(error?.hint)).toContain('Run `everme uninstall` again once this is fixed');
+      // The hooks went first: nothing runs the everme that is half removed.
+      expect(fs.existsSync(path.join(home.data, 'hooks', 'everme-pre-tool-use.md'))).toBe(false);
+      expect(fs.existsSync(path.join(home.data, 'everme', 'install.json'))).toBe(true);
+    } finally {
+      putBack(home);
+    }
+    const finished = await runEverme(home, 'uninstall', ['--purge']);
+    expect(finished.code, finished.stderr).toBe(0);
+    expect(hashTree(home.data)).toEqual(before);
+    expect(fs.readFileSync(path.join(home.data, 'everme.env'), 'utf8')).toBe(EVERME_ENV);
   });
 });

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { EvermeError } from '../core/errors.js';
+import { EvermeError, toEvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
 import { envFilePath, loadSettings } from '../config/settings.js';
 import { envFileProblem, parseEnvText } from '../config/env-file.js';
@@ -270,17 +270,37 @@ export function runUninstall(options: UninstallOptions): UninstallResult {
       if (!dryRun) rmSync(target, { recursive: true, force: true });
     },
   };
-  removeHooks(run);
-  const plugin = removeLocalPlugin(dataDir, run.created, dryRun);
-  run.steps.push({ step: 'plugin', path: plugin.path, status: plugin.status, ...('note' in plugin ? { note: plugin.note } : {}) });
-  removeMcpEntry(run);
-  removeRuntime(run);
-  // Read before the env file may go: it can be what names the store's directory.
-  const stateDir = path.resolve(options.stateDir ?? configuredStateDir(dataDir) ?? evermeDir(dataDir));
-  removeEnvFile(run);
-  if (stateDir !== path.resolve(evermeDir(dataDir))) removeOutsideStore(run, stateDir);
-  removeStore(run);
+  try {
+    removeHooks(run);
+    const plugin = removeLocalPlugin(dataDir, run.created, dryRun);
+    run.steps.push({ step: 'plugin', path: plugin.path, status: plugin.status, ...('note' in plugin ? { note: plugin.note } : {}) });
+    removeMcpEntry(run);
+    removeRuntime(run);
+    // Read before the env file may go: it can be what names the store's directory.
+    const stateDir = path.resolve(options.stateDir ?? configuredStateDir(dataDir) ?? evermeDir(dataDir));
+    removeEnvFile(run);
+    if (stateDir !== path.resolve(evermeDir(dataDir))) removeOutsideStore(run, stateDir);
+    removeStore(run);
+  } catch (err) {
+    throw dryRun ? err : stoppedPartWay(err);
+  }
   return { dataDir, purge: run.purge, dryRun, steps: run.steps, warnings: run.warnings };
+}
+
+/**
+ * Uninstall is not undone on failure, but resumable: it removes the hooks first (so nothing runs a
+ * half-removed everme) and rewrites install.json last, so a second run still knows what is
+ * everme's and finishes the job. The failure keeps its type, code and message; the hint says so.
+ */
+function stoppedPartWay(err: unknown): EvermeError {
+  const original = toEvermeError(err);
+  const resume = 'Uninstall stopped part way: what it removed stays removed. Run `everme uninstall` again once this is fixed; it finishes the rest.';
+  return new EvermeError(original.type, original.message, {
+    code: original.code,
+    hint: original.hint === undefined ? resume : `${original.hint} ${resume}`,
+    ...(original.detail === undefined ? {} : { detail: original.detail }),
+    cause: err,
+  });
 }
 
 export function uninstallOutcomeError(result: UninstallResult): EvermeError | undefined {
