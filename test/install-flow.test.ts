@@ -1,4 +1,4 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './support/cli.js';
 import Database from 'better-sqlite3';
@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
 import { installOutcomeError, runInstall, type InstallOptions } from '../src/install/install-plan.js';
 import { HookDocument, PLUGIN_EVENTS } from '../src/install/local-plugin.js';
-import { readHookCommand } from '../src/install/markdown-hooks.js';
+import { HOOK_EVENTS, hookFilePath, readHookCommand } from '../src/install/markdown-hooks.js';
 import { renderInstall, renderUninstall } from '../src/install/render.js';
 import { ENV_HEADER } from '../src/install/env-file-writer.js';
 import { MCP_SERVER_NAME } from '../src/install/mcp-config.js';
@@ -254,6 +254,19 @@ describe('everme uninstall', () => {
     const result = runUninstall({ dataDir: data });
     expect(result.steps.find((s) => s.step === 'mcp')?.status).toBe('removed');
     expect(hashTree(data)).toEqual(before);
+  });
+
+  it('leaves a directory standing where install wrote a hook file, with what it holds', async () => {
+    const data = dataDir();
+    await install(data);
+    const hookPath = hookFilePath(data, HOOK_EVENTS[0]);
+    rmSync(hookPath);
+    mkdirSync(hookPath);
+    writeFileSync(path.join(hookPath, 'notes.md'), 'mine');
+    const result = runUninstall({ dataDir: data });
+    expect(result.steps.find((s) => s.path === hookPath)).toMatchObject({ step: 'hook', status: 'kept' });
+    expect(readFileSync(path.join(hookPath, 'notes.md'), 'utf8')).toBe('mine');
+    expect(existsSync(hookFilePath(data, HOOK_EVENTS[1]))).toBe(false);
   });
 
   it('restores the user\'s mcp.json byte for byte and keeps their own hooks', async () => {

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
@@ -115,13 +115,27 @@ interface UninstallRun {
   remove(target: string): void;
 }
 
+/** What stands at `file`: a link counts as a file (removing it never follows it). */
+function pathKind(file: string): 'file' | 'directory' | 'absent' {
+  try {
+    return lstatSync(file).isDirectory() ? 'directory' : 'file';
+  } catch {
+    return 'absent';
+  }
+}
+
 function removeHooks(run: UninstallRun): void {
   const { dataDir, dryRun, steps } = run;
   for (const event of HOOK_EVENTS) {
     const file = hookFilePath(dataDir, event);
-    const present = existsSync(file);
-    if (present) run.remove(file);
-    steps.push({ step: 'hook', path: file, status: present ? 'removed' : 'absent', note: `${event} hook` });
+    const kind = pathKind(file);
+    // Install writes a file here; a directory under the same name is not everme's to delete (remove is recursive).
+    if (kind === 'directory') {
+      steps.push({ step: 'hook', path: file, status: 'kept', note: `${event} hook: a directory, not the file install writes` });
+      continue;
+    }
+    if (kind === 'file') run.remove(file);
+    steps.push({ step: 'hook', path: file, status: kind === 'file' ? 'removed' : 'absent', note: `${event} hook` });
   }
   const hooks = hooksDir(dataDir);
   if (run.created.has('hooks') && existsSync(hooks)) {
