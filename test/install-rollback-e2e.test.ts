@@ -304,4 +304,29 @@ describe.runIf(process.platform !== 'win32')('everme install that fails part way
     expect(hashTree(home.data)).toEqual(before);
     expect(fs.readFileSync(path.join(home.data, 'everme.env'), 'utf8')).toBe(EVERME_ENV);
   });
+
+  it('uninstall --purge stopped at a store kept outside the data dir keeps the env file that names it, so a second run finds and removes it', async () => {
+    const home = makeHome();
+    fs.rmSync(path.join(home.data, 'everme.env'));
+    const installed = await runInstall(home, []);
+    expect(installed.code, installed.stderr).toBe(0);
+    const stateDir = path.join(home.root, 'elsewhere');
+    fs.mkdirSync(stateDir);
+    fs.writeFileSync(path.join(stateDir, 'everme.db'), 'db');
+    fs.appendFileSync(path.join(home.data, 'everme.env'), `EVERME_STATE_DIR=${stateDir}\n`);
+    if (asRoot) chownTree(home.root);
+    readOnly(home, stateDir);
+    try {
+      const stopped = await runEverme(home, 'uninstall', ['--purge']);
+      expect(stopped.code, stopped.stderr).toBe(5);
+      expect(envelopeOf(stopped).error).toMatchObject({ type: 'io', code: 'eacces' });
+      expect(fs.readFileSync(path.join(home.data, 'everme.env'), 'utf8')).toContain(`EVERME_STATE_DIR=${stateDir}`);
+    } finally {
+      putBack(home);
+    }
+    const finished = await runEverme(home, 'uninstall', ['--purge']);
+    expect(finished.code, finished.stderr).toBe(0);
+    expect(fs.existsSync(path.join(stateDir, 'everme.db'))).toBe(false);
+    expect(fs.existsSync(path.join(home.data, 'everme.env'))).toBe(false);
+  });
 });

@@ -290,10 +290,11 @@ export function runUninstall(options: UninstallOptions): UninstallResult {
     run.steps.push({ step: 'plugin', path: plugin.path, status: plugin.status, ...('note' in plugin ? { note: plugin.note } : {}) });
     removeMcpEntry(run);
     removeRuntime(run);
-    // Read before the env file may go: it can be what names the store's directory.
+    // The env file can be what names the store's directory: it goes after that store, so an
+    // uninstall that fails in between still finds the store when it is run again.
     const stateDir = path.resolve(options.stateDir ?? configuredStateDir(dataDir) ?? evermeDir(dataDir));
-    removeEnvFile(run);
     if (stateDir !== path.resolve(evermeDir(dataDir))) removeOutsideStore(run, stateDir);
+    removeEnvFile(run);
     removeStore(run);
   } catch (err) {
     throw dryRun ? err : stoppedPartWay(err);
