@@ -7,6 +7,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { cliEntry } from './support/cli.js';
 import { envelopeOf, runCli } from './support/cli-process.js';
 import { launchChromium } from './support/browser.js';
+import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { startViewerProcess, type ViewerProcess } from './support/viewer-process.js';
 import { writeLaunchFile } from '../src/ui/open-browser.js';
 import { ALPHA, AWS_KEY, BETA, buildViewerFixture, RECALL_CHARS, WORDS, type ViewerFixture } from './support/viewer-fixture.js';
@@ -68,10 +69,11 @@ async function cliSearch(word: string, limit = 20): Promise<Array<{ conversation
   return (envelopeOf(r).data as { results: Array<{ conversationId: string; snippet: string; role: string }> }).results;
 }
 
-async function typeSearch(word: string): Promise<void> {
-  await page.goto(`${viewer.origin}/search`);
-  await page.getByLabel('Words to find').pressSequentially(word, { delay: 25 });
-  await page.waitForSelector(`#results[data-query="${word}"]`, { timeout: 10_000 });
+/** Types `word` into a fresh search page (of this file's viewer unless told) and waits for its results. */
+async function typeSearch(word: string, on: { page: Page; origin: string } = { page, origin: viewer.origin }): Promise<void> {
+  await on.page.goto(`${on.origin}/search`);
+  await on.page.getByLabel('Words to find').pressSequentially(word, { delay: 25 });
+  await on.page.waitForSelector(`#results[data-query="${word}"]`, { timeout: 10_000 });
 }
 
 describe('everme ui in Chromium', { timeout: 90_000 }, () => {
@@ -319,6 +321,67 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     }
     expect(requests.length).toBeGreaterThan(20);
     expect(requests.filter((url) => !url.startsWith(`${viewer.origin}/`))).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+/**
+ * The same store with a gateway key: a second viewer, its own browser profile, and the loopback
+ * gateway, taken down while the user types. Last, so the file's own viewer is left as it was.
+ */
+describe('everme ui in Chromium with a gateway key', { timeout: 90_000 }, () => {
+  let gateway: FakeGateway;
+  let keyed: ViewerProcess;
+  let keyedContext: BrowserContext;
+  let keyedPage: Page;
+
+  beforeAll(async () => {
+    gateway = await startFakeGateway();
+    keyed = await startViewerProcess(fx.dataDir, { ...fx.env, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+    keyedContext = await browser.newContext();
+    keyedPage = await keyedContext.newPage();
+    keyedPage.setDefaultTimeout(60_000);
+    keyedPage.on('pageerror', (err) => pageErrors.push(err.message));
+    await keyedPage.goto(keyed.url);
+    await keyedPage.waitForURL(`${keyed.origin}/`);
+  }, 60_000);
+
+  afterAll(async () => {
+    await keyedContext?.close();
+    await keyed?.stop();
+    await gateway?.close();
+  });
+
+  it('says, as you type, when the gateway could not be searched and the results are this machine’s alone; nothing once it answers', async () => {
+    const on = { page: keyedPage, origin: keyed.origin };
+    await typeSearch(WORDS.alpha, on);
+    expect(gateway.requestsTo('/mem/search').length).toBeGreaterThan(0);
+    expect(await keyedPage.locator('#results li.hit').count()).toBeGreaterThan(0);
+    expect(await keyedPage.locator('#gateway-failure').count()).toBe(0);
+
+    await gateway.setDown(true);
+    try {
+      await typeSearch(WORDS.alpha, on);
+      const notice = keyedPage.locator('#results #gateway-failure');
+      expect(await notice.isVisible()).toBe(true);
+      // A status the screen reader reads when it can, not an alert; the store's hits are still shown under it.
+      expect(await notice.getAttribute('role')).toBe('status');
+      const text = (await notice.innerText()).replace(/\s+/g, ' ');
+      expect(text).toContain('These results are from this machine only.');
+      expect(text).toContain('What failed: The EverMe gateway refused the connection.');
+      expect(await keyedPage.locator('#results li.hit').count()).toBeGreaterThan(0);
+      expect(await keyedPage.locator('main').innerText()).not.toContain(gateway.token);
+    } finally {
+      await gateway.setDown(false);
+    }
+
+    // Typing on with the gateway back: the fragment that replaces the results carries no notice.
+    const box = keyedPage.getByLabel('Words to find');
+    await box.fill('');
+    await box.pressSequentially(WORDS.unknown, { delay: 25 });
+    await keyedPage.waitForSelector(`#results[data-query="${WORDS.unknown}"]`, { timeout: 10_000 });
+    expect(await keyedPage.locator('#results li.hit').count()).toBeGreaterThan(0);
+    expect(await keyedPage.locator('#gateway-failure').count()).toBe(0);
     expect(pageErrors).toEqual([]);
   });
 });

@@ -65,6 +65,53 @@ describe('everme ui with a gateway key', () => {
     }
   });
 
+  it('search says when the gateway failed and the results are this machine’s alone, and nothing when it did not', async () => {
+    writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1], { question: WORD }));
+    const imported = await runCli(['import', '--since', '2026-09-01', '--data-dir', tree.dataDir, '--json'], tree.env);
+    expect(imported.code, imported.stderr).toBe(0);
+
+    const v = await startViewerProcess(tree.dataDir, tree.env);
+    const get = (p: string) => rawRequest({ port: v.port, path: p, headers: { Cookie: cookieFor(v) } });
+    const notice = /<div id="gateway-failure"[^>]*>[\s\S]*?<\/div>/;
+    try {
+      // Answered: no notice.
+      const fine = await get(`/search/results?q=${WORD}`);
+      expect(fine.body).toContain(`<mark>${WORD}</mark>`);
+      expect(fine.body).not.toContain('gateway-failure');
+
+      // A refused key: the store's hits, and the notice saying what failed, polite, not an alert.
+      tree.gateway.failNext({ kind: 'http', status: 401, path: '/mem/search' });
+      const refused = await get(`/search/results?q=${WORD}`);
+      expect(refused.status).toBe(200);
+      expect(refused.body).toContain(`<mark>${WORD}</mark>`);
+      const said = notice.exec(refused.body)?.[0] ?? '';
+      expect(said).toContain('role="status"');
+      expect(said).toContain('data-failure="auth"');
+      expect(said).toContain('These results are from this machine only.');
+      expect(said).toContain('What failed: The EverMe gateway rejected the API key (HTTP 401');
+
+      // A 5xx, on the whole page (not only the fragment typing fetches), and with no local match either.
+      tree.gateway.failNext({ kind: 'http', status: 503, path: '/mem/search' });
+      const failed = await get('/search?q=nothingmatchesthisword');
+      expect(failed.body).toContain('No memories match');
+      expect(notice.exec(failed.body)?.[0]).toContain('What failed: The EverMe gateway failed (HTTP 503');
+
+      // Unreachable.
+      await tree.gateway.setDown(true);
+      const down = await get(`/search/results?q=${WORD}`);
+      await tree.gateway.setDown(false);
+      expect(down.body).toContain(`<mark>${WORD}</mark>`);
+      expect(notice.exec(down.body)?.[0]).toContain('data-failure="network"');
+
+      // Back: the notice goes with the failure.
+      const again = await get(`/search/results?q=${WORD}`);
+      expect(again.body).not.toContain('gateway-failure');
+      for (const body of [refused.body, failed.body, down.body]) expect(body).not.toContain(tree.gateway.token);
+    } finally {
+      await v.stop();
+    }
+  });
+
   it('with EVERME_LOCAL_STORE=0 holds nothing on this machine: the conversation is not in the store', async () => {
     writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1], { question: WORD }));
     const env = { ...tree.env, EVERME_LOCAL_STORE: '0' };

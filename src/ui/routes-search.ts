@@ -49,7 +49,7 @@ export function searchRoutes(app: Hono, r: RouteContext): void {
       // The same call `mem_search` and `everme search` make: same ranking, same snippets. The filters
       // apply inside its ranking query, so they rank every match that passes, however low overall.
       const result = await data.recall.search(filters.q, { limit: SEARCH_RESULTS, ...recallFilters(filters) });
-      return { filters, hits: result.hits, storeEmpty: result.storeEmpty };
+      return { filters, hits: result.hits, storeEmpty: result.storeEmpty, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) };
     } catch (err) {
       const e = toEvermeError(err);
       return { filters, hits: [], storeEmpty: false, error: redactOutput(`Search failed (${e.type}): ${e.message}`) };

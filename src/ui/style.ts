@@ -22,6 +22,8 @@ h2 { font-size: 1.1rem; margin: 1.4rem 0 .5rem; }
 .muted { color: var(--muted); }
 .banner { border: 1px solid var(--warn); color: var(--warn); padding: .5rem .8rem; border-radius: 6px; margin: .6rem 0; }
 .ok { color: var(--ok); }
+.notice { border: 1px solid var(--line); border-left: 4px solid var(--accent); background: var(--panel); padding: .4rem .8rem; border-radius: 6px; margin: .6rem 0; }
+.notice p { margin: .2rem 0; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }

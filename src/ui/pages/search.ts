@@ -1,6 +1,7 @@
 import { parseMessageId, type RecallHit } from '../../recall/recall.js';
 import type { WorkspaceSummary } from '../../store/viewer-store.js';
 import { EMPTY, h, plural, snippetMarks, when, type Html } from '../html.js';
+import { gatewayNotice, type GatewayFailure } from './gateway-notice.js';
 import { conversationHref } from './projects.js';
 
 export const ROLES = ['user', 'assistant', 'tool'] as const;
@@ -19,6 +20,8 @@ export interface SearchOutcome {
   hits: RecallHit[];
   storeEmpty: boolean;
   error?: string;
+  /** With a key: the gateway could not be searched, so `hits` are the embedded store's alone. */
+  gatewayFailure?: GatewayFailure;
 }
 
 function filtered(f: SearchFilters): boolean {
@@ -41,7 +44,11 @@ export function searchResults(outcome: SearchOutcome | undefined): Html {
   if (outcome.storeEmpty) {
     return h`<div id="results" aria-live="polite" ${attrs}><p>No memories yet: run <code>everme import --since YYYY-MM-DD</code> (or <code>everme sync</code>) first.</p></div>`;
   }
-  if (hits.length === 0) return h`<div id="results" aria-live="polite" ${attrs}><p>No memories match <q>${filters.q}</q>${filtered(filters) ? ' with these filters' : ''}.</p></div>`;
+  // Inside #results, so search-as-you-type brings it with the results it qualifies and takes it away with them.
+  const partial = outcome.gatewayFailure
+    ? gatewayNotice(outcome.gatewayFailure, 'These results are from this machine only.', 'The EverMe gateway could not be searched, so memories only it holds are not among them.')
+    : EMPTY;
+  if (hits.length === 0) return h`<div id="results" aria-live="polite" ${attrs}>${partial}<p>No memories match <q>${filters.q}</q>${filtered(filters) ? ' with these filters' : ''}.</p></div>`;
   const items = hits.map((hit, i) => {
     // A local hit's id (`m<row id>`) opens its conversation at the message; a gateway memory has none.
     const messageId = hit.source === 'local' && hit.id !== null ? parseMessageId(hit.id) : undefined;
@@ -58,6 +65,7 @@ ${select}
 </li>`;
   });
   return h`<div id="results" aria-live="polite" ${attrs}>
+${partial}
 <p class="muted">${plural(hits.length, 'result')}, best first${filtered(filters) ? ' among the messages that pass the filters' : ''}.</p>
 <form method="get" action="/forget" aria-label="Forget selected conversations">
 <ol class="hits">${items}</ol>
