@@ -384,7 +384,27 @@ describe('everme ui in Chromium with a gateway key', { timeout: 90_000 }, () => 
     expect(await keyedPage.locator('#gateway-failure').count()).toBe(0);
     expect(pageErrors).toEqual([]);
   });
+  it('what the agent sees says when the gateway’s context could not be fetched; nothing when it was', async () => {
+    const agent = `${keyed.origin}/agent?project=${encodeURIComponent(ALPHA)}`;
+    await keyedPage.goto(agent);
+    expect(await keyedPage.locator('#agent-context').isVisible()).toBe(true);
+    expect(await keyedPage.locator('#gateway-failure').count()).toBe(0);
+
+    gateway.failNext({ kind: 'http', status: 401, path: '/mem/context' });
+    await keyedPage.goto(agent);
+    const notice = keyedPage.locator('#gateway-failure');
+    expect(await notice.isVisible()).toBe(true);
+    expect(await notice.getAttribute('role')).toBe('status');
+    const text = (await notice.innerText()).replace(/\s+/g, ' ');
+    expect(text).toContain('This is this machine’s part alone.');
+    expect(text).toContain('What failed: The EverMe gateway rejected the API key (HTTP 401');
+    // The block the hook would print without the gateway: the project's conversations.
+    expect(await keyedPage.locator('#agent-context').textContent()).toContain(WORDS.alpha);
+    expect(await keyedPage.locator('main').innerText()).not.toContain(gateway.token);
+    expect(pageErrors).toEqual([]);
+  });
 });
+
 
 function runHook(payload: Record<string, unknown>): Promise<{ code: number | null; stdout: string }> {
   const stateCopy = fs.mkdtempSync(path.join(fx.root, 'state-copy-'));

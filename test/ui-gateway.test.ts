@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
-import { conversationFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { conversationFor, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { openDatabase } from '../src/store/database.js';
+import { SessionStore } from '../src/store/session-store.js';
 import { cookieFor, rawRequest, startViewerProcess } from './support/viewer-process.js';
 
 /**
@@ -107,6 +109,41 @@ describe('everme ui with a gateway key', () => {
       const again = await get(`/search/results?q=${WORD}`);
       expect(again.body).not.toContain('gateway-failure');
       for (const body of [refused.body, failed.body, down.body]) expect(body).not.toContain(tree.gateway.token);
+    } finally {
+      await v.stop();
+    }
+  });
+
+  it('what the agent sees says when the gateway’s context could not be fetched and the block is this machine’s part alone', async () => {
+    const project = '/srv/projects/gatewayless';
+    writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1], { question: WORD }));
+    // The hook records the session's cwd; the block lists the project's conversations from it.
+    const db = openDatabase(tree.stateDir);
+    try {
+      new SessionStore(db).rememberWorkspace(sessionIdFor(1), project);
+    } finally {
+      db.close();
+    }
+    const imported = await runCli(['import', '--since', '2026-09-01', '--data-dir', tree.dataDir, '--json'], tree.env);
+    expect(imported.code, imported.stderr).toBe(0);
+
+    const v = await startViewerProcess(tree.dataDir, tree.env);
+    const agent = () => rawRequest({ port: v.port, path: `/agent?project=${encodeURIComponent(project)}`, headers: { Cookie: cookieFor(v) } });
+    try {
+      const fine = await agent();
+      expect(fine.body).toContain('id="agent-context"');
+      expect(fine.body).not.toContain('gateway-failure');
+
+      tree.gateway.failNext({ kind: 'http', status: 401, path: '/mem/context' });
+      const refused = await agent();
+      expect(refused.status).toBe(200);
+      // Still the block the hook would print (the project's conversations), now said to be partial.
+      expect(refused.body).toContain('id="agent-context"');
+      const said = /<div id="gateway-failure"[^>]*>[\s\S]*?<\/div>/.exec(refused.body)?.[0] ?? '';
+      expect(said).toContain('role="status"');
+      expect(said).toContain('This is this machine’s part alone.');
+      expect(said).toContain('What failed: The EverMe gateway rejected the API key (HTTP 401');
+      expect(refused.body).not.toContain(tree.gateway.token);
     } finally {
       await v.stop();
     }

@@ -95,8 +95,3 @@ export async function sessionStartRecall(settings: Settings, request: SessionSta
   const found = settings.apiKey ? await gatewaySessionStartContext(settings, request) : { text: localSessionStartContext(settings.stateDir, request) };
   return { ...found, text: found.text === undefined ? undefined : toModel(found.text) };
 }
-
-/** The block alone, for previews of what the agent sees (`everme ui`). */
-export async function sessionStartContext(settings: Settings, request: SessionStartRequest): Promise<string | undefined> {
-  return (await sessionStartRecall(settings, request)).text;
-}

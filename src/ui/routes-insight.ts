@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { WARNING_CODES, type WarningCode } from '../core/warnings.js';
-import { sessionStartContext } from '../recall/session-recall.js';
+import { sessionStartRecall } from '../recall/session-recall.js';
 import { buildReport } from '../report/warning-report.js';
 import { collectStatus } from '../status/status.js';
 import { agentPage, type AgentPreview } from './pages/agent.js';
@@ -25,11 +25,13 @@ export function insightRoutes(app: Hono, r: RouteContext): void {
     if (project !== '') {
       const budget = data.settings.recallChars;
       // The hook's own function and budget; a new session has no id yet, so none is left out.
-      const text = await sessionStartContext(data.settings, { project, sessionId: '', maxChars: budget });
+      const { text, gatewayFailure } = await sessionStartRecall(data.settings, { project, sessionId: '', maxChars: budget });
       preview = {
         project,
         budget,
         ...(text === undefined ? { silence: budget <= 0 ? 'recall is off (EVERME_RECALL_CHARS=0)' : 'the store holds no conversation of this project' } : { text }),
+        // The hook prints the store's part alone then: the page says so rather than pass it off as the whole block.
+        ...(gatewayFailure ? { gatewayFailure: { type: gatewayFailure.type, message: gatewayFailure.message } } : {}),
       };
     }
     return r.page(c, r.frame('What the agent sees', 'agent'), agentPage(workspaces, preview, data.gateway));
