@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { sinkFlag, sinkFrom } from '../src/cli/flags.js';
+import { sinkFlag } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
 import { serveRecall } from '../src/mcp/server.js';
 
@@ -17,8 +17,7 @@ export default class Mcp extends EvermeCommand<typeof Mcp> {
 
   async run(): Promise<void> {
     const { flags } = this;
-    const settings = this.settings();
     const project = path.resolve(flags.project ?? process.cwd());
-    await serveRecall({ settings, sink: sinkFrom(flags.sink, settings), project, log: writeStderr, signal: this.abort.signal });
+    await serveRecall({ settings: () => this.settings(), sink: flags.sink, project, log: writeStderr, signal: this.abort.signal });
   }
 }

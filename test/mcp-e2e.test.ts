@@ -205,6 +205,32 @@ describe('everme mcp over stdio, local store', () => {
   });
 });
 
+describe('everme mcp with a data dir that does not exist', () => {
+  it('completes the handshake and answers every tool with the missing path and the hint, not a server that failed to start', async () => {
+    const missing = path.join(root, 'no-such-data-dir');
+    const transport = new StdioClientTransport({ command: process.execPath, args: [runJs, 'mcp', '--data-dir', missing], cwd: root, env: cleanEnv({}), stderr: 'pipe' });
+    const stderr: string[] = [];
+    transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
+    const client = new Client({ name: 'everme-test', version: '0.0.0' });
+    await client.connect(transport);
+    open.push({ client, stderr });
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['mem_search', 'mem_get', 'mem_timeline', 'mem_context']);
+    for (const [name, args] of [
+      ['mem_search', { query: 'migration' }],
+      ['mem_get', { ids: ['m1'] }],
+      ['mem_timeline', { id: 'm1' }],
+      ['mem_context', {}],
+    ] as const) {
+      const result = await call(client, name, args);
+      expect(result.isError, name).toBe(true);
+      expect(result.text, name).toContain(`MiniMax Code data directory not found: ${missing}`);
+      expect(result.text, name).toContain('MINIMAX_DATA_DIR');
+    }
+    expect(stderr.join('').match(/every tool call answers this/g)).toHaveLength(1);
+  });
+});
+
 describe('everme mcp as a raw stdio process', () => {
   it('writes only JSON-RPC lines to stdout and exits when stdin closes', async () => {
     const child = spawn(process.execPath, [runJs, 'mcp', '--data-dir', store.dataDir], {

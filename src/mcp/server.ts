@@ -5,7 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
-import type { Settings, SinkName } from '../config/settings.js';
+import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
 import { MAX_RECALL_LIMIT, messageIdOf, openRecall, type LocalRecall, type Recall, type RecallHit } from '../recall/recall.js';
 import {
   DEFAULT_TIMELINE_SPAN,
@@ -19,6 +19,7 @@ import {
 } from '../recall/open-messages.js';
 import { PACKAGE_VERSION } from '../core/package-root.js';
 import { renderContextIndex } from '../recall/context-index.js';
+import { UnavailableRecall } from '../recall/unavailable-recall.js';
 import { renderSearchMarkdown } from '../recall/recall-markdown.js';
 import { toModel, toModelData } from '../recall/model-output.js';
 
@@ -163,6 +164,7 @@ function toolKit(recall: Recall, opts: RecallServerOptions): ToolKit {
       }
     },
     local: (tool) => {
+      if (recall instanceof UnavailableRecall) throw recall.reason;
       if (!recall.localStore) throw new EvermeError('not_found', `${tool}: there is no local store to open messages from`);
       return recall.localStore;
     },
@@ -296,19 +298,40 @@ export async function serveStdio(server: McpServer, opts: ServeStdioOptions = {}
 }
 
 export interface ServeRecallOptions {
-  settings: Settings;
-  sink: SinkName;
+  /** The settings of the data dir; a failure (no data dir, say) is served as every tool's answer. */
+  settings: () => Settings;
+  /** `--sink`, when given; else the settings' default. */
+  sink: SinkName | undefined;
   /** The project `mem_context` describes first. */
   project: string;
   log: (line: string) => void;
   signal: AbortSignal;
 }
 
+/**
+ * Where the tools recall from. Settings that cannot be read (the data dir is missing, say) do not
+ * stop the server: the host would show only that it failed to start. It serves, and every tool
+ * answers why, with the hint, as a tool error; stderr (the host's log) says so once.
+ */
+function recallFor(opts: ServeRecallOptions): Recall {
+  let settings: Settings;
+  try {
+    settings = opts.settings();
+  } catch (err) {
+    const reason = toEvermeError(err);
+    if (reason.type === 'internal') throw reason;
+    opts.log(`everme mcp: ${reason.message}${reason.hint ? ` (${reason.hint})` : ''}; every tool call answers this (restart the server once it is fixed)`);
+    return new UnavailableRecall(opts.sink ?? 'local', reason);
+  }
+  const sink = opts.sink ?? defaultSink(settings);
+  opts.log(`everme mcp: serving ${sink === 'everme' ? settings.apiBase : settings.stateDir} for ${opts.project}`);
+  return openRecall(settings, sink);
+}
+
 /** `everme mcp`: the recall tools over stdio until the client leaves or the signal fires; the store is closed after. */
 export async function serveRecall(opts: ServeRecallOptions): Promise<void> {
-  const recall = openRecall(opts.settings, opts.sink);
+  const recall = recallFor(opts);
   const server = createRecallServer(recall, { project: opts.project, log: opts.log });
-  opts.log(`everme mcp: serving ${opts.sink === 'everme' ? opts.settings.apiBase : opts.settings.stateDir} for ${opts.project}`);
   try {
     await serveStdio(server, { signal: opts.signal });
   } finally {
