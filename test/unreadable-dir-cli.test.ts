@@ -1,8 +1,8 @@
 /**
  * The built CLI over a data dir with a date directory it may not read (chmod 000): import and sync
  * deliver every readable session and name that directory as one `unreadable_dir` warning, the
- * report lists it until the directory is readable again, and `show` of a session in it names the
- * permission problem. Root ignores permissions, so as root the CLI runs as uid 65534.
+ * report lists it until the directory is readable again, `status` names it as a problem beside the
+ * sessions it could count, and `show` of a session in it names the permission problem. Root ignores permissions, so as root the CLI runs as uid 65534.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -56,6 +56,15 @@ describe('a date directory of v2/sessions that cannot be read', () => {
       // A warning, as an unreadable manifest.json is: the run delivered all it could find.
       expect(imported.code, imported.stderr).toBe(0);
       expect(envelopeOf(imported).data).toMatchObject({ sessions: { scanned: 2, delivered: 2, failed: 0 }, warnings: { unreadable_dir: 1 } });
+
+      // status counts the sessions it can see and says, as a problem, that the rest are behind that directory.
+      const status = await runCliAs(['status', '--data-dir', root, '--json'], env);
+      const statusError = envelopeOf(status).error as { detail?: { status?: { sessions: number; unreadableDirs: unknown; problems: Array<{ what: string }> } } } | undefined;
+      expect(statusError?.detail?.status).toMatchObject({ sessions: 2, unreadableDirs: [{ path: month, reason: 'EACCES' }] });
+      expect(statusError?.detail?.status?.problems.map((p) => p.what)).toContain(`a directory of the session tree cannot be read (EACCES): ${month}`);
+      const statusText = await runCliAs(['status', '--data-dir', root], env);
+      expect(statusText.code).not.toBe(0);
+      expect(statusText.stderr).toContain('(2 sessions; 1 directory could not be read)');
 
       const text = await runCliAs(['sync', '--data-dir', root], env);
       expect(text.code, text.stderr).toBe(0);

@@ -24,6 +24,8 @@ export interface StatusReport {
   dataDir: string;
   stateDir: string;
   sessions: number;
+  /** Directories of the date tree that could not be listed (`reason`: the error code): `sessions` misses theirs. */
+  unreadableDirs: Array<{ path: string; reason: string }>;
   sink: SinkName;
   /** Every sink deliveries go to (the gateway with the embedded store, unless EVERME_LOCAL_STORE=0), each on its own. */
   sinks: SinkStatus[];
@@ -167,7 +169,12 @@ function storeStatus(settings: Settings, sink: SinkName, problems: StatusProblem
 export async function collectStatus(settings: Settings): Promise<StatusReport> {
   const problems: StatusProblem[] = [];
   const found: string[] = [];
-  for await (const session of discoverSessions(settings.dataDir, { onInvalidManifest: () => {} })) found.push(session.sessionId);
+  const unreadableDirs: StatusReport['unreadableDirs'] = [];
+  const onUnreadableDir = (dir: string, reason: string): void => {
+    unreadableDirs.push({ path: dir, reason });
+  };
+  for await (const session of discoverSessions(settings.dataDir, { onInvalidManifest: () => {}, onUnreadableDir })) found.push(session.sessionId);
+  problems.push(...unreadableDirs.map(unreadableDirProblem));
   const sessionIndex = sessionIndexStatus(settings.dataDir, found);
   const sink = defaultSink(settings);
   const gateway = await gatewayStatus(settings, problems);
@@ -187,6 +194,7 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
     dataDir: settings.dataDir,
     stateDir: settings.stateDir,
     sessions: found.length,
+    unreadableDirs,
     sink,
     sinks,
     gateway,
@@ -200,6 +208,14 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
     store,
     warnings,
     problems,
+  };
+}
+
+/** The sessions under a directory nobody may list are not captured, and the count above them looks complete. */
+function unreadableDirProblem({ path: dir, reason }: { path: string; reason: string }): StatusProblem {
+  return {
+    what: `a directory of the session tree cannot be read (${reason}): ${dir}`,
+    hint: `The sessions under it are not counted or captured. Give your user read and search access to it (\`ls -ld ${dir}\`), then run \`everme sync\`.`,
   };
 }
 
@@ -219,7 +235,7 @@ export function renderStatus(s: StatusReport): string {
   const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
   const run = (r?: RunSummaryView) => (r ? `${r.at} (${r.status ?? 'running'})` : 'never');
   const lines = [
-    `data dir:     ${s.dataDir} (${s.sessions} sessions)`,
+    `data dir:     ${s.dataDir} (${s.sessions} sessions${s.unreadableDirs.length > 0 ? `; ${s.unreadableDirs.length} ${s.unreadableDirs.length === 1 ? 'directory' : 'directories'} could not be read` : ''})`,
     `session index: ${sessionIndexLine(s.sessionIndex, s.sessions)}`,
     `sink:         ${s.sink}${s.gateway.configured ? ` → ${s.gateway.apiBase} ${s.gateway.reachable ? 'answers' : `does not answer (${s.gateway.error?.type})`}` : ''}`,
     ...(s.sinks.length > 1 ? s.sinks.map(renderSinkStatus) : []),
