@@ -5,10 +5,12 @@
  * permission is in unreadable-dir-cli.test.ts).
  */
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
 import { discoverSessions, sessionsRoot } from '../src/transcript/discover.js';
 import { locateNamedSession } from '../src/transcript/session-locate.js';
+import { runHook } from '../src/hook/hook-entry.js';
 import { collect, makeSession, tempDir } from './transcript-helpers.js';
 
 /** Directory → the error code its listing fails with. */
@@ -81,5 +83,26 @@ describe('the walk over v2/sessions names each directory it cannot list', () => 
     await expect(locateNamedSession(data, A, { hint: 'h' })).resolves.toMatchObject({ sessionId: A });
     failing.clear();
     await expect(locateNamedSession(data, 'mvs_dddddddddddddddddddddddddddddddd', { hint: 'h' })).rejects.toMatchObject({ type: 'not_found' });
+  });
+});
+
+describe("the hook's own lookup of a session's directory", () => {
+  const hookInput = (sessionId: string): Readable =>
+    Readable.from([JSON.stringify({ hook_event_name: 'PostToolUse', session_id: sessionId, tool_name: 'bash', tool_input: { command: 'ls' } })]);
+  const hookEnv = (data: string): NodeJS.ProcessEnv => ({ MINIMAX_DATA_DIR: data, EVERME_STATE_DIR: path.join(data, 'state'), HOME: data });
+
+  it('names the directory it could not list when the session may be under it, instead of calling the session unknown', async () => {
+    const data = tree();
+    const month = path.join(sessionsRoot(data), '2026', '09');
+    failing.set(month, 'EACCES');
+    const result = await runHook(hookInput(B), hookEnv(data));
+    expect(result).toMatchObject({ outcome: 'ignored', reason: `unreadable_dir: ${month} (EACCES)` });
+  });
+
+  it('still calls a session unknown when every directory could be listed', async () => {
+    const data = tree();
+    failing.set(path.join(sessionsRoot(data), '2026', '07'), 'ENOENT');
+    const result = await runHook(hookInput('mvs_dddddddddddddddddddddddddddddddd'), hookEnv(data));
+    expect(result).toMatchObject({ outcome: 'ignored', reason: 'unknown_session' });
   });
 });

@@ -73,10 +73,16 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
   const slot = new HookSlot(stateDir, input.sessionId);
   const diagnostic = slot.takeDiagnostic();
   const remembered = slot.rememberedSessionDir();
-  const sessionDir = findSessionDir(dataDir, input.sessionId, { remembered, searchAll: !slot.recentlyMissed() });
+  let unreadable: string | undefined;
+  const onUnreadableDir = (dir: string, code: string): void => {
+    unreadable ??= `${dir} (${code})`;
+  };
+  const sessionDir = findSessionDir(dataDir, input.sessionId, { remembered, searchAll: !slot.recentlyMissed(), onUnreadableDir });
   if (!sessionDir) {
     slot.rememberMiss();
-    return { ...named, outcome: 'ignored', reason: 'unknown_session', diagnostic, stateDir };
+    // The event log says which directory may hide the session, not that the session is unknown.
+    const reason = unreadable === undefined ? 'unknown_session' : `unreadable_dir: ${unreadable}`;
+    return { ...named, outcome: 'ignored', reason, diagnostic, stateDir };
   }
   if (sessionDir !== remembered) slot.rememberSessionDir(sessionDir);
 

@@ -2,13 +2,20 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { recentDayPaths, sessionDirSuffix } from '../core/session-dirs.js';
 
-function findIn(dayDir: string, suffix: string): string | undefined {
-  let names: string[];
+/** A directory gone (or never made) is no news; one that cannot be listed is passed to `onUnreadable`. */
+function listOrReport(dir: string, onUnreadable: FindOptions['onUnreadableDir']): string[] | undefined {
   try {
-    names = readdirSync(dayDir);
-  } catch {
+    return readdirSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') onUnreadable?.(dir, code);
     return undefined;
   }
+}
+
+function findIn(dayDir: string, suffix: string, onUnreadable: FindOptions['onUnreadableDir']): string | undefined {
+  const names = listOrReport(dayDir, onUnreadable);
+  if (names === undefined) return undefined;
   // A directory without a manifest (being created, or left behind) is not the session.
   const name = names.find((n) => n.endsWith(suffix) && existsSync(path.join(dayDir, n, 'manifest.json')));
   return name === undefined ? undefined : path.join(dayDir, name);
@@ -20,6 +27,8 @@ export interface FindOptions {
   /** False skips the whole-tree walk (the id was searched for in vain a moment ago). */
   searchAll?: boolean;
   now?: number;
+  /** A directory of the date tree that could not be listed (its error code): the session may be under it. */
+  onUnreadableDir?: (dir: string, reason: string) => void;
 }
 
 /**
@@ -34,23 +43,17 @@ export function findSessionDir(dataDir: string, sessionId: string, opts: FindOpt
   const root = path.join(dataDir, 'v2', 'sessions');
   const recent = recentDayPaths(opts.now ?? Date.now());
   for (const day of recent) {
-    const hit = findIn(path.join(root, day), suffix);
+    const hit = findIn(path.join(root, day), suffix, opts.onUnreadableDir);
     if (hit) return hit;
   }
   if (opts.searchAll === false) return undefined;
   const checked = new Set(recent);
-  const list = (dir: string): string[] => {
-    try {
-      return readdirSync(dir).filter((n) => /^\d+$/.test(n)).sort().reverse();
-    } catch {
-      return [];
-    }
-  };
+  const list = (dir: string): string[] => (listOrReport(dir, opts.onUnreadableDir) ?? []).filter((n) => /^\d+$/.test(n)).sort().reverse();
   for (const year of list(root)) {
     for (const month of list(path.join(root, year))) {
       for (const day of list(path.join(root, year, month))) {
         if (checked.has(path.join(year, month, day))) continue;
-        const hit = findIn(path.join(root, year, month, day), suffix);
+        const hit = findIn(path.join(root, year, month, day), suffix, opts.onUnreadableDir);
         if (hit) return hit;
       }
     }
