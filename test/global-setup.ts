@@ -5,7 +5,8 @@
  * - give the run a temp dir of its own (TMPDIR for the test processes and everything they spawn),
  *   and at the end fail the run, naming them, if any `everme-*` entry is left in it;
  * - fail the run, naming the test, if the outbound-socket guard blocked anything, including what a
- *   detached process did after its test had finished.
+ *   detached process did after its test had finished;
+ * - as root, make the temp dir and the checkout traversable for the run (see below).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { staleBuildReason } from './support/fresh-build.js';
 import { describeBlocked, readGuardLog } from './support/guard-log.js';
+import { traversable } from './support/traversable.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -34,8 +36,15 @@ export default function setup(): () => void {
   // Inherited by the test processes vitest forks from here, and by everything they spawn.
   process.env.TEST_SUITE_DIR = runDir;
   process.env.TMPDIR = tmp;
+  // Tests that run the CLI as `nobody` (root ignores permissions) make the directories above their
+  // files traversable and put the modes back when they end (traversable.ts). The run's temp dir and
+  // the checkout are above every such test's files: opened by one test and put back by another
+  // while the first still ran, its child could no longer reach its own home. Opened here, once for
+  // the whole run, no test changes them.
+  const opened = process.getuid?.() === 0 ? traversable([tmp, root, fs.realpathSync(path.join(root, 'node_modules'))]) : [];
 
   return () => {
+    for (const [dir, mode] of opened.reverse()) fs.chmodSync(dir, mode);
     const problems: string[] = [];
     const blocked = fs
       .readdirSync(runDir)

@@ -5,17 +5,15 @@
  * contents), EverMe's own everme.env included, and the failure is the typed error naming its path.
  * Root ignores permissions, so as root the CLI runs as uid 65534 over a tree that uid owns.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEntry, ensureBuilt, repoRoot } from './support/cli.js';
+import { ensureBuilt, repoRoot } from './support/cli.js';
+import { asRoot, chownTree, runCliAsNobody } from './support/as-nobody.js';
 import { cliEnv, envelopeOf, type CliResult } from './support/cli-process.js';
 import { traversable } from './support/traversable.js';
 import { hashTree, tempDir } from './install-helpers.js';
 
-const asRoot = process.getuid?.() === 0;
-const NOBODY = 65534;
 const KEY = 'evt_a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
 const NEW_KEY = 'evt_ffff0000ffff0000ffff0000ffff0000';
 /** As EverMe's own installer writes it (reference: everme-gateway.md, "Credentials"). */
@@ -31,12 +29,6 @@ beforeAll(() => {
 afterAll(() => {
   for (const [d, mode] of opened.reverse()) fs.chmodSync(d, mode);
 });
-
-function chownTree(dir: string): void {
-  fs.lchownSync(dir, NOBODY, NOBODY);
-  if (!fs.lstatSync(dir).isDirectory()) return;
-  for (const entry of fs.readdirSync(dir)) chownTree(path.join(dir, entry));
-}
 
 /** A home holding a data dir as MiniMax Code and EverMe's installer leave it, owned by the user the CLI runs as. */
 interface Home {
@@ -65,24 +57,11 @@ function runInstall(home: Home, args: string[]): Promise<CliResult> {
   return runEverme(home, 'install', args);
 }
 
-function runEverme(home: Home, command: 'install' | 'uninstall', args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [cliEntry, command, '--data-dir', home.data, '--json', ...args], {
-    env: home.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      expect(stdout + stderr, `${command} printed a key`).not.toContain(KEY);
-      expect(stdout + stderr, `${command} printed a key`).not.toContain(NEW_KEY);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+async function runEverme(home: Home, command: 'install' | 'uninstall', args: string[]): Promise<CliResult> {
+  const run = await runCliAsNobody([command, '--data-dir', home.data, '--json', ...args], home.env);
+  expect(run.stdout + run.stderr, `${command} printed a key`).not.toContain(KEY);
+  expect(run.stdout + run.stderr, `${command} printed a key`).not.toContain(NEW_KEY);
+  return run;
 }
 
 /** Something in the way, created as the user the CLI runs as. */
