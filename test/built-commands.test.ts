@@ -84,6 +84,15 @@ describe('the bundled commands', () => {
     expect(loaded.filter((file) => file.includes(`${path.sep}@oclif${path.sep}core${path.sep}`))).toEqual([]);
   });
 
+  it('plan a large sync on the plan workers from its CommonJS bundle, which finds their entry from the package root', async () => {
+    // bin/run.js runs sync from dist/src/cli/sync-entry.bundle.cjs: were its threads' entries not
+    // found from there, the run would plan every session inline, correct but on one core.
+    const { data, lines: started } = await runLogged('sync', 40, 4000, 'worker-log.cjs', 'WORKER_LOG');
+    expect(data).toMatchObject({ sessions: { scanned: 40, delivered: 40, failed: 0 } });
+    const entries = started.map((url) => path.relative(repoRoot, new URL(url).pathname));
+    expect(entries).toContain(path.join('dist', 'src', 'engine', 'plan-worker.js'));
+  });
+
   it('plan a bulk import on the plan workers and commit it on the writer thread', async () => {
     // More sessions than a run plans inline, more conversations than the store commits inline.
     const { data, lines: started } = await runLogged('import', 40, 4000, 'worker-log.cjs', 'WORKER_LOG');

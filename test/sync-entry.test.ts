@@ -88,22 +88,29 @@ describe('everme sync without oclif', () => {
   it('loads no oclif module for a sync it takes, and oclif for one it hands over', async () => {
     const { root, dataDir } = dataTree(2);
     const loadedBy = async (args: string[]) => {
-      const log = path.join(root, `esm-${args.length}.log`);
+      const esmLog = path.join(root, `esm-${args.length}.log`);
+      const cjsLog = path.join(root, `cjs-${args.length}.log`);
+      const support = path.join(repoRoot, 'test', 'support');
       const env = cliEnv(root, {
         EVERME_STATE_DIR: path.join(root, 'state'),
-        NODE_OPTIONS: `--import=${path.join(repoRoot, 'test', 'support', 'esm-log.mjs')}`,
-        ESM_LOG: log,
+        NODE_OPTIONS: `--import=${path.join(support, 'esm-log.mjs')} --require=${path.join(support, 'module-log.cjs')}`,
+        ESM_LOG: esmLog,
+        MODULE_LOG: cjsLog,
       });
       const result = await runCli(args, env);
-      const files = [...new Set(fs.readFileSync(log, 'utf8').trim().split('\n'))].map((url) => new URL(url).pathname);
+      const esm = fs.readFileSync(esmLog, 'utf8').trim().split('\n').map((url) => new URL(url).pathname);
+      // The CommonJS log lists the preload itself and better-sqlite3's files too: both are read below.
+      const cjs = fs.readFileSync(cjsLog, 'utf8').trim().split('\n');
+      const files = [...new Set([...esm, ...cjs])].filter((file) => file.endsWith('.js') || file.endsWith('.cjs') || file.endsWith('.mjs'));
       // esbuild marks each bundled module with its path: oclif's are under node_modules/@oclif/core.
-      const oclif = files.filter((file) => fs.readFileSync(file, 'utf8').includes('// node_modules/@oclif/core/'));
+      const oclif = files.filter((file) => file.includes('/@oclif/') || fs.readFileSync(file, 'utf8').includes('// node_modules/@oclif/core/'));
       return { result, files, oclif };
     };
     const taken = await loadedBy(['sync', '--since', SINCE, '--data-dir', dataDir, '--sink', 'local', '--json']);
     expect(taken.result.code, taken.result.stderr).toBe(0);
     expect(envelopeOf(taken.result).data).toMatchObject({ sessions: { scanned: 2, delivered: 2 } });
-    expect(taken.files).toContain(path.join(repoRoot, 'dist', 'src', 'cli', 'sync-entry.js'));
+    // Its code is the one CommonJS bundle the build makes for it.
+    expect(taken.files).toContain(path.join(repoRoot, 'dist', 'src', 'cli', 'sync-entry.bundle.cjs'));
     expect(taken.oclif).toEqual([]);
 
     const handedOver = await loadedBy(['sync', '--help']);

@@ -32,12 +32,12 @@ export function findPackageRoot(start: string = path.dirname(fileURLToPath(impor
 /**
  * A file of this package's build, `dist/<rel>`, found from the package root rather than beside the
  * module asking: `npm run build` bundles the commands, so a module may run from a chunk under
- * dist/chunks/, away from the files it starts (a thread's entry). Undefined when `fromUrl` is a
- * source file (a test runner's sources have no build of their own beside them: they plan and
- * commit inline) or the file is not there.
+ * dist/chunks/ or from sync's CommonJS bundle (a `.cjs`), away from the files it starts (a thread's
+ * entry). Undefined when `fromUrl` is a source file (a test runner's sources have no build of their
+ * own beside them: they plan and commit inline) or the file is not there.
  */
 export function builtFile(fromUrl: string, rel: string): string | undefined {
-  if (!fromUrl.endsWith('.js')) return undefined;
+  if (!/\.c?js$/.test(fromUrl)) return undefined;
   const root = findPackageRoot(path.dirname(fileURLToPath(fromUrl)));
   const file = root === undefined ? undefined : path.join(root, 'dist', rel);
   return file !== undefined && existsSync(file) ? file : undefined;
