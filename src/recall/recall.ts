@@ -211,7 +211,8 @@ export class LocalRecall implements Recall {
   }
 }
 
-const MESSAGE_ID = /^m([1-9]\d{0,15})$/;
+/** `m123`, as hits name it; `M123` too, as an agent may retype it. */
+const MESSAGE_ID = /^m([1-9]\d{0,15})$/i;
 
 /** The id a hit or an index names for a stored message. */
 export function messageIdOf(rowId: number): string {
