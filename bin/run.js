@@ -33,8 +33,14 @@ if (process.argv[2] === 'hook') {
     if (ran) {
       // The run is over and nothing is left pending (the store closed, the threads gone): once what
       // was written is flushed, exit rather than let node tear the heap down (~15 ms of a no-op).
+      // A stream that failed (stdout on a full disk) exits the usual way, after its 'error' handler
+      // has set the exit code (see guardStdout).
       let open = 2;
-      const done = () => --open === 0 && process.exit();
+      let failed = false;
+      const done = (err) => {
+        if (err) failed = true;
+        if (--open === 0 && !failed) setImmediate(() => process.exit());
+      };
       process.stdout.write('', done);
       process.stderr.write('', done);
     } else {
