@@ -11,13 +11,17 @@ describe('message ids', () => {
 
   it('rejects anything else as invalid_args with a hint', () => {
     for (const bad of ['42', 'm0', 'm-1', 'mx', 'm12.5', 'message 12', '']) {
-      expect(() => parseMessageId(bad), bad).toThrowError(EvermeError);
-      try {
-        parseMessageId(bad);
-      } catch (err) {
-        expect((err as EvermeError).type, bad).toBe('invalid_args');
-        expect((err as EvermeError).hint, bad).toContain('m123');
-      }
+      const thrown = (() => {
+        try {
+          parseMessageId(bad);
+        } catch (err) {
+          return err;
+        }
+        return undefined;
+      })();
+      expect(thrown, bad).toBeInstanceOf(EvermeError);
+      expect((thrown as EvermeError).type, bad).toBe('invalid_args');
+      expect((thrown as EvermeError).hint, bad).toContain('m123');
     }
   });
 });
