@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { SinkName } from '../config/settings.js';
+import { withinTransaction } from './within-transaction.js';
 
 /**
  * The message marks of a sink that keeps no messages itself (the gateway): the keys it acknowledged,
@@ -10,7 +11,7 @@ export class DeliveredKeyStore {
   private readonly inTransaction: (fn: () => void) => void;
 
   constructor(db: Database.Database) {
-    this.inTransaction = db.transaction((fn: () => void) => fn());
+    this.inTransaction = withinTransaction(db);
     this.stmts = {
       keys: db.prepare<[string, string], string>('SELECT msg_key FROM delivered WHERE sink = ? AND conversation_id = ?').pluck(),
       record: db.prepare<[string, string, string]>('INSERT INTO delivered (sink, conversation_id, msg_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
@@ -30,7 +31,7 @@ export class DeliveredKeyStore {
     return this.stmts.counts.get(sink) ?? { conversations: 0, messages: 0 };
   }
 
-  /** Atomic; inside a caller's transaction it nests as a savepoint. */
+  /** Atomic; inside a caller's transaction, part of it (see withinTransaction). */
   record(sink: SinkName, conversationId: string, keys: readonly string[]): void {
     if (keys.length === 0) return;
     this.inTransaction(() => {

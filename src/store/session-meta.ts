@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import * as z from 'zod';
 import { parseJsonColumn } from './json-column.js';
 import { redactText } from '../core/redact.js';
+import { withinTransaction } from './within-transaction.js';
 
 /**
  * What is known about each MiniMax session beyond its files (migration 11): what the host's session
@@ -169,11 +170,11 @@ export function sameIndexFacts(a: IndexFacts | undefined, b: IndexFacts): boolea
 const SELECT_META = 'SELECT m.*, s.workspace_dir AS decided FROM session_meta m LEFT JOIN sessions s ON s.session_id = m.session_id';
 export class SessionMetaStore {
   private readonly stmts;
-  /** Atomic on its own; inside a caller's transaction a savepoint. Built once. */
+  /** Atomic on its own; inside a caller's transaction, part of it (see withinTransaction). */
   private readonly inTransaction: (fn: () => void) => void;
 
   constructor(db: Database.Database) {
-    this.inTransaction = db.transaction((fn: () => void) => fn());
+    this.inTransaction = withinTransaction(db);
     this.stmts = {
       get: db.prepare<[string], MetaRow>(`${SELECT_META} WHERE m.session_id = ?`),
       all: db.prepare<[], MetaRow>(SELECT_META),

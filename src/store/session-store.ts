@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { withinTransaction } from './within-transaction.js';
 
 /** A session's conversations that have no workspace get the one recorded for it (by session id: see migration 8). */
 export const FILL_CONVERSATION_WORKSPACE_SQL = 'UPDATE conversations SET workspace_dir = ? WHERE session_id = ? AND workspace_dir IS NULL';
@@ -9,7 +10,7 @@ export class SessionStore {
   private readonly inTransaction: (fn: () => void) => void;
 
   constructor(db: Database.Database) {
-    this.inTransaction = db.transaction((fn: () => void) => fn());
+    this.inTransaction = withinTransaction(db);
     this.stmts = {
       rememberDir: db.prepare<[string, string]>(
         `INSERT INTO sessions (session_id, session_dir) VALUES (?, ?)

@@ -4,6 +4,7 @@ import type { SinkName } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { WARNING_CODES, WarningCollector, type WarningEntry } from '../core/warnings.js';
 import { parseJsonColumn } from './json-column.js';
+import { withinTransaction } from './within-transaction.js';
 
 export interface WarningOwner {
   conversationId: string | null;
@@ -79,7 +80,7 @@ export class WarningStore {
   private readonly inTransaction: (fn: () => void) => void;
 
   constructor(db: Database.Database) {
-    this.inTransaction = db.transaction((fn: () => void) => fn());
+    this.inTransaction = withinTransaction(db);
     // A set recorded for the same session dir without a conversation goes too (a manifest that was
     // invalid and is now readable); another conversation's or sink's set never does.
     const matching = 'set_key = @setKey OR (@sessionDir IS NOT NULL AND session_dir = @sessionDir AND conversation_id IS NULL)';
