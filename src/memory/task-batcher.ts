@@ -1,4 +1,5 @@
 import type { AgentMessage, KeyedMessage } from '../core/agent-message.js';
+import { jsonBytes } from '../core/json-bytes.js';
 import type { WarningCollector } from '../core/warnings.js';
 
 /** The gateway's limits for one POST /mem/agent-memory body. */
@@ -104,7 +105,7 @@ interface Pending {
 
 function makePending(km: KeyedMessage): Pending {
   const { message } = km;
-  return { key: km.key, role: message.role, message, forms: [message], sizes: [utf8(JSON.stringify(message))], expanded: false };
+  return { key: km.key, role: message.role, message, forms: [message], sizes: [jsonBytes(message)], expanded: false };
 }
 
 function expand(p: Pending): void {
@@ -119,7 +120,7 @@ function expand(p: Pending): void {
       if (content !== message.content) form = { ...message, content };
     }
     p.forms[level] = form;
-    p.sizes[level] = previous === form ? p.sizes[level - 1]! : utf8(JSON.stringify(form));
+    p.sizes[level] = previous === form ? p.sizes[level - 1]! : jsonBytes(form);
   }
 }
 
