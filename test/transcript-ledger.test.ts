@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../bench/prng.js';
 import { WarningCollector } from '../src/core/warnings.js';
 import { discoverSessions } from '../src/transcript/discover.js';
 import { canonicalJson } from '../src/transcript/ledger-replay.js';
@@ -173,5 +174,46 @@ describe('ledger replay', () => {
   it('keys the same message the same however its JSON keys are ordered', () => {
     expect(canonicalJson({ b: 1, a: [{ d: 2, c: 'é' }] })).toBe(canonicalJson({ a: [{ c: 'é', d: 2 }], b: 1 }));
     expect(canonicalJson({ b: 1, a: null })).toBe('{"a":null,"b":1}');
+  });
+});
+
+describe('canonicalJson', () => {
+  /** The definition: keys sorted at every level, undefined members dropped, arrays joined as Array.prototype.join does. */
+  function reference(value: unknown): string {
+    if (Array.isArray(value)) return `[${value.map(reference).join(',')}]`;
+    if (typeof value === 'object' && value !== null) {
+      const record = value as Record<string, unknown>;
+      const body = Object.keys(record)
+        .sort()
+        .filter((key) => record[key] !== undefined)
+        .map((key) => `${JSON.stringify(key)}:${reference(record[key])}`);
+      return `{${body.join(',')}}`;
+    }
+    return JSON.stringify(value) ?? 'null';
+  }
+
+  it('writes every value as the definition does: keys in any order, undefined members, holes, escapes', () => {
+    const rand = mulberry32(175);
+    const keyPool = ['a', 'b', 'B', 'é', '10', '2', 'k"ey', '', 'role', 'content', 'z\n'];
+    const make = (depth: number): unknown => {
+      const pick = Math.floor(rand() * (depth > 0 ? 8 : 5));
+      if (pick === 0) return keyPool[Math.floor(rand() * keyPool.length)]! + '优\t"';
+      if (pick === 1) return [0, -1.5, 1e21, Number.NaN][Math.floor(rand() * 4)];
+      if (pick === 2) return rand() < 0.5 ? null : true;
+      if (pick === 3) return undefined;
+      if (pick === 4) return 'text';
+      if (pick < 7) {
+        const out: Record<string, unknown> = {};
+        for (let i = Math.floor(rand() * 5); i > 0; i--) out[keyPool[Math.floor(rand() * keyPool.length)]!] = make(depth - 1);
+        return out;
+      }
+      const list: unknown[] = Array.from({ length: Math.floor(rand() * 4) }, () => make(depth - 1));
+      if (rand() < 0.2) list[list.length + 1] = 'after a hole';
+      return list;
+    };
+    for (let i = 0; i < 3000; i++) {
+      const value = make(4);
+      expect(canonicalJson(value)).toBe(reference(value));
+    }
   });
 });

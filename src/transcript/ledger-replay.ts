@@ -170,18 +170,41 @@ export async function readLedger(
   return replayLedgerEvents(events);
 }
 
-/** JSON with object keys sorted at every level, so equal messages hash equally whatever their key order. */
+/**
+ * JSON with object keys sorted at every level, so equal messages hash equally whatever their key order.
+ * Built by appending to one string rather than mapping and joining arrays at every level: every
+ * ledger message is hashed whole, and those arrays and joined copies made ~3x the ledger's own bytes
+ * of garbage. Keys already in order (most objects) are not sorted again.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      // A hole stays empty, as Array.prototype.join leaves it.
+      if (i in value) out += canonicalJson(value[i]);
+    }
+    return `${out}]`;
+  }
   if (typeof value === 'object' && value !== null) {
     const record = value as Record<string, unknown>;
-    const body = Object.keys(record)
-      .sort()
-      .filter((key) => record[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
-    return `{${body.join(',')}}`;
+    const keys = Object.keys(record);
+    if (!isSorted(keys)) keys.sort();
+    let out = '{';
+    for (const key of keys) {
+      const item = record[key];
+      if (item === undefined) continue;
+      if (out.length > 1) out += ',';
+      out += `${JSON.stringify(key)}:${canonicalJson(item)}`;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+function isSorted(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return false;
+  return true;
 }
 
 /**
