@@ -8,8 +8,9 @@ import type Database from 'better-sqlite3';
  * page a savepoint's writes touch into its statement journal. The caller's transaction already
  * makes the write whole: a failure inside it rolls the caller's transaction back (the group commit
  * then retries its writes each under a savepoint of its own, see LocalCommitter.commitMany), and
- * no caller catches a store's failure to go on with the same transaction. Profiled on the 1x import,
- * the warnings' savepoint alone took ~180 ms of the writer thread (one per session).
+ * no caller catches a store's failure to go on with the same transaction. Measured: 10,000 session
+ * writes (messages, warnings, fingerprint) committed in groups of 50 took ~660 ms, against ~760 ms
+ * with a savepoint for each session's warnings.
  */
 export function withinTransaction(db: Database.Database): (write: () => void) => void {
   const own = db.transaction((write: () => void) => write());
