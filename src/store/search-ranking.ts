@@ -3,6 +3,7 @@ import { isScoped, SCOPE_FILTER, type SearchScope } from './search-scope.js';
 import { phrase, type FtsQuery } from './fts-text.js';
 import { indexTerms, Unicode61 } from './fts-tokenizer.js';
 import { POSTING_CHUNK_BITS, readIndexTotals, TermIndexReader, type IndexTotals } from './term-index.js';
+import { withinTransaction } from './within-transaction.js';
 
 /**
  * How a search ranks messages, in two stages.
@@ -211,8 +212,7 @@ export class MessageRanker {
     this.version = () => `${String(db.pragma('data_version', { simple: true }))}:${changes.get() ?? 0}`;
     // Every read of one search in one snapshot: a commit in between (the writer never waits for
     // readers) would otherwise pair one state's postings with another's counts.
-    const inTransaction = db.transaction((fn: () => unknown) => fn());
-    this.snapshot = <T>(fn: () => T): T => (db.inTransaction ? fn() : (inTransaction(fn) as T));
+    this.snapshot = withinTransaction(db);
   }
 
   /** Document frequencies, the index's totals and the term index, kept while the database is unchanged. */
