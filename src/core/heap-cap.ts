@@ -36,4 +36,16 @@ export function gcHelperThreads(cores: number = availableParallelism()): number 
   return Math.min(4, Math.max(1, cores - 2));
 }
 
-export const HEAP_CAP_FLAGS: readonly string[] = [HEAP_CAP_FLAG, `--max-semi-space-size=${SEMI_SPACE_MB}`, `--v8-pool-size=${gcHelperThreads()}`];
+/**
+ * How much bytecode TurboFan may inline into one optimized function, cumulatively (V8's default is
+ * 920). The process runs four isolates, and each compiles its own hot code: the plan workers both
+ * compile the whole per-message pipeline, and every deoptimization (a message of a new shape)
+ * compiles it again. On the 1x import TurboFan's background compiles were ~11% of the process's
+ * CPU (perf), `planSession` alone ~90 ms a compile, 7 compiles. With a quarter of the default, the
+ * 1x import took 0.96x the CPU and wall time (median of 10 pairs of whole processes run in turn);
+ * at 460, 0.98x; at 115, no better than 230. The hot loops (the keyword scan, JSON sizing, the
+ * readers) are small functions that still inline what they call.
+ */
+export const INLINING_BUDGET_FLAG = '--max-inlined-bytecode-size-cumulative=230';
+
+export const HEAP_CAP_FLAGS: readonly string[] = [HEAP_CAP_FLAG, `--max-semi-space-size=${SEMI_SPACE_MB}`, `--v8-pool-size=${gcHelperThreads()}`, INLINING_BUDGET_FLAG];
