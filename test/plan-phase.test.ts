@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PlanPool } from '../src/engine/plan-pool.js';
+import { uniformJob } from '../src/engine/plan-protocol.js';
 import { openDatabase } from '../src/store/database.js';
 import { ensureBuilt, repoRoot } from './support/cli.js';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
@@ -169,3 +170,27 @@ function dumpMessages(stateDir: string): unknown[] {
     db.close();
   }
 }
+
+describe('the jobs a plan worker plans', () => {
+  it('all have the same fields in the same order, whatever the main thread left out (one hidden class for planSession)', () => {
+    const target = { delivered: new Set<string>(), requests: false, rows: true };
+    const bare = uniformJob({ session: { sessionId: 's1', dir: '/d/s1', createdAtMs: 1 }, targets: [target] });
+    const full = uniformJob({
+      session: { sessionId: 's2', dir: '/d/s2', createdAtMs: 2, updatedAtMs: 3 },
+      targets: [target],
+      fingerprint: { file: '/d/s2/messages.jsonl', size: 10, mtimeMs: 4, ino: 7, headHash: 'h' },
+      recordedWorkspace: '/w',
+      decidedWorkspace: '/w2',
+    });
+    const reordered = uniformJob({ decidedWorkspace: '/w3', targets: [target], session: { createdAtMs: 5, dir: '/d/s3', sessionId: 's3' } });
+    for (const job of [full, reordered]) {
+      expect(Object.keys(job)).toEqual(Object.keys(bare));
+      expect(Object.keys(job.session)).toEqual(Object.keys(bare.session));
+    }
+    expect(Object.keys(bare)).toEqual(['session', 'targets', 'fingerprint', 'recordedWorkspace', 'decidedWorkspace']);
+    // Nothing is lost or changed on the way.
+    expect(full).toMatchObject({ recordedWorkspace: '/w', decidedWorkspace: '/w2', fingerprint: { ino: 7 }, session: { sessionId: 's2', updatedAtMs: 3 } });
+    expect(reordered.decidedWorkspace).toBe('/w3');
+    expect(reordered.targets[0]).toBe(target);
+  });
+});

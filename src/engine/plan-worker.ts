@@ -6,7 +6,7 @@
 import { parentPort } from 'node:worker_threads';
 import { errorData, EvermeError, toEvermeError } from '../core/errors.js';
 import type { PlanPart } from '../sinks/sink.js';
-import { MAX_PARTS_AHEAD, partTransferList, type FromPlanWorker, type ToPlanWorker } from './plan-protocol.js';
+import { MAX_PARTS_AHEAD, partTransferList, uniformJob, type FromPlanWorker, type ToPlanWorker } from './plan-protocol.js';
 import { planSession, type PlanJob } from './session-plan.js';
 
 const port = parentPort;
@@ -49,7 +49,7 @@ async function run(id: number, job: PlanJob): Promise<void> {
 port.on('message', (message: ToPlanWorker) => {
   switch (message.kind) {
     case 'plan':
-      void run(message.id, message.job);
+      void run(message.id, uniformJob(message.job));
       return;
     case 'ack': {
       const window = windows.get(message.id);
