@@ -42,9 +42,9 @@ export function gcHelperThreads(cores: number = availableParallelism()): number 
  * compile the whole per-message pipeline, and every deoptimization (a message of a new shape)
  * compiles it again. On the 1x import TurboFan's background compiles were ~11% of the process's
  * CPU (perf), `planSession` alone ~90 ms a compile, 7 compiles. With a quarter of the default, the
- * 1x import took 0.96x the CPU and wall time (median of 10 pairs of whole processes run in turn);
- * at 460, 0.98x; at 115, no better than 230. The hot loops (the keyword scan, JSON sizing, the
- * readers) are small functions that still inline what they call.
+ * 1x import took 0.96x the CPU and wall time (median of 10 pairs of whole processes run in turn),
+ * the tree with 8x tool outputs ~0.97x (6 pairs); at 460, 0.97–0.98x; at 115, no better than 230.
+ * The hook's detached worker runs with these flags too; it was not measured on its own.
  */
 export const INLINING_BUDGET_FLAG = '--max-inlined-bytecode-size-cumulative=230';
 
