@@ -40,8 +40,9 @@ export function gcHelperThreads(cores: number = availableParallelism()): number 
  * How much bytecode TurboFan may inline into one optimized function, cumulatively (V8's default is
  * 920). The process runs four isolates, and each compiles its own hot code: the plan workers both
  * compile the whole per-message pipeline, and every deoptimization (a message of a new shape)
- * compiles it again. On the 1x import TurboFan's background compiles were ~11% of the process's
- * CPU (perf), `planSession` alone ~90 ms a compile, 7 compiles. With a quarter of the default, the
+ * compiles it again. Importing the bench's extra tree (3,000 sessions, the 1x tree's size), TurboFan's
+ * background compiles were ~11% of the process's CPU samples (perf); on the 1x tree `planSession`
+ * alone took ~90 ms a compile, 7 compiles (--trace-opt). With a quarter of the default, the
  * 1x import took 0.96x the CPU and wall time (median of 10 pairs of whole processes run in turn),
  * the tree with 8x tool outputs ~0.97x (6 pairs); at 460, 0.97–0.98x; at 115, no better than 230.
  * The hook's detached worker runs with these flags too; it was not measured on its own.
