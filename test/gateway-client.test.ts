@@ -89,6 +89,17 @@ describe('GatewayClient against the fake gateway', () => {
     expect(fake.flushes).toEqual([{ conversationId: CID, messageCount: 3 }]);
   });
 
+  it('sends every request over one kept-alive connection, which a timeout firing after its answer leaves open', async () => {
+    const c = client({ timeoutMs: 150 });
+    await post(c);
+    // The first request's timeout fires now, long after its answer was read.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await post(c);
+    await post(c);
+    expect(fake.requestsTo('/mem/agent-memory')).toHaveLength(3);
+    expect(fake.connections).toBe(1);
+  });
+
   it('sends exactly the bytes the batcher planned, and the gateway accepts a request planned up to the limit', async () => {
     const big: AgentMessage[] = [];
     for (let i = 0; i < 40; i++) {

@@ -62,6 +62,8 @@ export interface FakeGateway {
   readonly requests: RecordedRequest[];
   readonly conversations: Map<string, AgentMessage[]>;
   readonly flushes: FlushRecord[];
+  /** How many connections clients opened since the gateway started. */
+  readonly connections: number;
   messagesFor(conversationId: string): AgentMessage[];
   /** Requests to one endpoint (`/mem/agent-memory`, `/mem/search`, `/mem/context`). */
   requestsTo(endpoint: string): RecordedRequest[];
@@ -332,7 +334,9 @@ export async function startFakeGateway(opts: { token?: string } = {}): Promise<F
       else res.destroy();
     });
   });
+  let connections = 0;
   server.on('connection', (socket) => {
+    connections++;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -367,6 +371,9 @@ export async function startFakeGateway(opts: { token?: string } = {}): Promise<F
     requests,
     conversations,
     flushes,
+    get connections() {
+      return connections;
+    },
     messagesFor: (conversationId) => conversations.get(conversationId) ?? [],
     requestsTo: (endpoint) => requests.filter((r) => r.path === `/api/v1${endpoint}`),
     failNext: (...more) => {

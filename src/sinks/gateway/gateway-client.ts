@@ -4,6 +4,7 @@ import { EvermeError, type ErrorType } from '../../core/errors.js';
 import { assertKeySafeTransport } from '../../config/transport.js';
 import { DEFAULT_API_BASE } from '../../config/settings.js';
 import { redactOutput } from '../../core/redact-output.js';
+import { postJson, ResponseTooLarge, type PostedResponse } from './http-post.js';
 import type { AgentMessage } from '../../core/agent-message.js';
 import {
   agentMemoryResultSchema,
@@ -157,8 +158,8 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 function errorCodeOf(err: unknown): string | undefined {
-  // fetch wraps socket errors: TypeError('fetch failed', { cause: Error{code} }), and a refused
-  // dual-stack connect may arrive as an AggregateError whose members carry the code.
+  // A socket error carries its code, possibly on a wrapped cause; a refused dual-stack connect
+  // arrives as an AggregateError whose members carry the code.
   let current: unknown = err;
   for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
     const code = (current as { code?: unknown }).code;
@@ -171,31 +172,6 @@ function errorCodeOf(err: unknown): string | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
-}
-
-class ResponseTooLarge extends Error {}
-
-async function readCapped(response: Response, cap: number): Promise<string> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > cap) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new ResponseTooLarge();
-  }
-  if (!response.body) return '';
-  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > cap) {
-      await reader.cancel().catch(() => undefined);
-      throw new ResponseTooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function parseEnvelope(text: string): GatewayEnvelope | undefined {
@@ -355,22 +331,16 @@ export class GatewayClient {
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const base = { path, requestId };
 
-    let response: Response;
+    let response: PostedResponse;
     try {
-      response = await fetch(`${this.base}${path}`, {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${this.apiKey}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json',
-          'User-Agent': this.userAgent,
-          requestId,
-        },
-        body: payload,
-        signal: combined,
-        // A redirect would carry the bearer token somewhere the user did not configure.
-        redirect: 'manual',
-      });
+      const headers = {
+        Authorization: `Bearer ${this.apiKey}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json',
+        'User-Agent': this.userAgent,
+        requestId,
+      };
+      response = await postJson(new URL(`${this.base}${path}`), headers, payload, combined);
     } catch (err) {
       return this.transportFailure(err, base, signal, timeout, 'connect');
     }
@@ -380,7 +350,7 @@ export class GatewayClient {
     const acked = opts.ackOn2xx === true && response.status >= 200 && response.status < 300;
     let text: string;
     try {
-      text = await readCapped(response, MAX_RESPONSE_BYTES);
+      text = await response.text(MAX_RESPONSE_BYTES);
     } catch (err) {
       if (acked) return { value: undefined, requestId, invalid: err instanceof ResponseTooLarge ? 'too_large' : 'unreadable_body' };
       if (err instanceof ResponseTooLarge) {
@@ -428,7 +398,7 @@ export class GatewayClient {
     } else if (sysCode === 'ENOTFOUND' || sysCode === 'EAI_AGAIN') {
       code = 'dns';
       message = 'The EverMe gateway host name could not be resolved';
-    } else if (sysCode === 'ECONNRESET' || sysCode === 'UND_ERR_SOCKET' || sysCode === 'EPIPE') {
+    } else if (sysCode === 'ECONNRESET' || sysCode === 'EPIPE') {
       code = 'connection_reset';
       message = 'The connection to the EverMe gateway was lost before it answered';
     }
@@ -436,7 +406,7 @@ export class GatewayClient {
   }
 
   private classify<T>(
-    response: Response,
+    response: PostedResponse,
     text: string,
     schema: z.ZodType<T>,
     base: { path: string; requestId: string },
@@ -455,7 +425,7 @@ export class GatewayClient {
     const named = serverError ? `: ${serverError}` : '';
 
     if (httpStatus === 429) {
-      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      const retryAfterMs = parseRetryAfter(response.header('retry-after'));
       return new AttemptFailure('rate_limit', 'http_429', 'The EverMe gateway is rate limiting requests (HTTP 429)', {
         ...detail,
         retryAfterMs,
@@ -486,13 +456,13 @@ export class GatewayClient {
 
   private errnoFailure(
     errno: number,
-    response: Response,
+    response: PostedResponse,
     named: string,
     detail: Record<string, unknown> & { reachedServer: boolean },
   ): AttemptFailure {
     const suffix = `(errno ${errno}${named})`;
     if (errno === 30104) {
-      const header = response.headers.get('retry-after');
+      const header = response.header('retry-after');
       return new AttemptFailure('rate_limit', 'rate_limited', `The EverMe gateway is rate limiting requests ${suffix}`, {
         ...detail,
         ...(header !== null ? { retryAfterMs: parseRetryAfter(header) } : {}),
