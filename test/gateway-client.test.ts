@@ -310,6 +310,15 @@ describe('GatewayClient against the fake gateway', () => {
       expect(err.detail).toMatchObject({ reachedServer: true, attempts: 1 });
       expect(fake.requests).toHaveLength(1);
     });
+
+    it('gives up on a 2xx whose body stalls at the time limit, and counts the write as acknowledged, sent once', async () => {
+      fake.failNext({ kind: 'store_then', answer: 'stall_mid_body' });
+      const started = Date.now();
+      await expect(post(client({ timeoutMs: 300 }))).resolves.toMatchObject({ responseInvalid: 'unreadable_body' });
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(fake.messagesFor(CID)).toEqual(messages);
+      expect(fake.requests).toHaveLength(1);
+    });
   });
 
   it('is served by a fake gateway that rejects what the real one would', async () => {

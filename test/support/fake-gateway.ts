@@ -28,7 +28,7 @@ export type Fault = (
    * (`bad_json`), an envelope of the wrong types, a body over the client's 8 MiB cap, or a reset
    * after the status line and part of the body. The ambiguous answers that must not cause a resend.
    */
-  | { kind: 'store_then'; answer: 'bad_json' | 'wrong_types' | 'oversized' | 'reset_mid_body' }
+  | { kind: 'store_then'; answer: 'bad_json' | 'wrong_types' | 'oversized' | 'reset_mid_body' | 'stall_mid_body' }
   /** Holds the request until `until` settles, then serves it normally. */
   | { kind: 'hold'; until: Promise<void> }
 ) & {
@@ -264,6 +264,11 @@ export async function startFakeGateway(opts: { token?: string } = {}): Promise<F
       case 'reset_mid_body':
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '4096' });
         res.write('{"status":0,"requestId":"', () => req.socket.destroy());
+        return;
+      case 'stall_mid_body':
+        // Half an answer, then nothing, until the client gives up (or the gateway stops).
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '4096' });
+        res.write('{"status":0,"requestId":"');
         return;
     }
   };

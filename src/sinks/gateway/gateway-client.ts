@@ -4,7 +4,7 @@ import { EvermeError, type ErrorType } from '../../core/errors.js';
 import { assertKeySafeTransport } from '../../config/transport.js';
 import { DEFAULT_API_BASE } from '../../config/settings.js';
 import { redactOutput } from '../../core/redact-output.js';
-import { postJson, ResponseTooLarge, type PostedResponse } from './http-post.js';
+import { postJson, RequestTimedOut, ResponseTooLarge, type PostedResponse } from './http-post.js';
 import type { AgentMessage } from '../../core/agent-message.js';
 import {
   agentMemoryResultSchema,
@@ -327,8 +327,6 @@ export class GatewayClient {
   ): Promise<AttemptSuccess<T> | AttemptFailure> {
     const { signal } = opts;
     if (signal?.aborted) return this.cancelled(path, false, signal.reason);
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const base = { path, requestId };
 
     let response: PostedResponse;
@@ -340,9 +338,9 @@ export class GatewayClient {
         'User-Agent': this.userAgent,
         requestId,
       };
-      response = await postJson(new URL(`${this.base}${path}`), headers, payload, combined);
+      response = await postJson(new URL(`${this.base}${path}`), headers, payload, { signal, timeoutMs: this.timeoutMs });
     } catch (err) {
-      return this.transportFailure(err, base, signal, timeout, 'connect');
+      return this.transportFailure(err, base, signal, 'connect');
     }
 
     // A status line arrived: from here on the server has seen the request. A 2xx write is then
@@ -360,7 +358,7 @@ export class GatewayClient {
           httpStatus: response.status,
         });
       }
-      return this.transportFailure(err, base, signal, timeout, 'body');
+      return this.transportFailure(err, base, signal, 'body');
     }
     const classified = this.classify(response, text, schema, base);
     if (classified instanceof AttemptFailure) {
@@ -376,12 +374,11 @@ export class GatewayClient {
     err: unknown,
     base: { path: string; requestId: string },
     signal: AbortSignal | undefined,
-    timeout: AbortSignal,
     phase: 'connect' | 'body',
   ): AttemptFailure {
     // Whether an aborted request reached the server is unknown, and unknown counts as reached.
     if (signal?.aborted) return this.cancelled(base.path, true, err);
-    if (timeout.aborted) {
+    if (err instanceof RequestTimedOut) {
       return new AttemptFailure('network', 'timeout', `The EverMe gateway did not answer within ${this.timeoutMs} ms`, {
         ...base,
         reachedServer: true,

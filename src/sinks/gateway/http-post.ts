@@ -18,6 +18,9 @@ export interface PostedResponse {
 
 export class ResponseTooLarge extends Error {}
 
+/** The request took longer than its time limit, from sending to the body's last byte. */
+export class RequestTimedOut extends Error {}
+
 // Kept-alive connections, as fetch kept them: an import sends thousands of requests to one host.
 // The agents unref idle sockets, so they never hold a finished process open. An idle socket is
 // closed after 4 s, fetch's default, or sooner when the server's Keep-Alive header says so: reused
@@ -46,15 +49,21 @@ function transportFor(protocol: string): Promise<Transport> {
 }
 
 /**
- * Sends `body` and resolves once the status line and headers arrive. `signal` aborts the request
- * at any point until the body has been read. Its listener is dropped then: the timeout in it fires
- * long after most answers, and must find nothing left to abort on a connection the next request
- * has taken over.
+ * Sends `body` and resolves once the status line and headers arrive. The request fails with
+ * RequestTimedOut once `timeoutMs` pass before its body has been read, and with the signal's reason
+ * when `signal` aborts first. Both are dropped once the body is read. (A timer, not an
+ * AbortSignal.timeout: that took ~27 µs of CPU against ~3 µs, 20,000 of each made and dropped, and
+ * lives on until it fires.)
  */
-export async function postJson(url: URL, headers: Readonly<Record<string, string>>, body: string, signal: AbortSignal): Promise<PostedResponse> {
+export async function postJson(
+  url: URL,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+  { signal, timeoutMs }: { signal?: AbortSignal | undefined; timeoutMs: number },
+): Promise<PostedResponse> {
   const { request, agent } = await transportFor(url.protocol);
   return new Promise((resolve, reject) => {
-    if (signal.aborted) {
+    if (signal?.aborted) {
       reject(abortError(signal));
       return;
     }
@@ -68,13 +77,19 @@ export async function postJson(url: URL, headers: Readonly<Record<string, string
       reject(err);
       later.fail(err);
     };
-    const onAbort = (): void => {
-      const err = abortError(signal);
+    const stop = (err: Error): void => {
+      done();
       req.destroy(err);
       fail(err);
     };
-    const done = (): void => signal.removeEventListener('abort', onAbort);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const onAbort = (): void => stop(abortError(signal));
+    const timer = setTimeout(() => stop(new RequestTimedOut(`No answer within ${timeoutMs} ms`)), timeoutMs);
+    timer.unref();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
     // Errors after the answer arrived (a reset mid-body) reach the body's reader; the listeners
     // stay so that none of them is ever unhandled.
     req.on('error', (err) => {
@@ -153,7 +168,7 @@ function answer(res: http.IncomingMessage, later: LaterFailure, done: () => void
   };
 }
 
-function abortError(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
+function abortError(signal: AbortSignal | undefined): Error {
+  const reason: unknown = signal?.reason;
   return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
 }
