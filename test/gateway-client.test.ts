@@ -89,10 +89,10 @@ describe('GatewayClient against the fake gateway', () => {
     expect(fake.flushes).toEqual([{ conversationId: CID, messageCount: 3 }]);
   });
 
-  it('sends every request over one kept-alive connection, which a timeout firing after its answer leaves open', async () => {
+  it('sends every request over one kept-alive connection, still open once the time limit of the first request has passed', async () => {
     const c = client({ timeoutMs: 150 });
     await post(c);
-    // The first request's timeout fires now, long after its answer was read.
+    // Past the first request's time limit: nothing of that request may touch the connection now.
     await new Promise((resolve) => setTimeout(resolve, 300));
     await post(c);
     await post(c);

@@ -25,8 +25,9 @@ export type Fault = (
   | { kind: 'oversized_response'; bytes?: number }
   /**
    * Stores the write (when valid), then answers 2xx in a way no client can parse: a body cut off
-   * (`bad_json`), an envelope of the wrong types, a body over the client's 8 MiB cap, or a reset
-   * after the status line and part of the body. The ambiguous answers that must not cause a resend.
+   * (`bad_json`), an envelope of the wrong types, a body over the client's 8 MiB cap, a reset
+   * after the status line and part of the body, or part of the body and then nothing
+   * (`stall_mid_body`). The ambiguous answers that must not cause a resend.
    */
   | { kind: 'store_then'; answer: 'bad_json' | 'wrong_types' | 'oversized' | 'reset_mid_body' | 'stall_mid_body' }
   /** Holds the request until `until` settles, then serves it normally. */
