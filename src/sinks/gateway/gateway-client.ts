@@ -4,7 +4,7 @@ import { EvermeError, type ErrorType } from '../../core/errors.js';
 import { assertKeySafeTransport } from '../../config/transport.js';
 import { DEFAULT_API_BASE } from '../../config/settings.js';
 import { redactOutput } from '../../core/redact-output.js';
-import { postJson, RequestTimedOut, ResponseTooLarge, type PostedResponse } from './http-post.js';
+import { abortReason, postJson, RequestTimedOut, ResponseTooLarge, type PostedResponse } from './http-post.js';
 import type { AgentMessage } from '../../core/agent-message.js';
 import {
   agentMemoryResultSchema,
@@ -116,12 +116,6 @@ class AttemptFailure {
     readonly detail: Record<string, unknown> & { reachedServer: boolean },
     readonly cause?: unknown,
   ) {}
-}
-
-/** Why a wait ended early: the signal's reason (an AbortError unless the caller gave another Error). */
-function abortReason(signal: AbortSignal | undefined): Error {
-  const reason: unknown = signal?.reason;
-  return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
 }
 
 export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {

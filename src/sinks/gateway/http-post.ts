@@ -64,7 +64,7 @@ export async function postJson(
   const { request, agent } = await transportFor(url.protocol);
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
-      reject(abortError(signal));
+      reject(abortReason(signal));
       return;
     }
     const req = request(url, {
@@ -82,7 +82,7 @@ export async function postJson(
       req.destroy(err);
       fail(err);
     };
-    const onAbort = (): void => stop(abortError(signal));
+    const onAbort = (): void => stop(abortReason(signal));
     const timer = setTimeout(() => stop(new RequestTimedOut(`No answer within ${timeoutMs} ms`)), timeoutMs);
     timer.unref();
     const done = (): void => {
@@ -168,7 +168,8 @@ function answer(res: http.IncomingMessage, later: LaterFailure, done: () => void
   };
 }
 
-function abortError(signal: AbortSignal | undefined): Error {
+/** Why a request or a wait ended early: the signal's reason (an AbortError unless the caller gave another Error). */
+export function abortReason(signal: AbortSignal | undefined): Error {
   const reason: unknown = signal?.reason;
   return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
 }
