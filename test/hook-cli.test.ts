@@ -298,7 +298,9 @@ describe('everme hook (the real CLI, fail-open)', () => {
     const { dataDir, stateDir } = dirs();
     const bare = path.join(stateDir, 'broken-install');
     mkdirSync(path.join(bare, 'bin'), { recursive: true });
+    // bin/ as installed (run.js and the package.json that makes it CommonJS), dist/ gone.
     copyFileSync(BIN, path.join(bare, 'bin', 'run.js'));
+    copyFileSync(path.join(path.dirname(BIN), 'package.json'), path.join(bare, 'bin', 'package.json'));
     writeFileSync(path.join(bare, 'package.json'), '{"type":"module"}');
     const run = spawnSync(process.execPath, [path.join(bare, 'bin', 'run.js'), 'hook'], { input: hookStdin(newSessionId()), env: gatewayEnv(dataDir, stateDir), encoding: 'utf8' });
     expect(run.status).toBe(0);

@@ -46,7 +46,7 @@ export interface EvermeErrorOptions {
 
 /**
  * Set on every EvermeError, whichever copy of this module made it. The hook runs from a bundle
- * (dist/src/hook/hook-entry.bundle.js) that carries its own copy of this class, while what it loads
+ * (dist/src/hook/hook-entry.bundle.cjs) that carries its own copy of this class, while what it loads
  * lazily (SessionStart's recall) throws the unbundled one: `instanceof` goes by this mark, so a
  * gateway that timed out is still a `network` error on either side of that line.
  */

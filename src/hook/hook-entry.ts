@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hookDataDir } from './hook-data-dir.js';
@@ -95,6 +94,9 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
   slot.markPending();
   if (!slot.tryClaim()) return { ...named, outcome: 'debounced', diagnostic, stateDir };
   try {
+    // Loaded only here: most events are debounced, and child_process pulls in some ten of node's
+    // own modules (dgram among them) that nothing else in the hook needs.
+    const { spawn } = await import('node:child_process');
     const worker = spawn(
       process.execPath,
       // Capped like `import`: a worker may read a whole long session.
@@ -153,6 +155,11 @@ function watchdogMs(env: NodeJS.ProcessEnv): number {
   return Number.isSafeInteger(ms) && ms > 0 ? ms : WATCHDOG_MS;
 }
 
+function writeIgnoringErrors(stream: NodeJS.WriteStream, text: string): void {
+  stream.on('error', () => undefined);
+  stream.write(text);
+}
+
 function stderrLine(text: string): string {
   return `${redactOutput(text).replace(/\s+/g, ' ').trim().slice(0, MAX_STDERR_CHARS)}\n`;
 }
@@ -164,10 +171,6 @@ function stderrLine(text: string): string {
 export async function runHookFromProcess(): Promise<void> {
   const started = process.hrtime.bigint();
   const quietExit = (): never => process.exit(0);
-  // A host that closed its end of a pipe must not turn into an EPIPE crash (exit 1 blocks nothing,
-  // but 2 would, and a stack trace on stderr is not "one short line").
-  process.stdout.on('error', () => undefined);
-  process.stderr.on('error', () => undefined);
   process.on('uncaughtException', quietExit);
   process.on('unhandledRejection', quietExit);
   const watchdog = setTimeout(quietExit, watchdogMs(process.env));
@@ -200,10 +203,13 @@ export async function runHookFromProcess(): Promise<void> {
       // recording latency is best effort; the hook must not fail because of it
     }
   }
-  // The host hands SessionStart's stdout to the model as context: plain text, written once.
-  if (result.stdout) process.stdout.write(`${result.stdout}\n`);
+  // The host hands SessionStart's stdout to the model as context: plain text, written once. Each
+  // stream is made only to write (most calls print nothing). A host that closed its end of a pipe
+  // must not turn into an EPIPE crash (exit 1 blocks nothing, but 2 would, and a stack trace on
+  // stderr is not "one short line").
+  if (result.stdout) writeIgnoringErrors(process.stdout, `${result.stdout}\n`);
   const line = result.outcome === 'failed' ? `everme hook: ${result.reason ?? 'failed'}` : result.diagnostic;
-  if (line) process.stderr.write(stderrLine(line));
+  if (line) writeIgnoringErrors(process.stderr, stderrLine(line));
   clearTimeout(watchdog);
   process.exitCode = 0;
 }

@@ -5,4 +5,5 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { execute } = await import(pathToFileURL(path.join(repo, 'dist', 'src', 'cli', 'oclif-main.js')).href);
-await execute({ dir: pathToFileURL(path.join(repo, 'bin', 'run.js')).href });
+// The package's directory, as bin/run.js passes it: from bin/ oclif would stop at bin/package.json.
+await execute({ dir: repo });
