@@ -23,8 +23,9 @@ async function hook() {
 
 async function command() {
   const args = process.argv.slice(2);
-  // Only `import` runs in a child node whose heap is capped (see heap-capped.ts, whose
-  // `wantsHeapCap` says so too): no other command loads it.
+  // Only `import` runs in a child node whose heap is capped (see heap-capped.ts; its `wantsHeapCap`
+  // checks the command too). heap-capped.js is an ES module: loading it for any other command would
+  // start node's ES module loader, which `sync` (required as CommonJS below) never needs.
   const heap = args[0] === 'import' ? await import('../dist/src/cli/heap-capped.js') : undefined;
   const code = heap?.wantsHeapCap(args, process.env, process.execArgv) ? await heap.runHeapCapped(__filename, args) : undefined;
   if (code !== undefined) {
