@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
 import { WarningCollector } from '../src/core/warnings.js';
 import type { AgentMessage } from '../src/core/agent-message.js';
+import { emptyRequest, encodeRequest } from '../src/memory/encoded-request.js';
 import { planRequests } from '../src/memory/task-batcher.js';
 import { defaultSleep, GatewayClient, type GatewayClientOptions } from '../src/sinks/gateway/gateway-client.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
@@ -118,6 +119,25 @@ describe('GatewayClient against the fake gateway', () => {
     expect(sent.map((s) => (s.body as { sync?: boolean }).sync)).toEqual(plan.map((_r, i) => (i === plan.length - 1 ? undefined : true)));
     expect(plan[0]!.bytes).toBeGreaterThan(60_000);
     expect(fake.messagesFor(CID)).toEqual(big);
+  });
+
+  it('sends messages the plan phase encoded as the very bytes it sends for the same messages as objects', async () => {
+    const unusual: AgentMessage[] = [...messages, { role: 'user', timestamp: 1789355117000, content: 'quote " backslash \\ tab \t 漢字😀 lone \ud800 nul \u0000' }];
+    const c = client();
+    for (const body of [
+      { flush: false, sync: true },
+      { flush: false, sync: false },
+      { flush: true },
+    ]) {
+      await c.postAgentMemory({ conversationId: CID, ...body, messages: unusual });
+      await c.postAgentMemory({ conversationId: CID, ...body, messages: encodeRequest({ messages: unusual, keys: [], bytes: 0 }).messagesJson });
+    }
+    await c.postAgentMemory({ conversationId: CID, flush: true, messages: [] });
+    await c.postAgentMemory({ conversationId: CID, flush: true, messages: emptyRequest().messagesJson });
+    const sent = fake.requestsTo('/mem/agent-memory').map((r) => r.bodyText);
+    expect(sent).toHaveLength(8);
+    for (let i = 0; i < sent.length; i += 2) expect(sent[i + 1]).toBe(sent[i]);
+    expect(JSON.parse(sent[0]!)).toEqual({ conversationId: CID, flush: false, sync: true, messages: unusual });
   });
 
   it('a wait signal ends a Retry-After wait at once, but lets a request in flight settle', async () => {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { encodeRequest } from '../src/memory/encoded-request.js';
 import { GatewayClient } from '../src/sinks/gateway/gateway-client.js';
 import { GatewaySink } from '../src/sinks/gateway/gateway-sink.js';
 import type { PlanPart } from '../src/sinks/sink.js';
@@ -42,7 +43,7 @@ function part(first: string[], second: string[]): PlanPart {
     keys,
     bytes: 100,
   });
-  return { conversation, requests: [request(first), request(second)], requestCount: 2, messageCount: first.length + second.length, bytes: 200 };
+  return { conversation, encoded: [encodeRequest(request(first)), encodeRequest(request(second))], requestCount: 2, messageCount: first.length + second.length, bytes: 200 };
 }
 
 function sinkWith(turn: WriteTurn | undefined): GatewaySink {

@@ -140,7 +140,7 @@ describe('the plan pool', () => {
     const acks = (): number => posted.mock.calls.filter(([message]) => (message as { kind: string }).kind === 'ack').length;
     const pool = new PlanPool(realWorker, 1);
     try {
-      const target = { delivered: new Set<string>(), requests: true, rows: false };
+      const target = { delivered: new Set<string>(), requests: true, encoded: false, rows: false };
       const slowly = (ms: number) => async (_target: number, _part: PlanPart) => new Promise<void>((resolve) => setTimeout(resolve, ms));
       // The one part is delivered slowly: its plan has ended before the delivery does.
       expect((await pool.plan({ session: small!, targets: [target] }, slowly(200))).status).toBe('planned');
@@ -173,7 +173,7 @@ function dumpMessages(stateDir: string): unknown[] {
 
 describe('the jobs a plan worker plans', () => {
   it('all have the same fields in the same order, whatever the main thread left out (one hidden class for planSession)', () => {
-    const target = { delivered: new Set<string>(), requests: false, rows: true };
+    const target = { delivered: new Set<string>(), requests: false, encoded: false, rows: true };
     const bare = uniformJob({ session: { sessionId: 's1', dir: '/d/s1', createdAtMs: 1 }, targets: [target] });
     const full = uniformJob({
       session: { sessionId: 's2', dir: '/d/s2', createdAtMs: 2, updatedAtMs: 3 },

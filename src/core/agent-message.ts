@@ -35,3 +35,8 @@ export interface KeyedMessage {
   key: string;
   message: AgentMessage;
 }
+
+/** Whether a conversation's last message ends a turn (an assistant message whose turn completed): what a sync's flush waits for. */
+export function endsTurn(last: AgentMessage | undefined): boolean {
+  return last?.role === 'assistant' && last.turnComplete;
+}

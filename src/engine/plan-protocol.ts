@@ -1,5 +1,6 @@
 import type { EvermeErrorData } from '../core/errors.js';
 import type { PlanPart } from '../sinks/sink.js';
+import { requestsTransferList } from '../memory/encoded-request.js';
 import { rowsTransferList } from '../store/message-rows.js';
 import type { SessionRef } from '../transcript/types.js';
 import type { PlanJob, PlanResult } from './session-plan.js';
@@ -16,9 +17,12 @@ export type FromPlanWorker =
   | { kind: 'done'; id: number; result: PlanResult }
   | { kind: 'failed'; id: number; error: EvermeErrorData };
 
-/** A part's encoded rows are moved to the main thread, not copied (and on to the writer thread the same way). */
+/**
+ * A part's encoded rows and requests are moved to the main thread, not copied (the rows on to the
+ * writer thread the same way).
+ */
 export function partTransferList(part: PlanPart): ArrayBuffer[] {
-  return part.rows ? rowsTransferList(part.rows) : [];
+  return [...(part.rows ? rowsTransferList(part.rows) : []), ...(part.encoded ? requestsTransferList(part.encoded) : [])];
 }
 
 /**

@@ -339,11 +339,11 @@ function targetsOf(changed: SinkRun[], dryRun: boolean): Array<{ runs: SinkRun[]
   for (const run of changed) {
     const delivered = run.delivered ?? new Set<string>();
     const same = groups.find((g) => g.target.delivered.size === delivered.size && [...delivered].every((key) => g.target.delivered.has(key)));
-    const group = same ?? { runs: [], target: { delivered, requests: false, rows: false } };
+    const group = same ?? { runs: [], target: { delivered, requests: false, encoded: false, rows: false } };
     if (!same) groups.push(group);
     group.runs.push(run);
     // A dry run only counts: it needs neither the messages nor their rows.
-    if (!dryRun && run.sink.takes === 'requests') group.target.requests = true;
+    if (!dryRun && run.sink.takes === 'requests') group.target.encoded = true;
     if (!dryRun && run.sink.takes === 'rows') group.target.rows = true;
   }
   return groups;

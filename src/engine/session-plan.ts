@@ -1,6 +1,7 @@
 import type { KeyedMessage } from '../core/agent-message.js';
 import { WarningCollector, type WarningEntry } from '../core/warnings.js';
 import { Converter } from '../memory/convert.js';
+import { encodeRequest } from '../memory/encoded-request.js';
 import { TaskBatcher, type PlannedRequest } from '../memory/task-batcher.js';
 import type { ConversationMeta, PlanPart } from '../sinks/sink.js';
 import type { SessionFingerprint } from '../store/fingerprint-store.js';
@@ -22,8 +23,10 @@ import { fingerprintFile } from './fingerprint.js';
 export interface PlanTarget {
   /** Keys the target's sinks have acknowledged. */
   delivered: ReadonlySet<string>;
-  /** Keep the requests' messages: a sink sends them (the gateway), or someone shows them (the preview). */
+  /** Keep the requests as objects: someone shows them (the preview). */
   requests: boolean;
+  /** Encode the requests as the gateway sink sends them (see EncodedRequest). */
+  encoded: boolean;
   /** Encode the messages for the embedded store (its rows, the FTS text included). */
   rows: boolean;
 }
@@ -103,6 +106,7 @@ class TargetPlan {
     const requests = this.pending;
     const part: PlanPart = { conversation, requestCount: requests.length, messageCount: this.pendingMessages, bytes: this.pendingBytes };
     if (this.target.requests) part.requests = requests;
+    if (this.target.encoded) part.encoded = requests.map(encodeRequest);
     if (this.target.rows) part.rows = encodeMessageRows(keyedMessages(requests));
     this.pending = [];
     this.pendingBytes = 0;

@@ -6,7 +6,7 @@ import type { WarningEntry } from '../core/warnings.js';
 import { conversationIdFor } from '../core/conversation-id.js';
 import { planSession } from '../engine/session-plan.js';
 import { flushPlanFor, UploadFlags } from '../sinks/gateway/flush-policy.js';
-import type { PlannedRequest } from '../sinks/sink.js';
+import type { EncodedRequest, PlannedRequest } from '../sinks/sink.js';
 import { databasePath, openDatabase } from '../store/database.js';
 import { TombstoneStore } from '../store/tombstones.js';
 import { readSessionIndex } from '../transcript/session-index.js';
@@ -34,13 +34,16 @@ export type PreviewSkip = { reason: 'forgotten' } | { reason: 'excluded'; rule: 
  * and the gateway's own flush rule for an import. Reads the session's files; writes nothing.
  */
 export async function previewSession(session: SessionRef): Promise<SessionPreview> {
+  // The requests as the gateway sink takes them (for their flags), and as objects (for their messages).
+  const encoded: EncodedRequest[] = [];
   const requests: PlannedRequest[] = [];
-  const result = await planSession({ session, targets: [{ delivered: new Set(), requests: true, rows: false }] }, (_target, part) => {
+  const result = await planSession({ session, targets: [{ delivered: new Set(), requests: true, encoded: true, rows: false }] }, (_target, part) => {
+    encoded.push(...(part.encoded ?? []));
     requests.push(...(part.requests ?? []));
     return Promise.resolve();
   });
   const flags = new UploadFlags(flushPlanFor('import', false));
-  const outgoing = [...requests.flatMap((request) => flags.push(request)), ...flags.end()];
+  const outgoing = [...encoded.flatMap((request) => flags.push(request)), ...flags.end()];
   const base = { conversationId: conversationIdFor(session.sessionId), sessionId: session.sessionId };
   if (result.status === 'empty') return { ...base, source: 'none', requests: [], messages: [], warnings: [] };
   const { conversation } = result;
@@ -49,8 +52,9 @@ export async function previewSession(session: SessionRef): Promise<SessionPrevie
     source: conversation.source,
     historyFile: conversation.historyFile,
     ...(conversation.workspaceDir === undefined ? {} : { workspaceDir: conversation.workspaceDir }),
-    requests: outgoing.map((out) => ({ messages: out.request.messages.length, flush: out.flush })),
-    messages: outgoing.flatMap((out) => out.request.messages),
+    requests: outgoing.map((out) => ({ messages: out.request.messageCount, flush: out.flush })),
+    // Flags keep the requests' order: the objects are the encoded requests', one for one.
+    messages: requests.flatMap((request) => request.messages),
     warnings: result.warnings,
   };
 }

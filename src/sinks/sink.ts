@@ -1,22 +1,27 @@
 import type { SinkName } from '../config/settings.js';
 import type { WarningEntry } from '../core/warnings.js';
+import type { EncodedRequest } from '../memory/encoded-request.js';
 import type { PlannedRequest } from '../memory/task-batcher.js';
 import type { MessageRows } from '../store/message-rows.js';
 import type { ConversationMeta, SessionStateWrite } from '../store/store-types.js';
 
-export type { ConversationMeta, PlannedRequest, SessionStateWrite };
+export type { ConversationMeta, EncodedRequest, PlannedRequest, SessionStateWrite };
 
 /** import flushes every conversation's last request, sync only at a finished turn, the hook only at a conversation boundary. */
 export type DeliveryMode = 'import' | 'sync' | 'hook';
 
 /**
  * A slice of one session's delivery plan, in order: the plan phase's batched requests, and the same
- * messages encoded for the embedded store. A part carries what its sinks take (the requests for a
- * sink that sends them, the rows for the store); the counts are always there.
+ * messages encoded for the embedded store. A part carries what its sinks take (the requests encoded
+ * for a sink that sends them, the rows for the store, the requests as objects for a preview); the
+ * counts are always there.
  */
 export interface PlanPart {
   conversation: ConversationMeta;
+  /** The requests as objects: what `show` previews. */
   requests?: PlannedRequest[];
+  /** The same requests, their messages' JSON encoded: what the gateway sink sends. */
+  encoded?: EncodedRequest[];
   rows?: MessageRows;
   requestCount: number;
   messageCount: number;
@@ -84,7 +89,7 @@ export interface SinkSession {
  */
 export interface Sink {
   readonly name: SinkName;
-  /** What the sink takes from a plan part: the requests' messages (to send them) or the encoded rows (to store them). */
+  /** What the sink takes from a plan part: the requests, encoded (to send them), or the encoded rows (to store them). */
   readonly takes: 'requests' | 'rows';
   /**
    * Whether a session with nothing new for this sink is still begun and ended at it: the gateway

@@ -45,6 +45,8 @@ export interface RecordedRequest {
   /** Parsed JSON body, or undefined when it was not JSON. */
   body: unknown;
   bodyBytes: number;
+  /** The body as it arrived (UTF-8), up to the read limit. */
+  bodyText: string;
   /** The fault this request took, if any. */
   fault?: Fault['kind'];
 }
@@ -290,7 +292,7 @@ export async function startFakeGateway(opts: { token?: string } = {}): Promise<F
     }
     const path = (req.url ?? '/').split('?')[0]!;
     const endpoint = path.startsWith('/api/v1') ? path.slice('/api/v1'.length) : path;
-    const record: RecordedRequest = { method: req.method ?? '', path, headers: req.headers, body, bodyBytes: rawBytes };
+    const record: RecordedRequest = { method: req.method ?? '', path, headers: req.headers, body, bodyBytes: rawBytes, bodyText: text };
     requests.push(record);
 
     let answer: Record<string, unknown> | undefined;

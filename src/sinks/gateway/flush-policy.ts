@@ -1,5 +1,4 @@
-import type { AgentMessage } from '../../core/agent-message.js';
-import type { DeliveryMode, PlannedRequest } from '../sink.js';
+import type { DeliveryMode, EncodedRequest } from '../sink.js';
 
 /**
  * Whether an upload ends in a flush: import always, the hook never, sync only when the upload
@@ -20,10 +19,6 @@ export function flushPlanFor(mode: DeliveryMode, boundary: boolean): FlushPlan {
   }
 }
 
-export function endsTurn(last: AgentMessage | undefined): boolean {
-  return last?.role === 'assistant' && last.turnComplete;
-}
-
 /**
  * While a sync upload cannot yet tell whether it ends in a flush, its requests wait in memory up to
  * this many bytes. Past it the oldest goes out with `sync: true`: a synchronous add that no flush
@@ -33,7 +28,7 @@ export const MAX_UNDECIDED_BYTES = 8 * 1024 * 1024;
 
 /** A request with the flags it goes out with. */
 export interface Outgoing {
-  request: PlannedRequest;
+  request: EncodedRequest;
   flush: boolean;
   sync: boolean;
 }
@@ -44,13 +39,13 @@ export interface Outgoing {
  * tells whether it flushes); with a sync upload, the earlier ones wait too (bounded).
  */
 export class UploadFlags {
-  private readonly waiting: PlannedRequest[] = [];
+  private readonly waiting: EncodedRequest[] = [];
   private waitingBytes = 0;
 
   constructor(private readonly plan: FlushPlan) {}
 
   /** The request joins the upload; returns those whose flags are now decided, in order. */
-  push(request: PlannedRequest): Outgoing[] {
+  push(request: EncodedRequest): Outgoing[] {
     const ready: Outgoing[] = [];
     this.waiting.push(request);
     this.waitingBytes += request.bytes;
@@ -65,7 +60,7 @@ export class UploadFlags {
   /** The upload ended: the waiting requests with their flags; the last flushes when the plan says so. */
   end(): Outgoing[] {
     const last = this.waiting.at(-1);
-    const flush = last !== undefined && (this.plan === 'always' || (this.plan === 'at-turn-end' && endsTurn(last.messages.at(-1))));
+    const flush = last !== undefined && (this.plan === 'always' || (this.plan === 'at-turn-end' && last.endsTurn));
     const out = this.waiting.map((request, i) => {
       const isLast = i === this.waiting.length - 1;
       return { request, flush: isLast && flush, sync: !isLast && flush };

@@ -54,7 +54,8 @@ export interface AgentMemoryBody {
    * it; sent only when true, as EverMe's clients do.
    */
   sync?: boolean;
-  messages: AgentMessage[];
+  /** The messages, or their JSON as UTF-8 (encoded by the plan phase, see EncodedRequest). */
+  messages: AgentMessage[] | Uint8Array;
 }
 
 /**
@@ -188,6 +189,18 @@ function serverErrorName(envelope: GatewayEnvelope | undefined): string | undefi
 /** What to do about an API base that is no http(s) URL (it comes from the environment or `<data>/everme.env`). */
 const API_BASE_HINT = `Set EVERME_API_BASE (in the environment or <data>/everme.env) to an http(s) URL, or unset it for ${DEFAULT_API_BASE}.`;
 
+/**
+ * The body of a POST /mem/agent-memory, as JSON.stringify writes it. Key order matches the
+ * batcher's byte accounting of the same body. Messages already encoded (see EncodedRequest) are
+ * spliced in as bytes: `JSON.stringify` of an array is the same bytes wherever it is run.
+ */
+export function agentMemoryPayload(body: AgentMemoryBody): string | Uint8Array {
+  const { conversationId, flush, sync, messages } = body;
+  if (!(messages instanceof Uint8Array)) return JSON.stringify({ conversationId, flush, ...(sync ? { sync: true } : {}), messages });
+  const head = JSON.stringify({ conversationId, flush, ...(sync ? { sync: true } : {}) });
+  return Buffer.concat([Buffer.from(`${head.slice(0, -1)},"messages":`), messages, Buffer.from('}')]);
+}
+
 /** Speaks the EverMe gateway's wire contract; one instance per API key. */
 export class GatewayClient {
   private readonly base: string;
@@ -231,14 +244,7 @@ export class GatewayClient {
     signal?: AbortSignal,
     extra: { requestId?: string; waitSignal?: AbortSignal } = {},
   ): Promise<AgentMemoryAck> {
-    // Key order matches the batcher's byte accounting of the same body.
-    const payload = {
-      conversationId: body.conversationId,
-      flush: body.flush,
-      ...(body.sync ? { sync: true } : {}),
-      messages: body.messages,
-    };
-    const ack = await this.call('/mem/agent-memory', payload, agentMemoryResultSchema, {
+    const ack = await this.call('/mem/agent-memory', agentMemoryPayload(body), agentMemoryResultSchema, {
       signal,
       requestId: extra.requestId,
       waitSignal: extra.waitSignal,
@@ -254,17 +260,17 @@ export class GatewayClient {
     const chars = Array.from(trimmed);
     const bounded = chars.length > MAX_QUERY_CHARS ? chars.slice(0, MAX_QUERY_CHARS).join('') : trimmed;
     const k = Math.min(MAX_TOP_K, Math.max(1, Math.floor(Number.isFinite(topK) ? topK : 5)));
-    return (await this.call('/mem/search', { query: bounded, topK: k }, searchResultSchema, { signal })).value!;
+    return (await this.call('/mem/search', JSON.stringify({ query: bounded, topK: k }), searchResultSchema, { signal })).value!;
   }
 
   async context(opts: { forceRefresh?: boolean } = {}, signal?: AbortSignal): Promise<GatewayContextResult> {
-    return (await this.call('/mem/context', opts.forceRefresh ? { forceRefresh: true } : {}, contextResultSchema, { signal })).value!;
+    return (await this.call('/mem/context', JSON.stringify(opts.forceRefresh ? { forceRefresh: true } : {}), contextResultSchema, { signal })).value!;
   }
 
-  private async call<T>(path: string, body: unknown, schema: z.ZodType<T>, opts: CallOptions): Promise<AttemptSuccess<T>> {
+  /** `payload`: the request's JSON body. */
+  private async call<T>(path: string, payload: string | Uint8Array, schema: z.ZodType<T>, opts: CallOptions): Promise<AttemptSuccess<T>> {
     const { signal, waitSignal } = opts;
     const sleepSignal = signal && waitSignal ? AbortSignal.any([signal, waitSignal]) : (signal ?? waitSignal);
-    const payload = JSON.stringify(body);
     const requestId = opts.requestId ?? randomUUID();
     let attempts = 0;
     let refusedRetries = 0;
@@ -314,7 +320,7 @@ export class GatewayClient {
 
   private async attempt<T>(
     path: string,
-    payload: string,
+    payload: string | Uint8Array,
     schema: z.ZodType<T>,
     requestId: string,
     opts: CallOptions,

@@ -9,7 +9,8 @@ import { writeInTurn, type WriteTurn } from '../../store/write-turn.js';
 import type { ConversationMeta, Handoff, PlanPart, SessionContext, SessionEnd, SessionTally, Sink, SinkSession } from '../sink.js';
 import { contentRequestId, type GatewayClient } from './gateway-client.js';
 import { GatewayMarks } from './gateway-marks.js';
-import { endsTurn, flushPlanFor, UploadFlags, type Outgoing } from './flush-policy.js';
+import { emptyRequest } from '../../memory/encoded-request.js';
+import { flushPlanFor, UploadFlags, type Outgoing } from './flush-policy.js';
 
 const NAME = 'everme' as const;
 
@@ -87,7 +88,7 @@ class GatewaySession implements SinkSession {
 
   async deliver(part: PlanPart): Promise<void> {
     this.file = path.basename(part.conversation.historyFile ?? '');
-    for (const request of part.requests ?? []) {
+    for (const request of part.encoded ?? []) {
       for (const out of this.flags.push(request)) await this.send(part.conversation, out);
     }
   }
@@ -123,22 +124,21 @@ class GatewaySession implements SinkSession {
     if (this.context.signal?.aborted) throw new EvermeError('cancelled', 'Interrupted');
     const conversationId = conversation.conversationId;
     const ack = await this.client.postAgentMemory(
-      { conversationId, flush, sync, messages: request.messages },
+      { conversationId, flush, sync, messages: request.messagesJson },
       undefined,
       { requestId: contentRequestId(conversationId, request.keys, flush), ...(this.context.signal ? { waitSignal: this.context.signal } : {}) },
     );
     const marked = this.stores.marks.record(() => {
       this.stores.keys.record(NAME, conversationId, request.keys);
-      const last = request.messages.at(-1);
-      if (flush) this.stores.flushes.record(NAME, conversationId, false, endsTurn(last));
-      else if (last) this.stores.flushes.record(NAME, conversationId, true, endsTurn(last));
+      if (flush) this.stores.flushes.record(NAME, conversationId, false, request.endsTurn);
+      else if (request.messageCount > 0) this.stores.flushes.record(NAME, conversationId, true, request.endsTurn);
     });
     // A session that fails later leaves its marks to commit anyway (see GatewayMarks.commitNow).
     marked.catch(() => undefined);
     this.marked.push(marked);
     this.sent = true;
     this.tally.requests += 1;
-    this.tally.messages += request.messages.length;
+    this.tally.messages += request.messageCount;
     if (ack.responseInvalid) {
       this.tally.invalidResponses.push({ requestId: ack.requestId, reason: ack.responseInvalid });
       this.noticed.add('gateway_response_invalid', { file: this.file, line: 0 });
@@ -165,7 +165,7 @@ class GatewaySession implements SinkSession {
     const claim = await this.stores.write(() => this.stores.flushes.claim(NAME, conversationId, mode === 'sync' && !boundary));
     if (claim === undefined) return;
     try {
-      await this.send(conversation, { request: { messages: [], keys: [], bytes: 0 }, flush: true, sync: false });
+      await this.send(conversation, { request: emptyRequest(), flush: true, sync: false });
     } catch (err) {
       await this.stores.write(() => this.stores.flushes.release(NAME, conversationId, claim));
       throw err;

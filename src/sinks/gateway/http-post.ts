@@ -58,7 +58,7 @@ function transportFor(protocol: string): Promise<Transport> {
 export async function postJson(
   url: URL,
   headers: Readonly<Record<string, string>>,
-  body: string,
+  body: string | Uint8Array,
   { signal, timeoutMs }: { signal?: AbortSignal | undefined; timeoutMs: number },
 ): Promise<PostedResponse> {
   const { request, agent } = await transportFor(url.protocol);
