@@ -194,7 +194,7 @@ const API_BASE_HINT = `Set EVERME_API_BASE (in the environment or <data>/everme.
  * batcher's byte accounting of the same body. Messages already encoded (see EncodedRequest) are
  * spliced in as bytes: `JSON.stringify` of an array is the same bytes wherever it is run.
  */
-export function agentMemoryPayload(body: AgentMemoryBody): string | Uint8Array {
+function agentMemoryPayload(body: AgentMemoryBody): string | Uint8Array {
   const { conversationId, flush, sync, messages } = body;
   if (!(messages instanceof Uint8Array)) return JSON.stringify({ conversationId, flush, ...(sync ? { sync: true } : {}), messages });
   const head = JSON.stringify({ conversationId, flush, ...(sync ? { sync: true } : {}) });
