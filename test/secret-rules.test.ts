@@ -4,7 +4,8 @@
  * back unchanged. Then the benign values every transcript is full of, and hostile input.
  */
 import { describe, expect, it } from 'vitest';
-import { redactText } from '../src/core/redact.js';
+import { redactText, redactTextByFullScan } from '../src/core/redact.js';
+import { mulberry32 } from '../bench/prng.js';
 import { SECRET_RULES } from '../src/core/secret-rules.js';
 import { AN, B64, HEX, rnd, SECRET_CASES as CASES } from '../bench/secret-suite.js';
 import { expectLinearTime } from './support/linear-time.js';
@@ -193,5 +194,48 @@ describe('linear time on hostile input', () => {
   ];
   it.each(units)('%j repeated over 1 MB finishes in linear time', (unit) => {
     expectLinearTime(redactText, unit.repeat(Math.ceil(1_000_000 / unit.length)));
+  });
+});
+
+describe('a rule tried only where its keywords stand (anchored)', () => {
+  /** Texts built from the pieces the assignment rule is made of, in random case and order. */
+  function assignmentTexts(seed: number, count: number): string[] {
+    const random = mulberry32(seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const keys = ['password', 'passwd', 'passphrase', 'pass', 'db_pass', 'x.pwd', 'pwd', 'secret', 'secret_key', 'secret-key', 'api_key', 'apikey', 'API-KEY', 'private_key', 'access-key', 'token', 'auth_token', '_key', 'my.key', 'monkey', 'bypass', 'x-auth', '.auth', 'author', 'tokens', 'TOKEN'];
+    const seps = ['=', ': ', ':', ' = ', '":"', "='", '=\\"', ' ', '\n', '=>', ''];
+    const values = [() => randomValue(random, 24), () => 'hunter2', () => '"quoted value"', () => `'${randomValue(random, 12)}'`, () => `\\"${randomValue(random, 16)}\\"`, () => '[REDACTED:secret]', () => ''];
+    const filler = [' ', '\n', ', ', '; ', ' and ', '(', ')', '{', '}', ' sk-proj-', 'ghp_', 'Bearer ', '?x=1&', '&'];
+    const texts: string[] = [];
+    for (let t = 0; t < count; t++) {
+      let text = '';
+      const pieces = 1 + Math.floor(random() * 6);
+      for (let p = 0; p < pieces; p++) {
+        const key = pick(keys);
+        const cased = random() < 0.3 ? key.toUpperCase() : random() < 0.2 ? key[0]!.toUpperCase() + key.slice(1) : key;
+        text += pick(filler) + cased + pick(seps) + pick(values)();
+      }
+      texts.push(text);
+    }
+    return texts;
+  }
+
+  function randomValue(random: () => number, n: number): string {
+    let out = '';
+    for (let i = 0; i < n; i++) out += AN[Math.floor(random() * AN.length)];
+    return out;
+  }
+
+  it('masks exactly what a scan of the whole text masks', () => {
+    const texts = [...assignmentTexts(7, 4000), ...Object.values(CASES).flatMap((c) => [c.positive, c.negative])];
+    let masked = 0;
+    for (const text of texts) {
+      const expected = redactTextByFullScan(text);
+      expect(redactText(text), text).toBe(expected);
+      if (expected !== text) masked++;
+    }
+    // The texts exercise the rule: most hold something it masks, some hold nothing it masks.
+    expect(masked).toBeGreaterThan(texts.length / 2);
+    expect(masked).toBeLessThan(texts.length);
   });
 });

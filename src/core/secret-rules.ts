@@ -30,6 +30,12 @@ export interface SecretRule {
   readonly apply?: (text: string) => string;
   /** Placeholder names a `replace`/`apply` rule may emit besides its id. */
   readonly emits?: readonly string[];
+  /**
+   * Every match of `pattern` starts where one of `keywords` starts, or one character into a keyword
+   * that starts with a separator (`_key`: the match starts at `k`). The pattern is then tried only
+   * there (see redact.ts), not at every position of a long text.
+   */
+  readonly anchored?: boolean;
 }
 
 export function placeholder(rule: string): string {
@@ -427,6 +433,9 @@ export const SECRET_RULES: readonly SecretRule[] = [
     keywords: ['pass', 'pwd', 'secret', 'api_key', 'api-key', 'apikey', 'private_key', 'private-key', 'privatekey', 'access_key', 'access-key', 'accesskey', 'token', '_key', '-key', '.key', '_auth', '-auth', '.auth'],
     pattern: ASSIGNMENT,
     replace: maskAssignment,
+    // Each alternative of ASSIGNMENT_KEY begins with a keyword, or (`k(?<=[_.-]k)ey`,
+    // `a(?<=[_.-]a)uth`) with the second character of `_key`, `-key`, `.key`, `_auth`, `-auth`, `.auth`.
+    anchored: true,
   },
   {
     id: 'url-query-secret',
