@@ -260,7 +260,7 @@ function splittableCandidates(s: string): number[] {
     const c = s.charCodeAt(i);
     const next = s.charCodeAt(i + 1);
     if ((c | next) > 127) continue;
-    const slot = BIGRAM_SLOT[(FOLD[c]! << 7) | FOLD[next]!]!;
+    const slot = RAW_BIGRAM_SLOT[(c << 7) | next]!;
     if (slot === 0) continue;
     for (const { keyword, rules } of KEYWORDS_AT[slot - 1]!) {
       if (!keywordAt(s, i, keyword)) continue;
