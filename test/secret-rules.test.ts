@@ -4,7 +4,7 @@
  * back unchanged. Then the benign values every transcript is full of, and hostile input.
  */
 import { describe, expect, it } from 'vitest';
-import { redactText, redactTextByFullScan } from '../src/core/redact.js';
+import { redactText, redactTextByEveryRule } from '../src/core/redact.js';
 import { mulberry32 } from '../bench/prng.js';
 import { SECRET_RULES } from '../src/core/secret-rules.js';
 import { AN, B64, HEX, rnd, SECRET_CASES as CASES } from '../bench/secret-suite.js';
@@ -226,16 +226,47 @@ describe('a rule tried only where its keywords stand (anchored)', () => {
     return out;
   }
 
-  it('masks exactly what a scan of the whole text masks', () => {
+  it('masks exactly what every rule scanning the whole text masks', () => {
     const texts = [...assignmentTexts(7, 4000), ...Object.values(CASES).flatMap((c) => [c.positive, c.negative])];
     let masked = 0;
     for (const text of texts) {
-      const expected = redactTextByFullScan(text);
+      const expected = redactTextByEveryRule(text);
       expect(redactText(text), text).toBe(expected);
       if (expected !== text) masked++;
     }
     // The texts exercise the rule: most hold something it masks, some hold nothing it masks.
     expect(masked).toBeGreaterThan(texts.length / 2);
     expect(masked).toBeLessThan(texts.length);
+  });
+});
+
+describe('the keyword scan that picks the rules to run', () => {
+  /** Each positive case in random letter case, at a random place among words, CJK and emoji. */
+  function keywordTexts(seed: number): string[] {
+    const random = mulberry32(seed);
+    const filler = ['', ' ', 'data ', 'be ', 'make ', '编辑 ', '🙂', 'x', '\n', 'ac', 'sk', 'BE'];
+    const pick = (): string => filler[Math.floor(random() * filler.length)]!;
+    const texts: string[] = [];
+    for (const { positive } of Object.values(CASES)) {
+      for (let variant = 0; variant < 12; variant++) {
+        const flip = variant === 0 ? 0 : random() * 0.3;
+        let cased = '';
+        for (const ch of positive) cased += random() < flip ? (ch === ch.toLowerCase() ? ch.toUpperCase() : ch.toLowerCase()) : ch;
+        texts.push(pick() + pick() + cased + pick());
+      }
+    }
+    return texts;
+  }
+
+  it('finds every keyword in any letter case and at any place, so no rule that would mask is skipped', () => {
+    const texts = keywordTexts(11);
+    let masked = 0;
+    for (const text of texts) {
+      const expected = redactTextByEveryRule(text);
+      expect(redactText(text), text).toBe(expected);
+      if (expected !== text) masked++;
+    }
+    // Most variants still hold a credential (the case-insensitive rules match whatever the case).
+    expect(masked).toBeGreaterThan(texts.length / 2);
   });
 });
