@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/store/database.js';
 import { LocalStore } from '../src/store/local-store.js';
 import { generateBigTranscript, generateCorpus, generateHugeLine } from './corpus.js';
-import { HEAP_CAP_FLAGS } from '../src/cli/heap-capped.js';
+import { HEAP_CAP_FLAGS, heapCappedEnv } from '../src/cli/heap-capped.js';
 import { benchSessionStart, benchStopToDelivered } from './session-hooks.js';
 import { sessionIndexCost } from './session-index-cost.js';
 import { codeSizeRows } from './code-size.js';
@@ -45,21 +45,21 @@ interface Measured {
   warnings?: Record<string, number>;
 }
 
-function child(script: string, args: string[], nodeArgs: string[] = []): Measured {
-  const out = execFileSync(process.execPath, [...nodeArgs, path.join(here, script), ...args], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+function child(script: string, args: string[], nodeArgs: string[] = [], env: NodeJS.ProcessEnv = process.env): Measured {
+  const out = execFileSync(process.execPath, [...nodeArgs, path.join(here, script), ...args], { encoding: 'utf8', env, maxBuffer: 16 * 1024 * 1024 });
   return JSON.parse(out.trim().split('\n').at(-1)!) as Measured;
 }
 
 /**
- * An import as measured: the CLI runs `import` under the heap cap (it re-executes itself with it:
- * heap-capped.ts). Dirty pages left by an earlier step (a store just built, a tree just generated)
+ * An import as measured: the CLI runs `import` under the heap cap and its environment (it re-executes
+ * itself with them: heap-capped.ts). Dirty pages left by an earlier step (a store just built, a tree just generated)
  * are written to disk first: otherwise the import's checkpoints, which sync the database file,
  * waited for them too (3,000 sessions into a copy of a 27,000-session store made just before: 35%
  * slower than into an empty one without this, 10% with it).
  */
 function importRun(root: string, stateDir: string): Measured {
   execFileSync('sync');
-  return child('measure-run.js', ['import', root, stateDir], [...HEAP_CAP_FLAGS]);
+  return child('measure-run.js', ['import', root, stateDir], [...HEAP_CAP_FLAGS], heapCappedEnv(process.env));
 }
 
 /** The cold-import targets (README "Benchmarks"): the ratio to the floor, the cores it keeps busy, its peak RSS. */
@@ -564,7 +564,7 @@ async function twoSinks(rows: string[]): Promise<void> {
       const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-sinks-'));
       try {
         execFileSync('sync');
-        const env = { ...process.env, EVERME_API_BASE: gateway.url, EVERME_API_KEY: 'evt_bench0000000000000000', EVERME_LOCAL_STORE: localStore ? '1' : '0' };
+        const env = { ...heapCappedEnv(process.env), EVERME_API_BASE: gateway.url, EVERME_API_KEY: 'evt_bench0000000000000000', EVERME_LOCAL_STORE: localStore ? '1' : '0' };
         const out = execFileSync(process.execPath, [...HEAP_CAP_FLAGS, path.join(here, 'measure-run.js'), 'import', corpus.root, stateDir, 'everme'], { encoding: 'utf8', env, maxBuffer: 16 * 1024 * 1024 });
         return JSON.parse(out.trim().split('\n').at(-1)!) as Measured;
       } finally {

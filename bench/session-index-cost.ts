@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HEAP_CAP_FLAGS } from '../src/cli/heap-capped.js';
+import { HEAP_CAP_FLAGS, heapCappedEnv } from '../src/cli/heap-capped.js';
 import { readSessionIndex } from '../src/transcript/session-index.js';
 import { stopHookWorkers } from './hook-workers.js';
 import { openHostIndex, putIndexRecords, writeSessionIndex, type IndexRecord } from './session-index-file.js';
@@ -89,7 +89,7 @@ interface RunMeasured {
 
 function measured(mode: 'import' | 'sync', root: string, stateDir: string): RunMeasured {
   execFileSync('sync');
-  const out = execFileSync(process.execPath, [...HEAP_CAP_FLAGS, path.join(here, 'measure-run.js'), mode, root, stateDir], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [...HEAP_CAP_FLAGS, path.join(here, 'measure-run.js'), mode, root, stateDir], { encoding: 'utf8', env: heapCappedEnv(process.env) });
   return JSON.parse(out.trim().split('\n').at(-1)!) as RunMeasured;
 }
 

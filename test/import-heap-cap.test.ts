@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateBigTranscript } from '../bench/corpus.js';
-import { HEAP_CAP_FLAG, HEAP_CAP_FLAGS, wantsHeapCap } from '../src/cli/heap-capped.js';
+import { HEAP_CAP_FLAG, HEAP_CAP_FLAGS, heapCappedEnv, wantsHeapCap } from '../src/cli/heap-capped.js';
 import { gcHelperThreads, INLINING_BUDGET_FLAG } from '../src/core/heap-cap.js';
 import { cliEnv, envelopeOf, startCli, waitFor } from './support/cli-process.js';
 import { tempDir } from './transcript-helpers.js';
@@ -26,6 +26,10 @@ function childrenOf(pid: number): number[] {
 
 function cmdline(pid: number): string[] {
   return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+}
+
+function environ(pid: number): string[] {
+  return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
 }
 
 /** Peak resident set size so far, MB (VmHWM), or undefined once the process is gone. */
@@ -58,6 +62,11 @@ describe('import under a capped heap', () => {
     expect(wantsHeapCap(['import'], {}, ['--max-old-space-size=512'])).toBe(false);
   });
 
+  it('adds two malloc arenas to the environment, keeping a value the user set', () => {
+    expect(heapCappedEnv({ HOME: '/h' })).toEqual({ HOME: '/h', MALLOC_ARENA_MAX: '2' });
+    expect(heapCappedEnv({ MALLOC_ARENA_MAX: '8' }).MALLOC_ARENA_MAX).toBe('8');
+  });
+
   it('gives V8 one garbage-collection helper thread on two cores, and the cores the import leaves free up to four', () => {
     expect(gcHelperThreads(1)).toBe(1);
     expect(gcHelperThreads(2)).toBe(1);
@@ -80,6 +89,9 @@ describe('import under a capped heap', () => {
     // The young generation is capped too, not only the old one, and TurboFan inlines less (see heap-cap.ts).
     expect(cmdline(worker!)).toEqual(expect.arrayContaining([...HEAP_CAP_FLAGS]));
     expect(cmdline(worker!)).toContain(INLINING_BUDGET_FLAG);
+    // Two malloc arenas, not one per thread (see HEAP_CAP_ENV); the test's own environment has none.
+    expect(env.MALLOC_ARENA_MAX).toBeUndefined();
+    expect(environ(worker!)).toContain('MALLOC_ARENA_MAX=2');
     let peak = 0;
     const sample = setInterval(() => (peak = Math.max(peak, peakRssMb(worker!) ?? 0)), 20);
     const result = await run.done;

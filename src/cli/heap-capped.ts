@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
-import { HEAP_CAP_FLAG, HEAP_CAP_FLAGS } from '../core/heap-cap.js';
+import { HEAP_CAP_FLAG, HEAP_CAP_FLAGS, heapCappedEnv } from '../core/heap-cap.js';
 
-export { HEAP_CAP_FLAG, HEAP_CAP_FLAGS };
+export { HEAP_CAP_FLAG, HEAP_CAP_FLAGS, heapCappedEnv };
 
 /*
  * The old generation cannot be capped once a process runs (see core/heap-cap.ts), so `import`
@@ -30,7 +30,7 @@ export function runHeapCapped(script: string, args: readonly string[]): Promise<
     try {
       child = spawn(process.execPath, [...process.execArgv, ...HEAP_CAP_FLAGS, script, ...args], {
         stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-        env: { ...process.env, [HEAP_CAPPED_ENV]: '1' },
+        env: { ...heapCappedEnv(process.env), [HEAP_CAPPED_ENV]: '1' },
         detached: true,
       });
     } catch {

@@ -4,7 +4,7 @@ import { hookDataDir } from './hook-data-dir.js';
 import { ExclusionPolicy } from '../config/exclude.js';
 import { exclusionSource, loadSettings, type Settings } from '../config/settings.js';
 import { toEvermeError } from '../core/errors.js';
-import { HEAP_CAP_FLAGS } from '../core/heap-cap.js';
+import { HEAP_CAP_FLAGS, heapCappedEnv } from '../core/heap-cap.js';
 import { admitWorkspace } from '../memory/admission.js';
 import { recordHookWorkspace } from '../store/hook-workspace.js';
 import { redactOutput } from '../core/redact-output.js';
@@ -103,7 +103,7 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
       [...HEAP_CAP_FLAGS, fileURLToPath(new URL('./worker-main.js', import.meta.url)), input.sessionId, sessionDir, input.cwd ?? ''],
       // Its own process group and no inherited stdio, so the host neither waits for it nor kills it
       // with the hook; cwd away from the agent's project so the worker pins nothing there.
-      { detached: true, stdio: 'ignore', cwd: dataDir, windowsHide: true, env: { ...env, MINIMAX_DATA_DIR: dataDir } },
+      { detached: true, stdio: 'ignore', cwd: dataDir, windowsHide: true, env: { ...heapCappedEnv(env), MINIMAX_DATA_DIR: dataDir } },
     );
     worker.on('error', () => slot.release());
     if (worker.pid !== undefined) slot.setOwner(worker.pid);
