@@ -196,9 +196,9 @@ const API_BASE_HINT = `Set EVERME_API_BASE (in the environment or <data>/everme.
  */
 function agentMemoryPayload(body: AgentMemoryBody): string | Uint8Array {
   const { conversationId, flush, sync, messages } = body;
-  if (!(messages instanceof Uint8Array)) return JSON.stringify({ conversationId, flush, ...(sync ? { sync: true } : {}), messages });
-  const head = JSON.stringify({ conversationId, flush, ...(sync ? { sync: true } : {}) });
-  return Buffer.concat([Buffer.from(`${head.slice(0, -1)},"messages":`), messages, Buffer.from('}')]);
+  const head = { conversationId, flush, ...(sync ? { sync: true } : {}) };
+  if (!(messages instanceof Uint8Array)) return JSON.stringify({ ...head, messages });
+  return Buffer.concat([Buffer.from(`${JSON.stringify(head).slice(0, -1)},"messages":`), messages, Buffer.from('}')]);
 }
 
 /** Speaks the EverMe gateway's wire contract; one instance per API key. */
