@@ -111,11 +111,10 @@ function anchoredStart(keyword: string, at: number): number {
 const ANCHORED = SECRET_RULES.map((rule) => rule.anchored === true);
 
 /**
- * Which rules can match: those with a keyword in the text (case-insensitively, overlaps counted),
- * and where each anchored rule's matches can start. Most texts hold none and cost exactly the scan.
+ * Calls `visit` for every keyword in `s` (case-insensitively, overlaps counted), in order of
+ * position: the one scan both `candidateRules` and `splittableCandidates` make.
  */
-function candidateRules(s: string): Candidates | undefined {
-  let found: Candidates | undefined;
+function forEachKeyword(s: string, visit: (keyword: string, rules: readonly number[], at: number) => void): void {
   const n = s.length;
   let next = n > 0 ? s.charCodeAt(0) : 0;
   for (let i = 0; i + 1 < n; i++) {
@@ -124,20 +123,28 @@ function candidateRules(s: string): Candidates | undefined {
     if ((c | next) > 127) continue;
     const slot = RAW_BIGRAM_SLOT[(c << 7) | next]!;
     if (slot === 0 || !thirdCharFits(slot, s.charCodeAt(i + 2))) continue;
-    for (const { keyword, rules } of KEYWORDS_AT[slot - 1]!) {
-      if (!keywordAt(s, i, keyword)) continue;
-      found ??= { hits: new Array<boolean>(SECRET_RULES.length).fill(false), starts: new Map() };
-      for (const index of rules) {
-        found.hits[index] = true;
-        if (!ANCHORED[index]) continue;
-        const starts = found.starts.get(index);
-        // Keywords are met in order of their position, so the starts come ascending (a keyword's
-        // start is its position or the one after).
-        if (starts) starts.push(anchoredStart(keyword, i));
-        else found.starts.set(index, [anchoredStart(keyword, i)]);
-      }
-    }
+    for (const { keyword, rules } of KEYWORDS_AT[slot - 1]!) if (keywordAt(s, i, keyword)) visit(keyword, rules, i);
   }
+}
+
+/**
+ * Which rules can match: those with a keyword in the text (case-insensitively, overlaps counted),
+ * and where each anchored rule's matches can start. Most texts hold none and cost exactly the scan.
+ */
+function candidateRules(s: string): Candidates | undefined {
+  let found: Candidates | undefined;
+  forEachKeyword(s, (keyword, rules, at) => {
+    found ??= { hits: new Array<boolean>(SECRET_RULES.length).fill(false), starts: new Map() };
+    for (const index of rules) {
+      found.hits[index] = true;
+      if (!ANCHORED[index]) continue;
+      const starts = found.starts.get(index);
+      // Keywords are met in order of their position, so the starts come ascending (a keyword's
+      // start is its position or the one after).
+      if (starts) starts.push(anchoredStart(keyword, at));
+      else found.starts.set(index, [anchoredStart(keyword, at)]);
+    }
+  });
   return found;
 }
 
@@ -278,18 +285,9 @@ export function joinSplitKeys(s: string): string {
  */
 function splittableCandidates(s: string): number[] {
   const out: number[] = [];
-  const n = s.length;
-  for (let i = 0; i + 1 < n; i++) {
-    const c = s.charCodeAt(i);
-    const next = s.charCodeAt(i + 1);
-    if ((c | next) > 127) continue;
-    const slot = RAW_BIGRAM_SLOT[(c << 7) | next]!;
-    if (slot === 0 || !thirdCharFits(slot, s.charCodeAt(i + 2))) continue;
-    for (const { keyword, rules } of KEYWORDS_AT[slot - 1]!) {
-      if (!keywordAt(s, i, keyword)) continue;
-      for (const index of rules) if (SPLITTABLE[index] && !out.includes(index)) out.push(index);
-    }
-  }
+  forEachKeyword(s, (_keyword, rules) => {
+    for (const index of rules) if (SPLITTABLE[index] && !out.includes(index)) out.push(index);
+  });
   return out;
 }
 
