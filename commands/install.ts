@@ -7,10 +7,10 @@ export default class Install extends EvermeCommand<typeof Install> {
   static override summary = 'Wire everme into MiniMax Code: hooks, MCP server, settings';
   static override description =
     'Stages a self-contained copy of everme under <data>/everme/runtime, writes <data>/everme.env (mode 600), ' +
-    'registers the PreToolUse/PostToolUse markdown hooks in <data>/hooks and the "everme-memory" MCP server in ' +
-    '<data>/mcp.json, and warns when MiniMax\'s own everme@official plugin is enabled. Re-running it changes nothing ' +
-    'unless something changed. An mcp.json that is not valid JSON is left untouched: the other steps still run and ' +
-    'the command exits 1 (conflict).';
+    'registers the hook on both routes MiniMax Code builds use: the local plugin <data>/plugins/everme-memory (every hook event) ' +
+    'and the PreToolUse/PostToolUse markdown hooks in <data>/hooks; adds the "everme-memory" MCP server to <data>/mcp.json, ' +
+    "and warns when MiniMax's own everme@official plugin is enabled. Re-running it changes nothing unless something changed. " +
+    'An mcp.json that is not valid JSON is left untouched: the other steps still run and the command exits 1 (conflict).';
   static override examples = [
     '<%= config.bin %> install',
     '<%= config.bin %> install --api-key evt_… --dry-run',

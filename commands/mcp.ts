@@ -6,9 +6,11 @@ import { writeStderr } from '../src/cli/output.js';
 import { serveRecall } from '../src/mcp/server.js';
 
 export default class Mcp extends EvermeCommand<typeof Mcp> {
-  static override summary = 'Serve recall over MCP on stdio (mem_search, mem_context)';
+  static override summary = 'Serve recall over MCP on stdio (mem_search, mem_get, mem_timeline, mem_context)';
   static override description =
-    'A Model Context Protocol server for MiniMax Code: mem_search searches your memories, mem_context lists recent conversations of the current project. Both are read-only. stdout carries only protocol frames; diagnostics go to stderr.';
+    'A Model Context Protocol server for MiniMax Code: mem_search searches your memories, mem_get opens whole messages by id, ' +
+    'mem_timeline shows the messages around one, and mem_context lists recent conversations of the current project. ' +
+    'All are read-only. stdout carries only protocol frames; diagnostics go to stderr.';
   static override examples = ['<%= config.bin %> mcp', '<%= config.bin %> mcp --project ~/src/widget'];
   static override flags = {
     project: Flags.string({ description: 'the project mem_context describes (default: the current directory)' }),

@@ -6,8 +6,10 @@ import { runUninstall, uninstallOutcomeError, type UninstallResult } from '../sr
 export default class Uninstall extends EvermeCommand<typeof Uninstall> {
   static override summary = 'Remove what `everme install` added to MiniMax Code';
   static override description =
-    'Removes the two everme hook files, the "everme-memory" MCP server entry (restoring mcp.json as it was) and the ' +
-    'staged runtime, and nothing else. The memory store and everme.env stay unless --purge is given; an everme.env that install did not create is never deleted.';
+    'Removes what install added and nothing else: the local plugin <data>/plugins/everme-memory, the two markdown hooks in ' +
+    '<data>/hooks, the "everme-memory" MCP server entry in <data>/mcp.json (restoring the file as it was) and the staged ' +
+    'runtime <data>/everme/runtime. The memory store and <data>/everme.env stay unless --purge is given; an everme.env ' +
+    'that install did not create is never deleted: --purge takes out only the keys install appended to it.';
   static override examples = ['<%= config.bin %> uninstall', '<%= config.bin %> uninstall --purge --json'];
   static override flags = {
     purge: Flags.boolean({ description: 'also delete the memory store (<data>/everme, or its files in EVERME_STATE_DIR) and everme.env if install created it', default: false }),
