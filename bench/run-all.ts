@@ -55,11 +55,12 @@ function child(script: string, args: string[], nodeArgs: string[] = [], env: Nod
  * itself with them: heap-capped.ts). Dirty pages left by an earlier step (a store just built, a tree just generated)
  * are written to disk first: otherwise the import's checkpoints, which sync the database file,
  * waited for them too (3,000 sessions into a copy of a 27,000-session store made just before: 35%
- * slower than into an empty one without this, 10% with it).
+ * slower than into an empty one without this, 10% with it). Into the embedded store, or with `sink`
+ * to the gateway (and the store, as its env says).
  */
-function importRun(root: string, stateDir: string): Measured {
+function importRun(root: string, stateDir: string, sink?: { name: 'everme'; env: NodeJS.ProcessEnv }): Measured {
   execFileSync('sync');
-  return child('measure-run.js', ['import', root, stateDir], [...HEAP_CAP_FLAGS], heapCappedEnv(process.env));
+  return child('measure-run.js', ['import', root, stateDir, ...(sink ? [sink.name] : [])], [...HEAP_CAP_FLAGS], { ...heapCappedEnv(process.env), ...sink?.env });
 }
 
 /** The cold-import targets (README "Benchmarks"): the ratio to the floor, the cores it keeps busy, its peak RSS. */
@@ -563,10 +564,8 @@ async function twoSinks(rows: string[]): Promise<void> {
     const run = (localStore: boolean): Measured => {
       const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-sinks-'));
       try {
-        execFileSync('sync');
-        const env = { ...heapCappedEnv(process.env), EVERME_API_BASE: gateway.url, EVERME_API_KEY: 'evt_bench0000000000000000', EVERME_LOCAL_STORE: localStore ? '1' : '0' };
-        const out = execFileSync(process.execPath, [...HEAP_CAP_FLAGS, path.join(here, 'measure-run.js'), 'import', corpus.root, stateDir, 'everme'], { encoding: 'utf8', env, maxBuffer: 16 * 1024 * 1024 });
-        return JSON.parse(out.trim().split('\n').at(-1)!) as Measured;
+        const env = { EVERME_API_BASE: gateway.url, EVERME_API_KEY: 'evt_bench0000000000000000', EVERME_LOCAL_STORE: localStore ? '1' : '0' };
+        return importRun(corpus.root, stateDir, { name: 'everme', env });
       } finally {
         rmSync(stateDir, { recursive: true, force: true });
       }
