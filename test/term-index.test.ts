@@ -203,10 +203,14 @@ describe('term index', () => {
     for (const query of ['build w0xa', 'test w1xb w2xc', 'cache w0xa w1xb w2xc w3xd', 'test build cache fixed errors deploy config server client w0xa', 'tests builds caching fixes w0xa w1xb']) {
       const want = exhaustive(query, 20);
       // With the rarer words' bound first (the default), and without it: the common words'
-      // postings read and the FTS5 part fetched in part, then whole when the first fetch cannot prove the top.
+      // postings read. The FTS5 part fetched once, whole, for both (the default while it is small),
+      // or by each on its own: in part, then whole when the first fetch cannot prove the top.
+      const fetches = [{}, { wholeFtsRows: 0 }, { wholeFtsRows: 0, ftsPartRows: 50 }];
       for (const rareFirst of [true, false]) {
-        const got = store.search(query, { limit: 20, ranking: { ...UNIT, depth: 20, rareFirst } }).map((h) => ({ id: h.messageId, score: h.score }));
-        expectSameTop(`${query} (rareFirst ${rareFirst})`, got, want);
+        for (const fetch of fetches) {
+          const got = store.search(query, { limit: 20, ranking: { ...UNIT, depth: 20, rareFirst, ...fetch } }).map((h) => ({ id: h.messageId, score: h.score }));
+          expectSameTop(`${query} (rareFirst ${rareFirst}, ${JSON.stringify(fetch)})`, got, want);
+        }
       }
     }
     const inProject = (id: number) => db.prepare<[number], string>('SELECT c.workspace_dir FROM messages m JOIN conversations c USING (conversation_id) WHERE m.id = ?').pluck().get(id) === '/home/demo/c1';
@@ -214,6 +218,22 @@ describe('term index', () => {
       const hits = store.search(query, { limit: 10, project: '/home/demo/c1', ranking: { ...UNIT, depth: 10 } });
       const want = exhaustive(query, 100_000).filter(([id]) => inProject(id)).slice(0, 10);
       expectSameTop(query, hits.map((h) => ({ id: h.messageId, score: h.score })), want);
+    }
+  });
+
+  it('ranks exactly when the best rows of the rarer words fetched first cannot prove the top, and every row is fetched', () => {
+    const rand = mulberry32(13);
+    // Common words in a few hundred of the rows score well above nothing (idf ~1–2), so a row
+    // outside the rarer words' first fetch can still reach the top on them.
+    db.prepare("UPDATE term_index_settings SET value = 300 WHERE key = 'common_docs'").run();
+    fill(rand, 30, 2500);
+    const tail = (from: number, n: number) => TAIL.slice(from, from + n).join(' ');
+    for (const query of [`test build ${tail(20, 6)}`, `fixed errors deploy ${tail(30, 8)}`, `cache server client ${tail(15, 10)}`, `v2 404 café ${tail(40, 12)}`]) {
+      const want = exhaustive(query, 20);
+      for (const rareFirst of [true, false]) {
+        const got = store.search(query, { limit: 20, ranking: { ...UNIT, depth: 20, rareFirst, wholeFtsRows: 0, ftsPartRows: 20 } }).map((h) => ({ id: h.messageId, score: h.score }));
+        expectSameTop(`${query} (rareFirst ${rareFirst})`, got, want);
+      }
     }
   });
 
