@@ -194,6 +194,16 @@ describe('term index', () => {
     }
   });
 
+  it('ranks exactly on the same store after more rows were written since its last search (lengths and postings read afresh)', () => {
+    const rand = mulberry32(17);
+    fill(rand, 20, 1200);
+    const queries = ['build test', 'fixed errors in the cache', `${TAIL[3]} test`, 'deploy config server'];
+    for (const query of queries) expectSameTop(query, store.search(query, { limit: 20, ranking: { ...UNIT, depth: 20 } }).map((h) => ({ id: h.messageId, score: h.score })), exhaustive(query, 20));
+    // The new rows share the length chunk of the rows before them (row ids under 4,096).
+    fill(rand, 20, 800, 'd');
+    for (const query of queries) expectSameTop(`${query} (after)`, store.search(query, { limit: 20, ranking: { ...UNIT, depth: 20 } }).map((h) => ({ id: h.messageId, score: h.score })), exhaustive(query, 20));
+  });
+
   it('ranks exactly within a project, and when the rarer words match more rows than are fetched at first', () => {
     const rand = mulberry32(9);
     // Words in many rows that stay below the common threshold: set before the rows are written,

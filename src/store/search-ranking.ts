@@ -382,6 +382,9 @@ export class MessageRanker {
       // One word asked twice ("test tests") counts twice, as in FTS5's bm25 over both phrases.
       const c1 = new Map<number, number>();
       for (const t of index) c1.set(t.id, (c1.get(t.id) ?? 0) + t.idf * (K1 + 1));
+      // By term id, for the loop over every posting (a Map lookup there cost more than the scoring).
+      const weight: number[] = [];
+      for (const [id, w] of c1) weight[id] = w;
       const kb = K1 * (1 - B);
       const kd = (K1 * B) / Math.max(1e-9, this.totals.tokens / Math.max(1, this.totals.rows));
       const top = new TopK(depth);
@@ -399,7 +402,7 @@ export class MessageRanker {
             touched[n++] = off;
             base = id - off;
           }
-          acc[off] = acc[off]! + (c1.get(termId)! * tf) / (tf + kb + kd * this.reader.lengthOf(id));
+          acc[off] = acc[off]! + (weight[termId]! * tf) / (tf + kb + kd * this.reader.lengthOf(id));
         },
         () => {
           for (let i = 0; i < n; i++) {

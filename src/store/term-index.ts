@@ -953,6 +953,9 @@ export class TermIndexReader {
   private readonly stmts;
   private terms = new Map<string, CommonTerm>();
   private lengths = new Map<number, DataView>();
+  /** The chunk lengthOf read last: a scan asks for ids in order, so it mostly asks that chunk again. */
+  private lastChunk = -1;
+  private lastView: DataView | undefined;
   private version = '';
 
   constructor(db: Database.Database) {
@@ -971,6 +974,8 @@ export class TermIndexReader {
     this.version = version;
     this.terms = new Map(this.stmts.terms.all().map((t) => [t.term, { id: t.id, df: t.df }]));
     this.lengths = new Map(this.stmts.lengths.all().map((r) => [r.chunk, new DataView(r.data.buffer, r.data.byteOffset, r.data.byteLength)]));
+    this.lastChunk = -1;
+    this.lastView = undefined;
   }
 
   term(stem: string): CommonTerm | undefined {
@@ -979,8 +984,13 @@ export class TermIndexReader {
 
   /** A row's token count (0 when it has no index row). */
   lengthOf(id: number): number {
-    const view = this.lengths.get(Math.floor(id / LENGTH_CHUNK));
-    return view ? view.getUint32((id % LENGTH_CHUNK) * 4, true) : 0;
+    const chunk = Math.floor(id / LENGTH_CHUNK);
+    if (chunk !== this.lastChunk) {
+      this.lastChunk = chunk;
+      this.lastView = this.lengths.get(chunk);
+    }
+    const view = this.lastView;
+    return view ? view.getUint32((id - chunk * LENGTH_CHUNK) * 4, true) : 0;
   }
 
   /**
