@@ -100,6 +100,12 @@ interface ScoredRow {
   bm25: number;
 }
 
+/** How rankWithIndex gets FTS5's part: the one whole fetch the query made (see wholeFts), or in part first. */
+interface FtsFetch {
+  whole: ScoredRow[] | undefined;
+  partRows: number;
+}
+
 interface MetaRow {
   id: number;
   role: string;
@@ -356,13 +362,7 @@ export class MessageRanker {
    * Stage 1 with common words: their scores from the term index, every posting, plus FTS5's for
    * the other terms, exact (see the class comment).
    */
-  private rankWithIndex(
-    index: IndexTerm[],
-    byFts: FtsTerm[],
-    depth: number,
-    scope: SearchScope,
-    { whole, partRows }: { whole: ScoredRow[] | undefined; partRows: number },
-  ): Array<[number, number]> {
+  private rankWithIndex(index: IndexTerm[], byFts: FtsTerm[], depth: number, scope: SearchScope, { whole, partRows }: FtsFetch): Array<[number, number]> {
     let allowed: Set<number> | undefined;
     if (isScoped(scope)) {
       const list = this.scopeIds.get(scope);
