@@ -376,15 +376,15 @@ export class MessageRanker {
       const last = !all && rows.length === partRows ? -Math.max(...rows.map((r) => r.bm25)) : 0;
       return { rows, last };
     };
+    // Each term's idf × (k1 + 1), by term id: an array, since the loop over every posting reads it (a
+    // Map lookup there cost more than the scoring). One word asked twice ("test tests") counts twice,
+    // as in FTS5's bm25 over both phrases.
+    const weight: number[] = [];
+    for (const t of index) weight[t.id] = (weight[t.id] ?? 0) + t.idf * (K1 + 1);
+    const termIds = [...new Set(index.map((t) => t.id))];
     const combine = (fetched: { rows: ScoredRow[]; last: number }): { top: TopK; bestCommon: number } => {
       const extra = new Map<number, number>();
       for (const row of fetched.rows) extra.set(row.id, -row.bm25);
-      // One word asked twice ("test tests") counts twice, as in FTS5's bm25 over both phrases.
-      const c1 = new Map<number, number>();
-      for (const t of index) c1.set(t.id, (c1.get(t.id) ?? 0) + t.idf * (K1 + 1));
-      // By term id, for the loop over every posting (a Map lookup there cost more than the scoring).
-      const weight: number[] = [];
-      for (const [id, w] of c1) weight[id] = w;
       const kb = K1 * (1 - B);
       const kd = (K1 * B) / Math.max(1e-9, this.totals.tokens / Math.max(1, this.totals.rows));
       const top = new TopK(depth);
@@ -395,7 +395,7 @@ export class MessageRanker {
       let n = 0;
       let base = 0;
       this.reader.scan(
-        [...c1.keys()],
+        termIds,
         (termId, id, tf) => {
           const off = id % POSTING_CHUNK;
           if (acc[off] === 0) {
