@@ -16,10 +16,9 @@ import { withinTransaction } from './within-transaction.js';
  *    query is so bounded by what it asks for, not by luck: ~20 ns per posting of its common words
  *    plus ~1 µs per match of the others, where scoring a common word in FTS5 cost ~1 µs per match
  *    (300 ms for three common words on the 10x bench tree). Nothing is cut by age or count.
- *    FTS5's part is fetched once, every row, while it is small (both tries below use that fetch);
- *    when it is large, only its best rows are fetched, and the result is checked to be exact (a row
- *    left out scores at most the last row fetched plus the best common-word score); if it is not,
- *    every row is fetched.
+ *    FTS5's part is fetched whole while it is small; when it is large, only its best rows are
+ *    fetched, and the result is checked to be exact (a row left out scores at most the last row
+ *    fetched plus the best common-word score); if it is not, every row is fetched.
  * 2. **Signals on the top `depth`**, each chosen by measurement on the recall bench (bench/recall):
  *    the message's role (what the user and the assistant wrote against tool output), its turn (the
  *    score of the message just before it in its conversation: the question an answer answers, or the
@@ -65,12 +64,11 @@ export interface RankingParams {
   /** Try rankByRare's bound before reading common words' postings (false: always read them; tests cover both). */
   rareFirst: boolean;
   /**
-   * With common words: when the other terms match at most this many rows (summed), FTS5 scores
-   * them once, every row, and both rankByRare and rankWithIndex use that one fetch (0: each
-   * fetches its own, in part first; tests cover both).
+   * With common words: when the other terms match at most this many rows (summed), rankWithIndex
+   * fetches FTS5's scores of every one of them at once (0: never; tests cover both).
    */
   wholeFtsRows: number;
-  /** Above that, rankWithIndex fetches the FTS5 part's best this many rows first, and every row only when they cannot prove the top. */
+  /** Above that, it fetches their best this many rows first, and every row only when those cannot prove the top. */
   ftsPartRows: number;
 }
 
@@ -98,12 +96,6 @@ export interface Ranked {
 interface ScoredRow {
   id: number;
   bm25: number;
-}
-
-/** How rankWithIndex gets FTS5's part: the one whole fetch the query made (see wholeFts), or in part first. */
-interface FtsFetch {
-  whole: ScoredRow[] | undefined;
-  partRows: number;
 }
 
 interface MetaRow {
@@ -316,24 +308,11 @@ export class MessageRanker {
     const terms = this.terms(fts, params);
     if (terms.index.length === 0 && terms.fts.length === 0) return [];
     const depth = Math.max(params.depth, limit);
-    if (terms.index.length === 0) return this.signals(this.rankByFts(terms.fts, depth, scope), limit, params);
-    const whole = this.wholeFts(terms.fts, scope, params.wholeFtsRows);
     const top =
-      (params.rareFirst ? this.rankByRare(terms.index, terms.fts, depth, scope, whole) : undefined) ??
-      this.rankWithIndex(terms.index, terms.fts, depth, scope, { whole, partRows: params.ftsPartRows });
+      terms.index.length === 0
+        ? this.rankByFts(terms.fts, depth, scope)
+        : ((params.rareFirst ? this.rankByRare(terms.index, terms.fts, depth, scope) : undefined) ?? this.rankWithIndex(terms.index, terms.fts, depth, scope, params));
     return this.signals(top, limit, params);
-  }
-
-  /**
-   * Every row of the rarer terms, scored by FTS5 on them, when they are few enough; else undefined.
-   * FTS5 scores every match even to return its best few (ORDER BY bm25 LIMIT), so rankByRare and
-   * then rankWithIndex each asking for their own paid that scoring two or three times: a rarer word
-   * just under the common threshold ("query schema" on the 1x bench store, `schema` in 7,908
-   * messages) took 29–35 ms, and 17–18 ms with one fetch (medians of 20, the two builds in turn).
-   */
-  private wholeFts(byFts: FtsTerm[], scope: SearchScope, maxRows: number): ScoredRow[] | undefined {
-    if (byFts.length === 0 || byFts.reduce((sum, t) => sum + t.df, 0) > maxRows) return undefined;
-    return this.scoreStmt(isScoped(scope), false).all({ ...scope, match: orOf(byFts.map((t) => t.match)) });
   }
 
   /**
@@ -345,12 +324,12 @@ export class MessageRanker {
    * questions at 10x: rankWithIndex alone was slower for them than FTS5 with this bound).
    * Undefined when the bound does not hold.
    */
-  private rankByRare(index: IndexTerm[], byFts: FtsTerm[], depth: number, scope: SearchScope, whole: ScoredRow[] | undefined): Array<[number, number]> | undefined {
+  private rankByRare(index: IndexTerm[], byFts: FtsTerm[], depth: number, scope: SearchScope): Array<[number, number]> | undefined {
     if (byFts.reduce((sum, t) => sum + t.df, 0) < depth) return undefined;
     const ceiling = index.reduce((sum, t) => sum + t.idf * (K1 + 1), 0);
     const stmt = this.scoreStmt(isScoped(scope), true);
     const rareMatch = orOf(byFts.map((t) => t.match));
-    const rare = whole ? bestRows(whole, depth) : stmt.all({ ...scope, match: rareMatch, depth });
+    const rare = stmt.all({ ...scope, match: rareMatch, depth });
     // Rare-only scores are each message's least score: the bound holds for the full scores too.
     if (rare.length < depth || -Math.max(...rare.map((r) => r.bm25)) <= ceiling) return undefined;
     const scores = new Map(rare.map((r) => [r.id, -r.bm25]));
@@ -362,7 +341,7 @@ export class MessageRanker {
    * Stage 1 with common words: their scores from the term index, every posting, plus FTS5's for
    * the other terms, exact (see the class comment).
    */
-  private rankWithIndex(index: IndexTerm[], byFts: FtsTerm[], depth: number, scope: SearchScope, { whole, partRows }: FtsFetch): Array<[number, number]> {
+  private rankWithIndex(index: IndexTerm[], byFts: FtsTerm[], depth: number, scope: SearchScope, { wholeFtsRows, ftsPartRows: partRows }: RankingParams): Array<[number, number]> {
     let allowed: Set<number> | undefined;
     if (isScoped(scope)) {
       const list = this.scopeIds.get(scope);
@@ -422,7 +401,10 @@ export class MessageRanker {
       for (const [id, rare] of extra) top.push(rare, id);
       return { top, bestCommon };
     };
-    let fetched = whole ? { rows: whole, last: 0 } : ftsScores(false);
+    // Every row at once while they are few: FTS5 scores every match even to return its best few, so
+    // a first part that could not prove the top cost that scoring again ("query schema" on the 1x
+    // bench store, `schema` in 7,908 messages: 30.7 ms median, 19.6 ms fetching every row at once).
+    let fetched = ftsScores(byFts.reduce((sum, t) => sum + t.df, 0) <= wholeFtsRows);
     const first = combine(fetched);
     const bestCommon = first.bestCommon;
     let top = first.top;
@@ -510,11 +492,6 @@ export class MessageRanker {
     });
     return ranked.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, limit);
   }
-}
-
-/** The `depth` best of rows scored by bm25() (lower is better), as `ORDER BY bm25 LIMIT depth` returns them. */
-function bestRows(rows: readonly ScoredRow[], depth: number): ScoredRow[] {
-  return [...rows].sort((a, b) => a.bm25 - b.bm25 || b.id - a.id).slice(0, depth);
 }
 
 function kthLargest(values: number[], k: number): number {
