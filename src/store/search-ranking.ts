@@ -325,8 +325,8 @@ export class MessageRanker {
    * Undefined when the bound does not hold.
    */
   private rankByRare(index: IndexTerm[], byFts: FtsTerm[], depth: number, scope: SearchScope): Array<[number, number]> | undefined {
-    if (byFts.reduce((sum, t) => sum + t.df, 0) < depth) return undefined;
-    const ceiling = index.reduce((sum, t) => sum + t.idf * (K1 + 1), 0);
+    if (matchesOf(byFts) < depth) return undefined;
+    const ceiling = ceilingOf(index);
     const stmt = this.scoreStmt(isScoped(scope), true);
     const rareMatch = orOf(byFts.map((t) => t.match));
     const rare = stmt.all({ ...scope, match: rareMatch, depth });
@@ -359,7 +359,7 @@ export class MessageRanker {
     // Map lookup there cost more than the scoring). One word asked twice ("test tests") counts twice,
     // as in FTS5's bm25 over both phrases.
     const weight: number[] = [];
-    for (const t of index) weight[t.id] = (weight[t.id] ?? 0) + t.idf * (K1 + 1);
+    for (const t of index) weight[t.id] = (weight[t.id] ?? 0) + maxScore(t);
     const termIds = [...new Set(index.map((t) => t.id))];
     const combine = (fetched: { rows: ScoredRow[]; last: number }): { top: TopK; bestCommon: number } => {
       const extra = new Map<number, number>();
@@ -404,7 +404,7 @@ export class MessageRanker {
     // Every row at once while they are few: FTS5 scores every match even to return its best few, so
     // a first part that could not prove the top cost that scoring again ("query schema" on the 1x
     // bench store, `schema` in 7,908 messages: 30.7 ms median, 19.6 ms fetching every row at once).
-    let fetched = ftsScores(byFts.reduce((sum, t) => sum + t.df, 0) <= wholeFtsRows);
+    let fetched = ftsScores(matchesOf(byFts) <= wholeFtsRows);
     const first = combine(fetched);
     const bestCommon = first.bestCommon;
     let top = first.top;
@@ -430,7 +430,7 @@ export class MessageRanker {
     // Each try scores every match of its rare terms, so only two are made: the terms that are not
     // common (each in at most COMMON_SHARE of the messages), then, if the bound does not hold,
     // every term. A query of common terms only is scored whole at once.
-    const allRows = terms.reduce((sum, t) => sum + t.df, 0);
+    const allRows = matchesOf(terms);
     const uncommon = terms.filter((t) => t.df <= COMMON_SHARE * this.totals.rows).length;
     const tries = allRows <= SCORE_ALL_ROWS || uncommon === 0 || uncommon === terms.length ? [terms.length] : [uncommon, terms.length];
     let scores = new Map<number, number>();
@@ -445,7 +445,7 @@ export class MessageRanker {
       // The messages that also hold a common term, scored on every term (bm25 of `(rare) AND
       // (common)` sums all phrases). The two tops together hold the top of the whole.
       for (const row of run(`(${rareMatch}) AND (${orOf(common.map((t) => t.match))})`)) scores.set(row.id, -row.bm25);
-      const ceiling = common.reduce((sum, t) => sum + t.idf * (K1 + 1), 0);
+      const ceiling = ceilingOf(common);
       if (scores.size >= depth && kthLargest([...scores.values()], depth) > ceiling) break;
     }
     return [...scores].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, depth);
@@ -492,6 +492,21 @@ export class MessageRanker {
     });
     return ranked.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, limit);
   }
+}
+
+/** The matches of these terms, summed (a message holding two counts twice): what FTS5 scores for them. */
+function matchesOf(terms: readonly { df: number }[]): number {
+  return terms.reduce((sum, t) => sum + t.df, 0);
+}
+
+/** The most one term adds to a message's BM25 score, however often the message holds it: idf × (k1 + 1). */
+function maxScore(term: { idf: number }): number {
+  return term.idf * (K1 + 1);
+}
+
+/** The most these terms together add to any message's score: the bound both early stops test against. */
+function ceilingOf(terms: readonly { idf: number }[]): number {
+  return terms.reduce((sum, t) => sum + maxScore(t), 0);
 }
 
 function kthLargest(values: number[], k: number): number {
