@@ -152,6 +152,21 @@ describe('TaskBatcher', () => {
     expect(utf8(toolContents(overPlan)[0]!)).toBeLessThanOrEqual(4096);
   });
 
+  it('at 2 KiB trims a result of 2,049 UTF-8 bytes in 683 characters, and keeps one of 2,046 bytes', () => {
+    // Three bytes a character: the longest result that can fit every budget without being measured.
+    const kept = '漢'.repeat(682);
+    const over = '漢'.repeat(683);
+    const input = keyed([...task('w', 24, 10_000), assistant('last', ['k1', 'k2']), tool('k1', kept), tool('k2', over)]);
+    const plan = planRequests(CID, input, { warnings: new WarningCollector() });
+    checkPlan(input, plan);
+    expect(plan).toHaveLength(1);
+    const contents = toolContents(plan);
+    expect(contents.slice(0, 24).every((c) => cutMarker.test(c) && utf8(c) <= 2048)).toBe(true);
+    expect(contents[24]).toBe(kept);
+    expect(contents[25]).toMatch(cutMarker);
+    expect(utf8(contents[25]!)).toBeLessThanOrEqual(2048);
+  });
+
   it('never puts more than 500 messages into one request', () => {
     const input = keyed(Array.from({ length: 1001 }, (_, i) => user(`u${i}`)));
     const plan = planRequests(CID, input, { warnings: new WarningCollector() });

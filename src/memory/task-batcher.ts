@@ -62,9 +62,10 @@ function codePointBefore(text: string, end: number): { bytes: number; units: num
 /**
  * Keeps the head and tail of a tool result around a marker naming how many bytes were cut, so the
  * command echo at the top and the error at the bottom both survive. Never splits a character.
+ * `total` is the content's UTF-8 length when the caller knows it: a task tries three budgets on the
+ * same output, and measuring a large one is a pass over all of it.
  */
-export function trimToolContent(content: string, budget: number): string {
-  const total = utf8(content);
+export function trimToolContent(content: string, budget: number, total = utf8(content)): string {
   if (total <= budget) return content;
   // Sized with the digits of the whole length: the real cut count is smaller, never longer.
   const keep = Math.max(0, budget - MARKER_FIXED_BYTES - String(total).length);
@@ -112,13 +113,14 @@ function expand(p: Pending): void {
   if (p.expanded) return;
   p.expanded = true;
   const { message } = p;
+  // Measured once for all levels. UTF-8 takes at most 3 bytes a UTF-16 unit, so a tool result this
+  // short fits the smallest budget unmeasured.
+  const total = message.role === 'tool' && message.content.length * 3 > LEVEL_BUDGETS[LAST_LEVEL]! ? utf8(message.content) : 0;
   for (let level = 1; level < LEVELS; level++) {
     const previous = p.forms[level - 1] ?? message;
+    const budget = LEVEL_BUDGETS[level]!;
     let form: AgentMessage = message;
-    if (message.role === 'tool') {
-      const content = trimToolContent(message.content, LEVEL_BUDGETS[level]!);
-      if (content !== message.content) form = { ...message, content };
-    }
+    if (message.role === 'tool' && total > budget) form = { ...message, content: trimToolContent(message.content, budget, total) };
     p.forms[level] = form;
     p.sizes[level] = previous === form ? p.sizes[level - 1]! : jsonBytes(form);
   }
