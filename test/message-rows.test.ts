@@ -58,6 +58,18 @@ describe('message rows (texts as UTF-8 bytes, bound as they are)', () => {
     expect(store.search('优').map((hit) => hit.snippet)).toEqual([expect.stringContaining('优')]);
   });
 
+  it('encodes texts of three-byte characters past the room ASCII would need, and ends at their last byte', () => {
+    // Room for all-ASCII texts is their length plus twice the longest; these need three times theirs.
+    const texts = Array.from({ length: 40 }, (_, i) => `${'数据'.repeat(50 + i)} ${i}`);
+    const messages: KeyedMessage[] = texts.map((content, i) => ({ key: `k${i}`, message: { role: 'tool', timestamp: i, toolCallId: `call_${i}`, content } }));
+    const rows = encodeMessageRows(messages);
+    // Content and the spaced text the index sees, back to back, and not a byte more.
+    expect(rows.bytes.byteLength).toBe(texts.reduce((sum, t, i) => sum + Buffer.byteLength(t) + rowIndexedText(rows, i)!.byteLength, 0));
+    expect(texts.map((_, i) => rowContentText(rows, i))).toEqual(texts);
+    store.appendMessages('c1', messages);
+    expect(stored().map((row) => row.content)).toEqual(texts);
+  });
+
   it("lets the index share the content's bytes when they are the same text", () => {
     const content = 'plain words the index takes as they are';
     const rows = encodeMessageRows([{ key: 'k', message: { role: 'user', timestamp: 1, content } }]);

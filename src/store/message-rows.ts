@@ -49,19 +49,13 @@ export function encodeMessageRows(messages: readonly KeyedMessage[]): MessageRow
   const fields = new Float64Array(count * FIELDS);
   const keys = new Array<string>(count);
   const toolCallIds = new Array<string | null>(count);
-  const texts: string[] = [];
-  let size = 0;
+  const texts = new TextRun(fields);
   const place = (at: number, text: string | undefined): void => {
-    if (text === undefined) {
-      fields[at + 1] = NO_TEXT;
-      return;
-    }
-    const length = Buffer.byteLength(text);
-    fields[at] = size;
-    fields[at + 1] = length;
-    size += length;
-    texts.push(text);
+    if (text === undefined) fields[at + 1] = NO_TEXT;
+    else texts.add(at, text);
   };
+  // Messages whose indexed text is their content: the INDEXED field copies CONTENT once it is placed.
+  const indexedIsContent: number[] = [];
   for (let i = 0; i < count; i++) {
     const { key, message } = messages[i]!;
     const base = i * FIELDS;
@@ -76,18 +70,60 @@ export function encodeMessageRows(messages: readonly KeyedMessage[]): MessageRow
     place(base + TOOL_CALLS, calls);
     const searchable = searchableText(message);
     const indexed = searchable.length > 0 ? toFtsText(searchable) : undefined;
-    if (indexed !== undefined && indexed === message.content) {
-      fields[base + INDEXED] = fields[base + CONTENT]!;
-      fields[base + INDEXED + 1] = fields[base + CONTENT + 1]!;
-    } else {
-      place(base + INDEXED, indexed);
-    }
+    if (indexed !== undefined && indexed === message.content) indexedIsContent.push(base);
+    else place(base + INDEXED, indexed);
   }
-  // Its own ArrayBuffer (never Node's shared pool), so it can be transferred.
-  const bytes = Buffer.allocUnsafeSlow(size);
-  let offset = 0;
-  for (const text of texts) offset += bytes.write(text, offset);
+  const bytes = texts.encode();
+  for (const base of indexedIsContent) {
+    fields[base + INDEXED] = fields[base + CONTENT]!;
+    fields[base + INDEXED + 1] = fields[base + CONTENT + 1]!;
+  }
   return { count, keys, toolCallIds, fields, bytes };
+}
+
+/**
+ * Texts encoded back to back in one pass: each is written where there is room for its worst case
+ * (3 bytes a UTF-16 unit), and its (start, length) pair set from what the write took. Measuring each
+ * text first and then writing it read every text twice (~1% of an import's CPU in perf).
+ */
+class TextRun {
+  private readonly slots: number[] = [];
+  private readonly texts: string[] = [];
+  private units = 0;
+  private longest = 0;
+
+  constructor(private readonly fields: Float64Array) {}
+
+  add(at: number, text: string): void {
+    this.slots.push(at);
+    this.texts.push(text);
+    this.units += text.length;
+    if (text.length > this.longest) this.longest = text.length;
+  }
+
+  /** Its own ArrayBuffer (never Node's shared pool), so it can be transferred. */
+  encode(): Uint8Array {
+    // Enough for every text when all are ASCII (the usual case), without growing.
+    let bytes = Buffer.allocUnsafeSlow(this.units + 2 * this.longest);
+    let offset = 0;
+    for (let k = 0; k < this.texts.length; k++) {
+      const text = this.texts[k]!;
+      if (offset + 3 * text.length > bytes.length) {
+        const grown = Buffer.allocUnsafeSlow(Math.max(2 * bytes.length, offset + 3 * text.length));
+        bytes.copy(grown, 0, 0, offset);
+        bytes = grown;
+      }
+      const written = bytes.write(text, offset);
+      this.fields[this.slots[k]!] = offset;
+      this.fields[this.slots[k]! + 1] = written;
+      offset += written;
+    }
+    // The room left over is let go: a group's rows wait in memory until the writer commits them.
+    if (offset === bytes.length) return bytes;
+    const exact = Buffer.allocUnsafeSlow(offset);
+    bytes.copy(exact, 0, 0, offset);
+    return exact;
+  }
 }
 
 /** The buffers a `postMessage` of these rows moves instead of copying. */
