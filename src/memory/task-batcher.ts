@@ -113,8 +113,8 @@ function expand(p: Pending): void {
   if (p.expanded) return;
   p.expanded = true;
   const { message } = p;
-  // Measured once for all levels. UTF-8 takes at most 3 bytes a UTF-16 unit, so a tool result this
-  // short fits the smallest budget unmeasured.
+  // Measured once for all levels; left at 0, unmeasured, when the result fits the smallest budget
+  // whatever its characters are (UTF-8 takes at most 3 bytes a UTF-16 unit).
   const total = message.role === 'tool' && message.content.length * 3 > LEVEL_BUDGETS[LAST_LEVEL]! ? utf8(message.content) : 0;
   for (let level = 1; level < LEVELS; level++) {
     const previous = p.forms[level - 1] ?? message;
