@@ -1,3 +1,5 @@
+import { MAX_UTF8_PER_UNIT } from '../core/utf8.js';
+
 /**
  * The size bound of one stored message's text. A 200 MB tool output is not memory, and storing it
  * whole costs the gateway and the SQLite file that much; what matters of it is its beginning and its
@@ -51,7 +53,7 @@ export function utf8Tail(s: string, maxBytes: number): string {
 
 /** Each UTF-16 unit is 1 to 3 UTF-8 bytes: most texts are decided without encoding them. */
 function fitsIn(s: string, maxBytes: number): boolean {
-  if (s.length * 3 <= maxBytes) return true;
+  if (s.length * MAX_UTF8_PER_UNIT <= maxBytes) return true;
   if (s.length > maxBytes) return false;
   return Buffer.byteLength(s, 'utf8') <= maxBytes;
 }

@@ -1,4 +1,5 @@
 import { endsTurn } from '../core/agent-message.js';
+import { utf8Owned } from '../core/utf8.js';
 import type { PlannedRequest } from './task-batcher.js';
 
 /**
@@ -40,11 +41,4 @@ export function emptyRequest(): EncodedRequest {
 /** The buffers a `postMessage` of these requests moves instead of copying. */
 export function requestsTransferList(requests: readonly EncodedRequest[]): ArrayBuffer[] {
   return requests.map((request) => request.messagesJson.buffer as ArrayBuffer);
-}
-
-/** The text's UTF-8 in its own ArrayBuffer (never Node's shared pool, which cannot be moved). */
-function utf8Owned(text: string): Uint8Array {
-  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-  bytes.write(text);
-  return bytes;
 }

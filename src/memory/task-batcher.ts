@@ -1,5 +1,6 @@
 import type { AgentMessage, KeyedMessage } from '../core/agent-message.js';
 import { jsonBytes } from '../core/json-bytes.js';
+import { MAX_UTF8_PER_UNIT } from '../core/utf8.js';
 import type { WarningCollector } from '../core/warnings.js';
 
 /** The gateway's limits for one POST /mem/agent-memory body. */
@@ -114,8 +115,8 @@ function expand(p: Pending): void {
   p.expanded = true;
   const { message } = p;
   // Measured once for all levels; left at 0, unmeasured, when the result fits the smallest budget
-  // whatever its characters are (UTF-8 takes at most 3 bytes a UTF-16 unit).
-  const total = message.role === 'tool' && message.content.length * 3 > LEVEL_BUDGETS[LAST_LEVEL]! ? utf8(message.content) : 0;
+  // whatever its characters are.
+  const total = message.role === 'tool' && message.content.length * MAX_UTF8_PER_UNIT > LEVEL_BUDGETS[LAST_LEVEL]! ? utf8(message.content) : 0;
   for (let level = 1; level < LEVELS; level++) {
     const previous = p.forms[level - 1] ?? message;
     const budget = LEVEL_BUDGETS[level]!;

@@ -1,4 +1,5 @@
 import type { AgentMessage, KeyedMessage } from '../core/agent-message.js';
+import { exactBytes, MAX_UTF8_PER_UNIT } from '../core/utf8.js';
 import { toFtsText } from './fts-text.js';
 import { searchableText } from './searchable-text.js';
 
@@ -108,8 +109,9 @@ class TextRun {
     let offset = 0;
     for (let k = 0; k < this.texts.length; k++) {
       const text = this.texts[k]!;
-      if (offset + 3 * text.length > bytes.length) {
-        const grown = Buffer.allocUnsafeSlow(Math.max(2 * bytes.length, offset + 3 * text.length));
+      const worst = MAX_UTF8_PER_UNIT * text.length;
+      if (offset + worst > bytes.length) {
+        const grown = Buffer.allocUnsafeSlow(Math.max(2 * bytes.length, offset + worst));
         bytes.copy(grown, 0, 0, offset);
         bytes = grown;
       }
@@ -119,10 +121,7 @@ class TextRun {
       offset += written;
     }
     // The room left over is let go: a group's rows wait in memory until the writer commits them.
-    if (offset === bytes.length) return bytes;
-    const exact = Buffer.allocUnsafeSlow(offset);
-    bytes.copy(exact, 0, 0, offset);
-    return exact;
+    return exactBytes(bytes, offset);
   }
 }
 
