@@ -577,27 +577,36 @@ async function startLoopbackGateway(): Promise<{ url: string; stop: () => Promis
 
 /**
  * The 1× import to a loopback gateway alone and to the gateway with the embedded store, interleaved
- * (gateway only, both, gateway only): what keeping the user's own index costs a gateway user.
+ * (gateway only, both, gateway only): what keeping the user's own index costs a gateway user. The
+ * CPU line adds the loopback gateway's CPU to each import's: on a machine whose cores both runs keep
+ * busy, the time can only come down with the CPU the store's own work takes.
  */
 async function twoSinks(rows: string[]): Promise<void> {
   const corpus = corpusFor(SESSIONS);
   const gateway = await startLoopbackGateway();
   try {
-    const run = (localStore: boolean): Measured => {
+    const gatewayCpuMs = async (): Promise<number> => ((await (await fetch(`${gateway.url}/cpu`)).json()) as { cpuMs: number }).cpuMs;
+    const run = async (localStore: boolean): Promise<Measured & { gatewayCpuMs: number }> => {
       const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-sinks-'));
       try {
         const env = { EVERME_API_BASE: gateway.url, EVERME_API_KEY: 'evt_bench0000000000000000', EVERME_LOCAL_STORE: localStore ? '1' : '0' };
-        return importRun(corpus.root, stateDir, { name: 'everme', env });
+        const cpuBefore = await gatewayCpuMs();
+        const measured = importRun(corpus.root, stateDir, { name: 'everme', env });
+        return { ...measured, gatewayCpuMs: (await gatewayCpuMs()) - cpuBefore };
       } finally {
         rmSync(stateDir, { recursive: true, force: true });
       }
     };
-    const before = run(false);
-    const both = run(true);
-    const after = run(false);
+    const before = await run(false);
+    const both = await run(true);
+    const after = await run(false);
     const alone = (before.ms + after.ms) / 2;
+    const machineCpu = (r: Measured & { gatewayCpuMs: number }) => (r.cpuMs ?? 0) + r.gatewayCpuMs;
+    const aloneCpu = (machineCpu(before) + machineCpu(after)) / 2;
+    const cpuLine = (r: Measured & { gatewayCpuMs: number }) => `${fmt(machineCpu(r))} ms (import ${fmt(r.cpuMs ?? 0)} + gateway ${fmt(r.gatewayCpuMs)}, ${(machineCpu(r) / r.ms).toFixed(2)} cores)`;
     rows.push(
       `two sinks (gateway + store): ${fmt(both.ms)} ms against ${fmt(alone)} ms to the gateway alone (${fmt(before.ms)}, ${fmt(after.ms)}), loopback gateway: ratio ${(both.ms / alone).toFixed(2)}x (target ≤ 1.15x)  rss ${fmt(both.maxRssMb)} MB  ${both.requests} requests`,
+      `  CPU of the machine: both ${cpuLine(both)}; gateway alone ${cpuLine(before)}, ${cpuLine(after)}; the store's own work ${fmt(machineCpu(both) - aloneCpu)} ms, ${(machineCpu(both) / aloneCpu).toFixed(2)}x the CPU`,
     );
   } finally {
     rows.push(`  loopback gateway took ${await gateway.stop()}`);
