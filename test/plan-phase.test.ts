@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PlanPool } from '../src/engine/plan-pool.js';
-import { uniformJob } from '../src/engine/plan-protocol.js';
+import { PLAN_WORKER_NICE_STEP, uniformJob } from '../src/engine/plan-protocol.js';
 import { openDatabase } from '../src/store/database.js';
 import { ensureBuilt, repoRoot } from './support/cli.js';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
@@ -155,6 +155,42 @@ describe('the plan pool', () => {
       expect(acks()).toBeGreaterThanOrEqual(parts - 2);
     } finally {
       posted.mockRestore();
+      await pool.close();
+    }
+  });
+});
+
+describe('a plan worker\'s priority', () => {
+  /** Each thread of this process and its nice value (field 19 of its stat, after the command's closing parenthesis). */
+  function threadNices(): Map<number, number> {
+    const nices = new Map<number, number>();
+    for (const tid of fs.readdirSync('/proc/self/task')) {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      nices.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    }
+    return nices;
+  }
+
+  it.runIf(process.platform === 'linux')('is PLAN_WORKER_NICE_STEP below the thread that started it, and no other thread of the process moves', async () => {
+    writeMessagesSession(env.dataDir, 1, turnsEnvelopes('one', [0, 1]));
+    writeMessagesSession(env.dataDir, 2, turnsEnvelopes('two', [0, 1]), '09-00-00-000');
+    const sessions = await collect(discoverSessions(env.dataDir, { onInvalidManifest: () => undefined }));
+    const before = threadNices();
+    const own = Number(fs.readlinkSync('/proc/thread-self').split('/').at(-1));
+    const base = before.get(own)!;
+    const pool = new PlanPool(realWorker, 2);
+    try {
+      const target = { delivered: new Set<string>(), requests: true, encoded: false, rows: false };
+      // Both at once: two workers.
+      const results = await Promise.all(sessions.map((session) => pool.plan({ session, targets: [target] }, async () => undefined)));
+      expect(results.map((r) => r.status)).toEqual(['planned', 'planned']);
+      const during = threadNices();
+      const started = [...during].filter(([tid]) => !before.has(tid));
+      const lowered = started.filter(([, nice]) => nice === Math.min(19, base + PLAN_WORKER_NICE_STEP));
+      expect(lowered).toHaveLength(2);
+      // Every thread that was there before keeps its priority (this one included).
+      for (const [tid, nice] of before) if (during.has(tid)) expect(during.get(tid)).toBe(nice);
+    } finally {
       await pool.close();
     }
   });

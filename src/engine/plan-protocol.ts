@@ -32,6 +32,21 @@ export function partTransferList(part: PlanPart): ArrayBuffer[] {
 export const MAX_PARTS_AHEAD = 2;
 
 /**
+ * How much nicer than the process a plan worker runs (Linux, see core/thread-priority.ts). Plans
+ * run ahead of delivery by a bounded backlog, so a plan worker that waits for a core costs nothing
+ * while the backlog holds work; the store's writer thread that waits for one holds everything up
+ * once it is what bounds the run: in a store with common words, where it counts the term index (a
+ * sync, or an import past its first 131,072 messages, see term-index.ts). 3,000 new sessions into the 10x bench store: the writer thread spent 3.2 s of its
+ * 12.4 s waiting for a core (/proc schedstat) while the workers planned ahead. With the workers at
+ * +10, in turn with +0: that import 0.89, 0.81, 0.84, 0.95x the time (four pairs), the 10x cold
+ * import 0.88x and 0.88x (two pairs, ~91-99 s against ~104-112 s); cold imports into an empty store,
+ * where the workers bound the run and every thread's work still gets done on the two cores, the
+ * same (1x tree 0.89-1.07x, the extra tree 0.97-1.03x, four pairs each). The plan workers are most
+ * of an import's CPU, and they yield to the user's other programs too.
+ */
+export const PLAN_WORKER_NICE_STEP = 10;
+
+/**
  * The job with every field present, in one order. The main thread leaves out what a session lacks
  * (no fingerprint yet, no recorded workspace), so jobs arrived in up to eight hidden classes, and
  * a new one deoptimized `planSession`'s optimized code, which V8 then compiled again (~85 ms of a

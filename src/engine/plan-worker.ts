@@ -6,11 +6,14 @@
 import { parentPort } from 'node:worker_threads';
 import { errorData, EvermeError, toEvermeError } from '../core/errors.js';
 import type { PlanPart } from '../sinks/sink.js';
-import { MAX_PARTS_AHEAD, partTransferList, uniformJob, type FromPlanWorker, type ToPlanWorker } from './plan-protocol.js';
+import { lowerThisThreadPriority } from '../core/thread-priority.js';
+import { MAX_PARTS_AHEAD, PLAN_WORKER_NICE_STEP, partTransferList, uniformJob, type FromPlanWorker, type ToPlanWorker } from './plan-protocol.js';
 import { planSession, type PlanJob } from './session-plan.js';
 
 const port = parentPort;
 if (!port) throw new Error('plan-worker must run as a worker thread');
+// See PLAN_WORKER_NICE_STEP: the main thread and the store's writer go first.
+lowerThisThreadPriority(PLAN_WORKER_NICE_STEP);
 
 /** Parts posted and not yet delivered, per job, and who waits for room. */
 interface Window {
