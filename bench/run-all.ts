@@ -575,6 +575,9 @@ async function startLoopbackGateway(): Promise<{ url: string; stop: () => Promis
   return { url, stop };
 }
 
+/** One import of the two-sink bench, with the CPU the loopback gateway used meanwhile. */
+type SinksRun = Measured & { gatewayCpuMs: number };
+
 /**
  * The 1× import to a loopback gateway alone and to the gateway with the embedded store, interleaved
  * (gateway only, both, gateway only): what keeping the user's own index costs a gateway user. The
@@ -586,7 +589,7 @@ async function twoSinks(rows: string[]): Promise<void> {
   const gateway = await startLoopbackGateway();
   try {
     const gatewayCpuMs = async (): Promise<number> => ((await (await fetch(`${gateway.url}/cpu`)).json()) as { cpuMs: number }).cpuMs;
-    const run = async (localStore: boolean): Promise<Measured & { gatewayCpuMs: number }> => {
+    const run = async (localStore: boolean): Promise<SinksRun> => {
       const stateDir = mkdtempSync(path.join(os.tmpdir(), 'everme-bench-sinks-'));
       try {
         const env = { EVERME_API_BASE: gateway.url, EVERME_API_KEY: 'evt_bench0000000000000000', EVERME_LOCAL_STORE: localStore ? '1' : '0' };
@@ -601,9 +604,9 @@ async function twoSinks(rows: string[]): Promise<void> {
     const both = await run(true);
     const after = await run(false);
     const alone = (before.ms + after.ms) / 2;
-    const machineCpu = (r: Measured & { gatewayCpuMs: number }) => (r.cpuMs ?? 0) + r.gatewayCpuMs;
+    const machineCpu = (r: SinksRun) => (r.cpuMs ?? 0) + r.gatewayCpuMs;
     const aloneCpu = (machineCpu(before) + machineCpu(after)) / 2;
-    const cpuLine = (r: Measured & { gatewayCpuMs: number }) => `${fmt(machineCpu(r))} ms (import ${fmt(r.cpuMs ?? 0)} + gateway ${fmt(r.gatewayCpuMs)}, ${(machineCpu(r) / r.ms).toFixed(2)} cores)`;
+    const cpuLine = (r: SinksRun) => `${fmt(machineCpu(r))} ms (import ${fmt(r.cpuMs ?? 0)} + gateway ${fmt(r.gatewayCpuMs)}, ${(machineCpu(r) / r.ms).toFixed(2)} cores)`;
     rows.push(
       `two sinks (gateway + store): ${fmt(both.ms)} ms against ${fmt(alone)} ms to the gateway alone (${fmt(before.ms)}, ${fmt(after.ms)}), loopback gateway: ratio ${(both.ms / alone).toFixed(2)}x (target ≤ 1.15x)  rss ${fmt(both.maxRssMb)} MB  ${both.requests} requests`,
       `  CPU of the machine: both ${cpuLine(both)}; gateway alone ${cpuLine(before)}, ${cpuLine(after)}; the store's own work ${fmt(machineCpu(both) - aloneCpu)} ms, ${(machineCpu(both) / aloneCpu).toFixed(2)}x the CPU`,

@@ -1,7 +1,7 @@
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
-/** The weakest priority a nice value names (Linux and macOS). */
+/** The weakest priority a nice value names. */
 const MAX_NICE = 19;
 
 /**

@@ -36,8 +36,9 @@ export const MAX_PARTS_AHEAD = 2;
  * run ahead of delivery by a bounded backlog, so a plan worker that waits for a core costs nothing
  * while the backlog holds work; the store's writer thread that waits for one holds everything up
  * once it is what bounds the run: in a store with common words, where it counts the term index (a
- * sync, or an import past its first 131,072 messages, see term-index.ts). 3,000 new sessions into the 10x bench store: the writer thread spent 3.2 s of its
- * 12.4 s waiting for a core (/proc schedstat) while the workers planned ahead. With the workers at
+ * sync, or an import past its first 131,072 messages, see term-index.ts). 3,000 new sessions into
+ * the 10x bench store: the writer thread spent 3.2 s of its 12.4 s waiting for a core (/proc
+ * schedstat) while the workers planned ahead, 0.9-1.1 s with the workers at +10. With the workers at
  * +10, in turn with +0: that import 0.89, 0.81, 0.84, 0.95x the time (four pairs), the 10x cold
  * import 0.88x and 0.88x (two pairs, ~91-99 s against ~104-112 s); cold imports into an empty store,
  * where the workers bound the run and every thread's work still gets done on the two cores, the
