@@ -1,7 +1,8 @@
 /**
  * `npm run build` bundles every command but the hook, oclif, the bulk run's thread entries and the
- * hook's background worker with them (esbuild, chunks shared under dist/chunks/): a command then loads a few files instead of resolving ~200 modules one by one. A module in a
- * chunk no longer sits beside the files it starts, so those are found from the package root.
+ * hook's background worker with them (esbuild, chunks shared under dist/chunks/): a command then
+ * loads a few files instead of resolving ~200 modules one by one. A module in a chunk no longer
+ * sits beside the files it starts, so those are found from the package root.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,7 +26,7 @@ function builtFiles(): string[] {
  * The entries of the threads a bulk run starts (see plan-pool.ts and local-writer.ts), and of the
  * process a hook starts to deliver in the background (hook-entry.ts).
  */
-function threadEntries(): string[] {
+function workerEntries(): string[] {
   ensureBuilt();
   return [
     path.join(repoRoot, 'dist', 'src', 'engine', 'plan-worker.js'),
@@ -80,7 +81,7 @@ describe('the bundled commands', () => {
     // Every thread loads its own modules: from our sources one by one (zod alone is 95 files), that
     // took each of the import's threads 0.07-0.11 s at start, and a hook's worker 0.35 s of CPU
     // before it read anything, against 0.22 s from the bundle.
-    for (const entry of threadEntries()) {
+    for (const entry of workerEntries()) {
       const text = fs.readFileSync(entry, 'utf8');
       const relative = [...text.matchAll(/(?:from|import)\s+["'](\.{1,2}\/[^"']+)["']/g)].map((m) => path.resolve(path.dirname(entry), m[1]!));
       expect(relative.length, path.relative(repoRoot, entry)).toBeGreaterThan(0);
@@ -90,7 +91,7 @@ describe('the bundled commands', () => {
   });
 
   it('never look for a file beside themselves that is not there', () => {
-    for (const file of [...builtFiles(), ...threadEntries()]) {
+    for (const file of [...builtFiles(), ...workerEntries()]) {
       const text = fs.readFileSync(file, 'utf8');
       for (const m of text.matchAll(/new URL\(\s*["'](\.{1,2}\/[^"']+)["']\s*,\s*import\.meta\.url\s*\)/g)) {
         const target = path.resolve(path.dirname(file), m[1]!);
