@@ -19,6 +19,6 @@ export function lowerThisThreadPriority(step: number): void {
     if (!Number.isSafeInteger(tid) || tid <= 0) return;
     setPriority(tid, Math.min(MAX_NICE, getPriority(tid) + step));
   } catch {
-    // Left at the process's priority: slower when the writer waits for a core, never wrong.
+    // Left at the process's priority: the other threads wait for a core a little more, never wrong.
   }
 }
