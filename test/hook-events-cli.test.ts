@@ -231,6 +231,15 @@ describe('SessionStart: recall on stdout', () => {
     expect(recalled.map((e) => e.outcome)).toEqual(['recalled', 'recalled']);
   });
 
+  it('formats the block, its trimming line included, without ICU number formatting (~19 ms of the agent\'s start)', async () => {
+    const { env } = await seededStore();
+    const noLocale = { ...env, EVERME_RECALL_CHARS: '480', NODE_OPTIONS: `--require=${path.join(import.meta.dirname, 'support', 'no-number-locale.cjs')}` };
+    const tight = await fire('SessionStart', newSessionId(), noLocale, { cwd: '/home/demo/projects/widget' });
+    expect(tight.code).toBe(0);
+    expect(tight.stderr).toBe('');
+    expect(tight.stdout).toMatch(/1 more conversations not shown \(index trimmed to \d+ characters\)/);
+  });
+
   it('prints nothing for a workspace with no memories, with EVERME_RECALL_CHARS=0, or on an empty store, exiting 0', async () => {
     const { dataDir, stateDir, env } = await seededStore();
     expectSilentExit(await fire('SessionStart', newSessionId(), env, { cwd: '/home/demo/projects/unknown' }));

@@ -22,6 +22,7 @@ import { renderContextIndex } from '../recall/context-index.js';
 import { UnavailableRecall } from '../recall/unavailable-recall.js';
 import { renderSearchMarkdown } from '../recall/recall-markdown.js';
 import { toModel, toModelData } from '../recall/model-output.js';
+import { withThousands } from '../core/thousands.js';
 
 export const SERVER_NAME = 'everme';
 export const DEFAULT_TOP_K = 5;
@@ -94,7 +95,7 @@ const openedShape = z.object({
   time: z.string(),
   project: z.string().optional(),
   title: z.string().optional().describe('The conversation title, when known.'),
-  content: z.string().describe(`At most ${GET_PAGE_CHARS.toLocaleString('en-US')} characters from offset.`),
+  content: z.string().describe(`At most ${withThousands(GET_PAGE_CHARS)} characters from offset.`),
   offset: z.number().int(),
   totalChars: z.number().int(),
   nextOffset: z.number().int().optional().describe('Where the next page starts: call again with this offset.'),
@@ -201,7 +202,7 @@ function registerGet(server: McpServer, kit: ToolKit): void {
     'mem_get',
     {
       title: 'Open memories by id',
-      description: `Whole messages by the ids mem_search, mem_context or mem_timeline named (at most ${MAX_GET_IDS}), each with its conversation and time. A long message comes a page of ${GET_PAGE_CHARS.toLocaleString('en-US')} characters at a time: pass the nextOffset it names as offset for the rest.`,
+      description: `Whole messages by the ids mem_search, mem_context or mem_timeline named (at most ${MAX_GET_IDS}), each with its conversation and time. A long message comes a page of ${withThousands(GET_PAGE_CHARS)} characters at a time: pass the nextOffset it names as offset for the rest.`,
       inputSchema: getInput,
       outputSchema: { messages: z.array(openedShape) },
       annotations: kit.localAnnotations,

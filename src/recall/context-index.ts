@@ -2,6 +2,7 @@ import { RECALL_FRAME_RESERVE } from './model-output.js';
 import type { GatewayContext, LocalContext, RecallContext } from './recall.js';
 import type { ConversationSummary } from '../store/local-store.js';
 import { DATA_PREFACE, EMPTY_STORE_TEXT, formatHit, formatWhen, quoteQuery, shownTitle } from './recall-markdown.js';
+import { withThousands } from '../core/thousands.js';
 
 /** What `mem_context` may return: an index a host can put in front of the model without crowding it. */
 export const MAX_CONTEXT_CHARS = 10_000;
@@ -25,7 +26,7 @@ function renderSection(section: IndexSection, shown: number, maxChars: number): 
   } else {
     lines.push(...section.entries.slice(0, shown));
     const hidden = section.entries.length - shown;
-    if (hidden > 0) lines.push(`_${hidden} more ${section.noun} not shown (index trimmed to ${maxChars.toLocaleString('en-US')} characters)._`);
+    if (hidden > 0) lines.push(`_${hidden} more ${section.noun} not shown (index trimmed to ${withThousands(maxChars)} characters)._`);
   }
   return lines.join('\n');
 }

@@ -3,6 +3,7 @@ import { excerpt } from '../store/fts-text.js';
 import { EvermeError } from '../core/errors.js';
 import { LocalRecall, messageIdOf } from './recall.js';
 import { DATA_PREFACE, formatWhen, shownTitle } from './recall-markdown.js';
+import { withThousands } from '../core/thousands.js';
 
 /**
  * Opening what a search found, in steps: `mem_get` / `everme get` show whole messages, a page of a
@@ -106,7 +107,7 @@ export function formatOpened(m: OpenedMessage): string {
   const lines = [`## ${head([m.id, m.role, formatWhen(Date.parse(m.time)), m.conversationId, shownTitle(m.title), m.project])}`, '', m.content];
   for (const call of m.toolCalls ?? []) lines.push('', `tool call ${call.name}: ${call.arguments}`);
   if (m.nextOffset !== undefined) {
-    lines.push('', `_Characters ${m.offset.toLocaleString('en-US')}–${m.nextOffset.toLocaleString('en-US')} of ${m.totalChars.toLocaleString('en-US')}; the rest: offset ${m.nextOffset}._`);
+    lines.push('', `_Characters ${withThousands(m.offset)}–${withThousands(m.nextOffset)} of ${withThousands(m.totalChars)}; the rest: offset ${m.nextOffset}._`);
   }
   return lines.join('\n');
 }

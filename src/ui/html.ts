@@ -1,6 +1,7 @@
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import { EvermeError } from '../core/errors.js';
+import { withThousands } from '../core/thousands.js';
 
 /** Markup whose every interpolated value was escaped (or is markup built the same way). */
 export type Html = HtmlEscapedString;
@@ -62,5 +63,5 @@ export function day(ms: number | undefined): string {
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+  return `${withThousands(n)} ${n === 1 ? one : many}`;
 }

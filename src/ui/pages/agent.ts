@@ -1,6 +1,7 @@
 import type { WorkspaceSummary } from '../../store/viewer-store.js';
 import { EMPTY, h, plural, type Html } from '../html.js';
 import { gatewayNotice, type GatewayFailure } from './gateway-notice.js';
+import { withThousands } from '../../core/thousands.js';
 
 export interface AgentPreview {
   project: string;
@@ -22,7 +23,7 @@ export function agentPage(workspaces: WorkspaceSummary[], preview: AgentPreview 
     : preview.text === undefined
       ? h`<p id="agent-silent">The SessionStart hook would print nothing for <code>${preview.project}</code>: ${preview.silence ?? ''}.</p>`
       : h`${preview.gatewayFailure ? gatewayNotice(preview.gatewayFailure, 'This is this machine’s part alone.', 'The EverMe gateway’s account-wide context could not be fetched, so the hook would print the project’s conversations from this machine without it.') : EMPTY}
-<p id="agent-count"><strong>${plural(preview.text.length, 'character')}</strong> of the ${preview.budget.toLocaleString('en-US')}-character budget (<code>EVERME_RECALL_CHARS</code>).</p>
+<p id="agent-count"><strong>${plural(preview.text.length, 'character')}</strong> of the ${withThousands(preview.budget)}-character budget (<code>EVERME_RECALL_CHARS</code>).</p>
 <pre id="agent-context" aria-label="SessionStart context">${preview.text}</pre>`;
   return h`<h1>What the agent sees</h1>
 <p class="muted">The exact text the SessionStart hook would hand the model at the start of a new session in a project, computed now by the hook's own function with the same budget${gateway ? ' (with a gateway key: the gateway’s account-wide context)' : ''}.</p>

@@ -2,13 +2,14 @@ import type { ForgetCandidate, ForgetResult, Tombstone } from '../../forget/forg
 import { EMPTY, day, h, plural, when, type Html } from '../html.js';
 import { secretField } from '../layout.js';
 import { conversationHref } from './projects.js';
+import { withThousands } from '../../core/thousands.js';
 
 function candidateRow(c: ForgetCandidate): Html {
   return h`<tr>
 <th scope="row">${c.storedMessages > 0 ? h`<a href="${conversationHref(c.conversationId)}">${c.conversationId}</a>` : c.conversationId}</th>
 <td>${day(c.createdAtMs)}</td>
 <td>${c.workspaceDir ?? '(workspace unknown)'}</td>
-<td class="num">${c.storedMessages.toLocaleString('en-US')}</td>
+<td class="num">${withThousands(c.storedMessages)}</td>
 <td>${c.sentToGateway ? 'yes: stays there' : 'no'}</td>
 </tr>`;
 }

@@ -2,6 +2,7 @@ import type { ConversationSummary } from '../../store/conversation-list.js';
 import type { DayCount, WorkspaceSummary } from '../../store/viewer-store.js';
 import { messagesChart } from '../chart.js';
 import { h, plural, when, type Html } from '../html.js';
+import { withThousands } from '../../core/thousands.js';
 
 /** Where a workspace's own page is; the unknown-workspace group has one too. */
 export function projectHref(workspaceDir: string | undefined): string {
@@ -32,8 +33,8 @@ export function projectsPage(workspaces: WorkspaceSummary[], days: DayCount[], s
   const rows = workspaces.map(
     (w) => h`<tr>
 <th scope="row"><a href="${projectHref(w.workspaceDir)}">${w.workspaceDir ?? UNKNOWN_WORKSPACE}</a>${w.workspaceDir === undefined ? h` <span class="muted">(sessions whose workspace nobody recorded)</span>` : ''}</th>
-<td class="num">${w.conversations.toLocaleString('en-US')}</td>
-<td class="num">${w.messages.toLocaleString('en-US')}</td>
+<td class="num">${withThousands(w.conversations)}</td>
+<td class="num">${withThousands(w.messages)}</td>
 <td>${when(w.lastActivityMs)}</td>
 </tr>`,
   );
@@ -56,7 +57,7 @@ export function projectPage(workspaceDir: string | undefined, conversations: Con
   const rows = conversations.map(
     (c) => h`<tr>
 <th scope="row"><a href="${conversationHref(c.conversationId)}">${conversationLabel(c)}</a><br><span class="muted">${c.conversationId}${c.workspaceDir !== undefined && c.workspaceDir !== workspaceDir ? h` · ${c.workspaceDir}` : ''}</span></th>
-<td class="num">${c.messageCount.toLocaleString('en-US')}</td>
+<td class="num">${withThousands(c.messageCount)}</td>
 <td>${when(c.updatedAtMs ?? c.createdAtMs)}</td>
 </tr>`,
   );
