@@ -7,6 +7,7 @@ import { storeAtVersion } from './support/store-at-version.js';
 import { tempDir } from './support/temp.js';
 import { EvermeError } from '../src/core/errors.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase, PAGE_SIZE, pagesOf } from '../src/store/database.js';
+import { openReadonlyDatabase, SCHEMA_VERSION } from '../src/store/database-reader.js';
 import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/session-store.js';
 
 function catchError(fn: () => unknown): EvermeError {
@@ -212,6 +213,25 @@ describe('openDatabase', () => {
     } finally {
       second.close();
     }
+  });
+
+  it('reads the schema version its migrations write: the readers neither refuse the current store nor read an outdated one', () => {
+    expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
+  });
+
+  it('a reader refuses a store that still needs an upgrade, saying to run sync, and leaves it as it was', () => {
+    const stateDir = tempDir();
+    storeAtVersion(stateDir, MIGRATIONS.length - 1).close();
+    const err = catchError(() => openReadonlyDatabase(stateDir));
+    expect(err.type).toBe('io');
+    expect(err.code).toBe('database_outdated');
+    expect(err.hint).toMatch(/everme sync/);
+    const check = new Database(databasePath(stateDir));
+    expect(check.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length - 1);
+    check.close();
+    // The writer upgrades it; then it reads.
+    openDatabase(stateDir).close();
+    openReadonlyDatabase(stateDir).close();
   });
 
   it('refuses a database written by a newer schema with an io error and a hint', () => {

@@ -243,6 +243,20 @@ describe('the hook hot path', () => {
     // `node -e 0`.
     expect(seen.size).toBeLessThanOrEqual(19);
   });
+
+  it("SessionStart's recall opens the store through its reader and loads none of the migrations or what they run", () => {
+    const seen = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const m of readFileSync(file, 'utf8').matchAll(/^import\s+(?!type\s)[^'"]*?from\s+'(\.[^']+)'/gm)) visit(path.resolve(path.dirname(file), m[1]!.replace(/\.js$/, '.ts')));
+    };
+    visit(path.join(repoRoot, 'src', 'recall', 'session-recall.ts'));
+    const loaded = [...seen].map((file) => path.relative(path.join(repoRoot, 'src'), file));
+    expect(loaded).toContain(path.join('store', 'database-reader.ts'));
+    // Loading these cost SessionStart ~19 ms on the agent's path (the bench's SessionStart rows).
+    for (const writerOnly of ['database.ts', 'term-index.ts', 'fts-rebuild.ts', 'fts-tokenizer.ts']) expect(loaded).not.toContain(path.join('store', writerOnly));
+  });
 });
 
 describe('hook events and routes', () => {

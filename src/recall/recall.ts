@@ -3,7 +3,7 @@ import { sessionIdOf } from '../core/conversation-id.js';
 import { redactText } from '../core/redact.js';
 import { EvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
-import { openDatabase } from '../store/database.js';
+import { openReadonlyDatabase } from '../store/database-reader.js';
 import { buildFtsQuery, excerpt, makeSnippet } from '../store/fts-text.js';
 import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
@@ -131,7 +131,7 @@ export class LocalRecall implements Recall {
     if (this.store) return this.store;
     let db: Database.Database;
     try {
-      db = openDatabase(this.stateDir, { readonly: true });
+      db = openReadonlyDatabase(this.stateDir);
     } catch (err) {
       if (err instanceof EvermeError && err.code === 'database_missing') return undefined;
       throw err;

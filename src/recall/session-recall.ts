@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Settings } from '../config/settings.js';
 import { toEvermeError, type EvermeError } from '../core/errors.js';
-import { databasePath, openDatabase } from '../store/database.js';
+import { databasePath, openReadonlyDatabase } from '../store/database-reader.js';
 import { listRecentConversations } from '../store/conversation-list.js';
 import { renderSessionStartContext, type LocalStart } from './context-index.js';
 import { toModel } from './model-output.js';
@@ -32,9 +32,10 @@ export interface SessionStartRecall {
 }
 
 /**
- * The embedded store's answer for a starting session. Loads only the database module and one
- * query (no zod, no message store), because it runs on the agent's path. Undefined when there is
- * no store yet or nothing recorded for the project; a store that cannot be read throws.
+ * The embedded store's answer for a starting session. Loads only the store's reader
+ * (database-reader.ts) and one query (no zod, no message store, no migrations), because it runs on
+ * the agent's path. Undefined when there is no store yet or nothing recorded for the project; a
+ * store that cannot be read throws.
  */
 export function localSessionStartContext(stateDir: string, request: SessionStartRequest): string | undefined {
   const local = localProjectStart(stateDir, request);
@@ -44,7 +45,7 @@ export function localSessionStartContext(stateDir: string, request: SessionStart
 /** The project's recent conversations in the local store (none of the starting session's own). */
 function localProjectStart(stateDir: string, request: SessionStartRequest): LocalStart | undefined {
   if (!existsSync(databasePath(stateDir))) return undefined;
-  const db = openDatabase(stateDir, { readonly: true });
+  const db = openReadonlyDatabase(stateDir);
   try {
     const conversations = listRecentConversations(db, { project: request.project, limit: SESSION_START_CONVERSATIONS + 1 })
       .filter((c) => c.sessionId !== request.sessionId)

@@ -1,0 +1,123 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import { databaseUnavailable, EvermeError, unusableSqliteCode } from '../core/errors.js';
+
+/**
+ * The store as its readers open it: the file's name, the schema version this build reads, and the
+ * checks every connection makes. Apart from database.ts, which creates and migrates the store, so
+ * that a reader loads neither the migrations nor what they run (the term index's writer, FTS5
+ * re-indexing, redaction): SessionStart's recall, on the agent's path, spent ~19 ms loading them.
+ */
+
+export type Db = Database.Database;
+
+export const DATABASE_FILE = 'everme.db';
+
+/** Several processes share the file (an import and hook workers): wait for a lock rather than fail. */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/** The schema version this build writes and reads: the number of steps in database.ts's MIGRATIONS (a test holds them equal). */
+export const SCHEMA_VERSION = 16;
+
+export function databasePath(stateDir: string): string {
+  return path.join(stateDir, DATABASE_FILE);
+}
+
+/** The store in `stateDir`, for reading (search, MCP, SessionStart): never creates, never migrates. */
+export function openReadonlyDatabase(stateDir: string): Db {
+  return openReadonly(databasePath(stateDir));
+}
+
+export function openReadonly(file: string): Db {
+  const stateDir = path.dirname(file);
+  // Not "no store yet": a reader would answer "no memories" while the setting points at a file.
+  if (fs.existsSync(stateDir) && !fs.statSync(stateDir).isDirectory()) {
+    throw new EvermeError('io', `The everme state directory ${stateDir} is not a directory`, {
+      code: 'state_dir_not_a_directory',
+      hint: 'Point EVERME_STATE_DIR (in the environment or <data>/everme.env) at a directory, or unset it for <data>/everme.',
+      detail: { path: stateDir },
+    });
+  }
+  if (!fs.existsSync(file)) {
+    throw new EvermeError('io', `No everme database at ${file}`, {
+      code: 'database_missing',
+      hint: 'Run `everme import` or `everme sync` first to create the local store.',
+      detail: { path: file },
+    });
+  }
+  const db = connect(file, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    assertNotNewer(db, file);
+    assertNotForeign(db, file);
+    if (userVersion(db) < SCHEMA_VERSION) {
+      throw new EvermeError('io', `The everme database at ${file} needs an upgrade before it can be read`, {
+        code: 'database_outdated',
+        hint: 'Run `everme sync` once; it upgrades the database in place.',
+        detail: { path: file },
+      });
+    }
+    return db;
+  } catch (err) {
+    db.close();
+    throw asDatabaseError(err, file);
+  }
+}
+
+export function connect(file: string, options: Database.Options): Db {
+  try {
+    return new Database(file, { ...options, timeout: BUSY_TIMEOUT_MS });
+  } catch (err) {
+    throw ioError(`Cannot open the everme database at ${file}`, file, err);
+  }
+}
+
+export function userVersion(db: Db): number {
+  return Number(db.pragma('user_version', { simple: true }));
+}
+
+export function assertNotNewer(db: Db, file: string): void {
+  const version = userVersion(db);
+  if (version > SCHEMA_VERSION) {
+    throw new EvermeError('io', `The everme database at ${file} was written by a newer version of everme`, {
+      code: 'database_too_new',
+      hint: 'Upgrade everme, or point EVERME_STATE_DIR at another directory.',
+      detail: { path: file, schemaVersion: version, supportedVersion: SCHEMA_VERSION },
+    });
+  }
+}
+
+/**
+ * A file with tables but no schema version is another program's database (every everme store has
+ * its version from its first migration, which creates its tables in the same transaction). Never
+ * migrated: that would write everme's tables into it.
+ */
+export function assertNotForeign(db: Db, file: string): void {
+  if (userVersion(db) !== 0) return;
+  if (db.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get() === undefined) return;
+  throw new EvermeError('io', 'The everme database is damaged or is not an everme database', {
+    code: 'database_unavailable',
+    hint: `${file} holds another program's tables: move it aside, or point EVERME_STATE_DIR at another directory, and run \`everme import --since YYYY-MM-DD\` to build the local store.`,
+    detail: { path: file, reason: 'not_an_everme_database' },
+  });
+}
+
+export function ioError(message: string, file: string, cause: unknown): EvermeError {
+  const sqliteCode = unusableSqliteCode(cause);
+  if (sqliteCode !== undefined) return databaseUnavailable(sqliteCode, file, cause);
+  // A file-system failure (creating the directory or the file) names its errno, never SQLite's text.
+  const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+  const reason = typeof errno === 'string' && !errno.startsWith('SQLITE_') ? ` (${errno})` : '';
+  return new EvermeError('io', `${message}${reason}`, {
+    code: 'database_unavailable',
+    hint: 'Check that the state directory exists and is writable (EVERME_STATE_DIR), and that the file is an everme database.',
+    detail: { path: file },
+    cause,
+  });
+}
+
+export function asDatabaseError(err: unknown, file: string): EvermeError {
+  if (err instanceof EvermeError) return err;
+  return ioError(`Cannot use the everme database at ${file}`, file, err);
+}
