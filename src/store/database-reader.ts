@@ -7,7 +7,7 @@ import { databaseUnavailable, EvermeError, unusableSqliteCode } from '../core/er
  * The store as its readers open it: the file's name, the schema version this build reads, and the
  * checks every connection makes. Apart from database.ts, which creates and migrates the store, so
  * that a reader loads neither the migrations nor what they run (the term index's writer, FTS5
- * re-indexing, redaction): SessionStart's recall, on the agent's path, spent ~19 ms loading them.
+ * re-indexing, the tokenizer): SessionStart's recall, on the agent's path, spent ~15 ms loading them.
  */
 
 export type Db = Database.Database;
@@ -29,6 +29,7 @@ export function openReadonlyDatabase(stateDir: string): Db {
   return openReadonly(databasePath(stateDir));
 }
 
+/** The same by the file's path: `openDatabase(stateDir, { readonly: true })` comes here too. */
 export function openReadonly(file: string): Db {
   const stateDir = path.dirname(file);
   // Not "no store yet": a reader would answer "no memories" while the setting points at a file.
