@@ -7,7 +7,7 @@ import { openDatabase } from '../src/store/database.js';
 import { buildFtsQuery, toFtsText } from '../src/store/fts-text.js';
 import { LocalStore, type ConversationRecord } from '../src/store/local-store.js';
 import { encodeMessageRows } from '../src/store/message-rows.js';
-import { projectParams, RECENT_IN_PROJECT_SQL, type ProjectParams } from '../src/store/conversation-list.js';
+import { projectParams, PROJECT_KEYS_SQL, type ProjectParams } from '../src/store/conversation-list.js';
 
 let dir: string;
 let db: Database.Database;
@@ -410,12 +410,26 @@ describe('recent conversations of a project', () => {
     expect(store.recentConversations({}).map((c) => c.conversationId)).toEqual(['none', 'next-char', 'sibling', 'windows', 'child', 'root']);
   });
 
-  it('are read from the workspace index, not by scanning every conversation', () => {
+  it('are chosen from the workspace index alone, without reading a row or scanning every conversation', () => {
     const plan = db
-      .prepare<ProjectParams & { limit: number }, { detail: string }>(`EXPLAIN QUERY PLAN ${RECENT_IN_PROJECT_SQL}`)
-      .all({ ...projectParams('/work/app'), limit: 31 })
+      .prepare<ProjectParams, { detail: string }>(`EXPLAIN QUERY PLAN ${PROJECT_KEYS_SQL}`)
+      .all(projectParams('/work/app'))
       .map((row) => row.detail);
-    expect(plan.some((d) => d.includes('conversations_by_workspace'))).toBe(true);
+    expect(plan.filter((d) => d.includes('SEARCH c USING COVERING INDEX conversations_by_workspace'))).toHaveLength(3);
     expect(plan.some((d) => /^SCAN c\b/.test(d))).toBe(false);
+  });
+
+  it('keep the order at the limit: those updated at the same moment by id, undated ones last', () => {
+    for (const id of ['e', 'c', 'a', 'd', 'b', 'f', 'u1', 'u0']) seed(id, [user(id)], '/work/app');
+    const updatedAt = db.prepare<[number | null, string]>('UPDATE conversations SET updated_at_ms = ? WHERE conversation_id = ?');
+    updatedAt.run(3000, 'f');
+    for (const id of ['e', 'c', 'a', 'd', 'b']) updatedAt.run(2000, id);
+    for (const id of ['u1', 'u0']) updatedAt.run(null, id);
+    const inApp = (limit: number) => store.recentConversations({ project: '/work/app', limit }).map((c) => c.conversationId);
+    expect(inApp(1)).toEqual(['f']);
+    expect(inApp(3)).toEqual(['f', 'a', 'b']);
+    expect(inApp(6)).toEqual(['f', 'a', 'b', 'c', 'd', 'e']);
+    expect(inApp(7)).toEqual(['f', 'a', 'b', 'c', 'd', 'e', 'u0']);
+    expect(inApp(20)).toEqual(['f', 'a', 'b', 'c', 'd', 'e', 'u0', 'u1']);
   });
 });
