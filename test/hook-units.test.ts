@@ -217,22 +217,28 @@ describe('hook events', () => {
 });
 
 
+/** The source files `entry` loads by its static imports, itself included, and the packages they name. */
+function staticImports(entry: string): { seen: Set<string>; packages: Set<string> } {
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    // Type-only imports vanish at compile time; everything else is loaded when the module is.
+    for (const m of text.matchAll(/^import\s+(?!type\s)[^'"]*?from\s+'([^']+)'/gm)) {
+      const spec = m[1]!;
+      if (spec.startsWith('.')) visit(path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')));
+      else packages.add(spec);
+    }
+  };
+  visit(entry);
+  return { seen, packages };
+}
+
 describe('the hook hot path', () => {
   it('loads no package at all (no oclif, no SQLite, no zod): only node builtins and its own small modules', () => {
-    const seen = new Set<string>();
-    const packages = new Set<string>();
-    const visit = (file: string): void => {
-      if (seen.has(file)) return;
-      seen.add(file);
-      const text = readFileSync(file, 'utf8');
-      // Type-only imports vanish at compile time; everything else is loaded when the hook starts.
-      for (const m of text.matchAll(/^import\s+(?!type\s)[^'"]*?from\s+'([^']+)'/gm)) {
-        const spec = m[1]!;
-        if (spec.startsWith('.')) visit(path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')));
-        else packages.add(spec);
-      }
-    };
-    visit(path.join(repoRoot, 'src', 'hook', 'hook-entry.ts'));
+    const { seen, packages } = staticImports(path.join(repoRoot, 'src', 'hook', 'hook-entry.ts'));
     expect([...packages].filter((p) => !p.startsWith('node:'))).toEqual([]);
     // Each module earns its place: settings, data dir, errors, redaction of the one stderr line,
     // the event log, the slot, the session finder, the exclusion check (#12), the bounded private
@@ -245,16 +251,10 @@ describe('the hook hot path', () => {
   });
 
   it("SessionStart's recall opens the store through its reader and loads none of the migrations or what they run", () => {
-    const seen = new Set<string>();
-    const visit = (file: string): void => {
-      if (seen.has(file)) return;
-      seen.add(file);
-      for (const m of readFileSync(file, 'utf8').matchAll(/^import\s+(?!type\s)[^'"]*?from\s+'(\.[^']+)'/gm)) visit(path.resolve(path.dirname(file), m[1]!.replace(/\.js$/, '.ts')));
-    };
-    visit(path.join(repoRoot, 'src', 'recall', 'session-recall.ts'));
+    const { seen } = staticImports(path.join(repoRoot, 'src', 'recall', 'session-recall.ts'));
     const loaded = [...seen].map((file) => path.relative(path.join(repoRoot, 'src'), file));
     expect(loaded).toContain(path.join('store', 'database-reader.ts'));
-    // Loading these cost SessionStart ~19 ms on the agent's path (the bench's SessionStart rows).
+    // Loading these cost SessionStart ~15 ms on the agent's path (the bench's SessionStart rows).
     for (const writerOnly of ['database.ts', 'term-index.ts', 'fts-rebuild.ts', 'fts-tokenizer.ts']) expect(loaded).not.toContain(path.join('store', writerOnly));
   });
 });

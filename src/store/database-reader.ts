@@ -24,20 +24,20 @@ export function databasePath(stateDir: string): string {
   return path.join(stateDir, DATABASE_FILE);
 }
 
-/** The store in `stateDir`, for reading (search, MCP, SessionStart): never creates, never migrates. */
+/**
+ * The store in `stateDir`, for reading (search, MCP, SessionStart): never creates, never migrates.
+ * `openDatabase(stateDir, { readonly: true })` comes here too.
+ */
 export function openReadonlyDatabase(stateDir: string): Db {
-  return openReadonly(databasePath(stateDir));
-}
-
-/** The same by the file's path: `openDatabase(stateDir, { readonly: true })` comes here too. */
-export function openReadonly(file: string): Db {
-  const stateDir = path.dirname(file);
+  const file = databasePath(stateDir);
+  // The directory as the file's path names it (normalised), in the check and in its message.
+  const dir = path.dirname(file);
   // Not "no store yet": a reader would answer "no memories" while the setting points at a file.
-  if (fs.existsSync(stateDir) && !fs.statSync(stateDir).isDirectory()) {
-    throw new EvermeError('io', `The everme state directory ${stateDir} is not a directory`, {
+  if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) {
+    throw new EvermeError('io', `The everme state directory ${dir} is not a directory`, {
       code: 'state_dir_not_a_directory',
       hint: 'Point EVERME_STATE_DIR (in the environment or <data>/everme.env) at a directory, or unset it for <data>/everme.',
-      detail: { path: stateDir },
+      detail: { path: dir },
     });
   }
   if (!fs.existsSync(file)) {

@@ -4,7 +4,7 @@ import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-d
 import { reindexMessages } from './fts-rebuild.js';
 import { TERM_INDEX_SCHEMA, TERM_NOMINEES_SCHEMA, TermIndexWriter } from './term-index.js';
 import { redactText } from '../core/redact.js';
-import { asDatabaseError, assertNotForeign, assertNotNewer, BUSY_TIMEOUT_MS, connect, databasePath, ioError, openReadonly, userVersion, type Db } from './database-reader.js';
+import { asDatabaseError, assertNotForeign, assertNotNewer, BUSY_TIMEOUT_MS, connect, databasePath, ioError, openReadonlyDatabase, userVersion, type Db } from './database-reader.js';
 
 export { BUSY_TIMEOUT_MS, DATABASE_FILE, databasePath, SCHEMA_VERSION } from './database-reader.js';
 
@@ -333,7 +333,6 @@ function termIndexStep(db: Db, schema: string, fill: (writer: TermIndexWriter) =
   }
 }
 
-
 export interface OpenDatabaseOptions {
   /** For readers (search, MCP): never creates, never migrates. */
   readonly?: boolean;
@@ -341,8 +340,8 @@ export interface OpenDatabaseOptions {
 
 /** Opens (creating on first use) the one state file: embedded memory store and engine state. */
 export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): Db {
+  if (opts.readonly) return openReadonlyDatabase(stateDir);
   const file = databasePath(stateDir);
-  if (opts.readonly) return openReadonly(file);
 
   try {
     makeDirs(stateDir, PRIVATE_DIR_MODE);
@@ -385,11 +384,6 @@ export function openMemoryDatabase(): Db {
   return db;
 }
 
-
-
-
-
-
 function migrate(db: Db): void {
   for (let step = 0; step < MIGRATIONS.length; step++) {
     // IMMEDIATE and a re-read inside: two processes opening a fresh file never run a step twice.
@@ -402,5 +396,4 @@ function migrate(db: Db): void {
     }).immediate();
   }
 }
-
 
