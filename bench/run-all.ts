@@ -361,9 +361,9 @@ function percent(value: number, base: number): string {
 }
 
 /**
- * The least wall time `cpuMs` of work can take on this machine, every core busy all the way: a run
- * that keeps the cores busy can beat a target only once its CPU allows it, and this says whether it
- * does (the targets that compare two imports, where the second does more work on the same cores).
+ * The least wall time `cpuMs` of work can take on this machine, every core busy all the way. A run
+ * that already keeps the cores busy can meet a time target only once its CPU allows it: printed
+ * beside the cold import's ratio, the marginal import and two sinks, it says whether it does.
  */
 function cpuFloorMs(cpuMs: number): number {
   return cpuMs / os.availableParallelism();

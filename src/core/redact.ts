@@ -80,7 +80,7 @@ for (const [k, keywords] of KEYWORDS_AT.entries()) {
   }
 }
 
-/** Whether a keyword of `slot` can go on with `third` (128 or more past the text's end: only a two-character one). */
+/** Whether a keyword of `slot` can go on with `third` (128 or more, non-ASCII or past the text's end: only a two-character one). */
 function thirdCharFits(slot: number, third: number): boolean {
   return SHORT_SLOT[slot] === 1 || (third < 128 && THIRD_CHAR[(slot << 7) | third] === 1);
 }
@@ -122,7 +122,7 @@ function forEachKeyword(s: string, visit: (keyword: string, rules: readonly numb
     next = s.charCodeAt(i + 1);
     if ((c | next) > 127) continue;
     const slot = RAW_BIGRAM_SLOT[(c << 7) | next]!;
-    // Never read past the end: an out-of-bounds charCodeAt deoptimized this scan (twice a plan worker).
+    // Never read past the end: an out-of-bounds charCodeAt deoptimized this scan in the plan workers.
     if (slot === 0 || !thirdCharFits(slot, i + 2 < n ? s.charCodeAt(i + 2) : 128)) continue;
     for (const { keyword, rules } of KEYWORDS_AT[slot - 1]!) if (keywordAt(s, i, keyword)) visit(keyword, rules, i);
   }
