@@ -7,7 +7,7 @@ import { storeAtVersion } from './support/store-at-version.js';
 import { tempDir } from './support/temp.js';
 import { EvermeError } from '../src/core/errors.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase, PAGE_SIZE, pagesOf } from '../src/store/database.js';
-import { openReadonlyDatabase, SCHEMA_VERSION } from '../src/store/database-reader.js';
+import { BUSY_TIMEOUT_MS, openReadonlyDatabase, SCHEMA_VERSION } from '../src/store/database-reader.js';
 import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/session-store.js';
 
 function catchError(fn: () => unknown): EvermeError {
@@ -213,6 +213,14 @@ describe('openDatabase', () => {
     } finally {
       second.close();
     }
+  });
+
+  it('gives a reader the same wait for another process\'s lock as the writer (busy_timeout)', () => {
+    const stateDir = tempDir();
+    openDatabase(stateDir).close();
+    const reader = openReadonlyDatabase(stateDir);
+    expect(reader.pragma('busy_timeout', { simple: true })).toBe(BUSY_TIMEOUT_MS);
+    reader.close();
   });
 
   it('reads the schema version its migrations write: the readers neither refuse the current store nor read an outdated one', () => {

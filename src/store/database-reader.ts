@@ -49,7 +49,6 @@ export function openReadonlyDatabase(stateDir: string): Db {
   }
   const db = connect(file, { readonly: true, fileMustExist: true });
   try {
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     assertNotNewer(db, file);
     assertNotForeign(db, file);
     if (userVersion(db) < SCHEMA_VERSION) {
@@ -66,6 +65,7 @@ export function openReadonlyDatabase(stateDir: string): Db {
   }
 }
 
+/** Every connection: `timeout` is SQLite's busy timeout, so it waits for another process's lock. */
 export function connect(file: string, options: Database.Options): Db {
   try {
     return new Database(file, { ...options, timeout: BUSY_TIMEOUT_MS });

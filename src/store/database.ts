@@ -4,7 +4,7 @@ import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-d
 import { reindexMessages } from './fts-rebuild.js';
 import { TERM_INDEX_SCHEMA, TERM_NOMINEES_SCHEMA, TermIndexWriter } from './term-index.js';
 import { redactText } from '../core/redact.js';
-import { asDatabaseError, assertNotForeign, assertNotNewer, BUSY_TIMEOUT_MS, connect, databasePath, ioError, openReadonlyDatabase, userVersion, type Db } from './database-reader.js';
+import { asDatabaseError, assertNotForeign, assertNotNewer, connect, databasePath, ioError, openReadonlyDatabase, userVersion, type Db } from './database-reader.js';
 
 export { BUSY_TIMEOUT_MS, DATABASE_FILE, databasePath, SCHEMA_VERSION } from './database-reader.js';
 
@@ -359,7 +359,6 @@ export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): 
 
   const db = connect(file, {});
   try {
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     assertNotNewer(db, file);
     assertNotForeign(db, file);
     // Before anything is written (SQLite ignores it on a database that has pages); a store created
