@@ -154,7 +154,7 @@ export function toConversationSummary(row: ConversationRow): ConversationSummary
   return summary;
 }
 
-/** One query on a connection the caller owns (the SessionStart hook's read-only one). */
+/** Recent conversations, newest first, read on a connection the caller owns (the SessionStart hook's read-only one). */
 export function listRecentConversations(db: Database.Database, opts: { project?: string; limit: number }): ConversationSummary[] {
   const params = projectParams(opts.project);
   const rows =
