@@ -245,20 +245,22 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
     const noopMs = median(noops);
     const search = searchTimes(stateDir);
     const dbMb = statSync(path.join(stateDir, 'everme.db')).size / 1024 / 1024;
-    const cores = (cold.cpuMs ?? 0) / cold.ms;
+    const coldCpuMs = cold.cpuMs ?? 0;
+    const coldCpuFloorMs = cpuFloorMs(coldCpuMs);
+    const cores = coldCpuMs / cold.ms;
     rows.push(`── ${scale}× ─ corpus: ${corpus.sessions} sessions, ${fmt(corpus.bytes / 1024 / 1024)} MiB, ${floor.lines} lines`);
     rows.push(`floor (walk + JSON.parse):  ${fmt(floorMs)} ms (mean of ${fmt(medianRun.floorBefore)} before and ${fmt(medianRun.floorAfter)} after the import)  rss ${fmt(floor.maxRssMb)} MB`);
     rows.push(`floor, second pass:         ${fmt(warmFloorMs)} ms in the same process as a first pass (JIT and heap warm); the import is ${(cold.ms / warmFloorMs).toFixed(2)}x this`);
     rows.push(`cold import (local):        ${fmt(cold.ms)} ms  rss ${fmt(cold.maxRssMb)} MB  ratio ${medianRun.ratio.toFixed(2)}x (target ≤ ${IMPORT_TARGET}x${scale === 10 ? ', at 10× ≤ 2.5x' : ''})  cores used ${cores.toFixed(2)} (target ≥ ${CORES_TARGET})  ${cold.messages} messages  db ${fmt(dbMb)} MB`);
     rows.push(...allImportsLine(runs));
     rows.push(
-      `  its CPU:                  ${fmt(cold.cpuMs ?? 0)} ms; on ${os.availableParallelism()} cores that takes ${fmt(cpuFloorMs(cold.cpuMs ?? 0))} ms or more, ${(cpuFloorMs(cold.cpuMs ?? 0) / floorMs).toFixed(2)}x the floor`,
+      `  its CPU:                  ${fmt(coldCpuMs)} ms; on ${os.availableParallelism()} cores that takes ${fmt(coldCpuFloorMs)} ms or more, ${(coldCpuFloorMs / floorMs).toFixed(2)}x the floor`,
     );
     rows.push(`no-op sync (CLI process):   ${fmt(noopMs)} ms (median of ${NOOP_RUNS}: ${noops.map(fmt).join(', ')})  ratio ${(noopMs / floorMs).toFixed(2)}x (target ≤ 0.20x); in-process ${fmt(noopInProcess.ms)} ms  rss ${fmt(noopInProcess.maxRssMb)} MB`);
     rows.push(`peak RSS (import):          ${fmt(peakRss)} MB, the largest of ${runs.length} (target ≤ ${RSS_TARGET_MB} MB)`);
     const slowest = [...search.perQuery].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([q, ms]) => `"${q}" ${fmt(ms)} ms`).join(', ');
     rows.push(`search (warm, ${20 * QUERIES.length} queries):  p50 ${fmt(search.p50)} ms  p95 ${fmt(search.p95)} ms (target p95 ≤ 50 ms); slowest: ${slowest}`);
-    await keepState?.(stateDir, corpus.root, cold.ms, cold.cpuMs ?? 0);
+    await keepState?.(stateDir, corpus.root, cold.ms, coldCpuMs);
     return {
       scale,
       sessions: corpus.sessions,
@@ -621,10 +623,12 @@ async function twoSinks(rows: string[]): Promise<void> {
     const alone = (before.ms + after.ms) / 2;
     const machineCpu = (r: SinksRun) => (r.cpuMs ?? 0) + r.gatewayCpuMs;
     const aloneCpu = (machineCpu(before) + machineCpu(after)) / 2;
+    const bothCpu = machineCpu(both);
+    const bothCpuFloorMs = cpuFloorMs(bothCpu);
     const cpuLine = (r: SinksRun) => `${fmt(machineCpu(r))} ms (import ${fmt(r.cpuMs ?? 0)} + gateway ${fmt(r.gatewayCpuMs)}, ${(machineCpu(r) / r.ms).toFixed(2)} cores)`;
     rows.push(
       `two sinks (gateway + store): ${fmt(both.ms)} ms against ${fmt(alone)} ms to the gateway alone (${fmt(before.ms)}, ${fmt(after.ms)}), loopback gateway: ratio ${(both.ms / alone).toFixed(2)}x (target ≤ 1.15x)  rss ${fmt(both.maxRssMb)} MB  ${both.requests} requests`,
-      `  CPU of the machine: both ${cpuLine(both)}; gateway alone ${cpuLine(before)}, ${cpuLine(after)}; the store's own work ${fmt(machineCpu(both) - aloneCpu)} ms, ${(machineCpu(both) / aloneCpu).toFixed(2)}x the CPU; on ${os.availableParallelism()} cores the CPU of both takes ${fmt(cpuFloorMs(machineCpu(both)))} ms or more, ${(cpuFloorMs(machineCpu(both)) / alone).toFixed(2)}x the gateway alone's time`,
+      `  CPU of the machine: both ${cpuLine(both)}; gateway alone ${cpuLine(before)}, ${cpuLine(after)}; the store's own work ${fmt(bothCpu - aloneCpu)} ms, ${(bothCpu / aloneCpu).toFixed(2)}x the CPU; on ${os.availableParallelism()} cores the CPU of both takes ${fmt(bothCpuFloorMs)} ms or more, ${(bothCpuFloorMs / alone).toFixed(2)}x the gateway alone's time`,
     );
   } finally {
     rows.push(`  loopback gateway took ${await gateway.stop()}`);
