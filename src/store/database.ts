@@ -6,7 +6,7 @@ import { TERM_INDEX_SCHEMA, TERM_NOMINEES_SCHEMA, TermIndexWriter } from './term
 import { redactText } from '../core/redact.js';
 import { asDatabaseError, assertNotForeign, assertNotNewer, connect, databasePath, ioError, openReadonlyDatabase, userVersion, type Db } from './database-reader.js';
 
-export { BUSY_TIMEOUT_MS, DATABASE_FILE, databasePath, SCHEMA_VERSION } from './database-reader.js';
+export { databasePath } from './database-reader.js';
 
 /**
  * The page size of a new store: twice SQLite's default. A message's content that does not fit a
