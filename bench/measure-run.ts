@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { loadSettings, type SinkName } from '../src/config/settings.js';
 import { runPipeline } from '../src/engine/run-pipeline.js';
 
@@ -29,7 +28,4 @@ async function main(mode: 'import' | 'sync', dataDir: string, stateDir: string, 
   );
 }
 
-// The tree is resolved as the CLI resolves `--data-dir` (loadSettings resolves the state dir itself):
-// a relative one recorded relative history paths in the fingerprints, and the CLI's first sync then
-// re-planned every session.
-void main(process.argv[2] as 'import' | 'sync', path.resolve(process.argv[3]!), process.argv[4]!, (process.argv[5] ?? 'local') as SinkName);
+void main(process.argv[2] as 'import' | 'sync', process.argv[3]!, process.argv[4]!, (process.argv[5] ?? 'local') as SinkName);

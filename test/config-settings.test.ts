@@ -91,6 +91,14 @@ describe('loadSettings precedence: flags, then the environment, then <data>/ever
     const settings = loadSettings(dataDirWithEnvFile(undefined), {}, { EVERME_STATE_DIR: 'relative/state' });
     expect(settings.stateDir).toBe(path.resolve('relative/state'));
   });
+
+  it('resolves a relative data dir to an absolute path, and reads its everme.env and places its store under that', () => {
+    const dataDir = dataDirWithEnvFile(['EVERME_API_BASE=https://relative.example.test']);
+    const settings = loadSettings(path.relative(process.cwd(), dataDir), {}, {});
+    expect(settings.dataDir).toBe(dataDir);
+    expect(settings.stateDir).toBe(path.join(dataDir, 'everme'));
+    expect(settings.apiBase).toBe('https://relative.example.test');
+  });
 });
 
 const EVERME_FILE = [

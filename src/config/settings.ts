@@ -96,7 +96,11 @@ function trimmed(value: string | undefined): string | undefined {
  * else `EVERME_API_KEY`. When both an agent token and an API key are configured, the agent token is
  * used for everything, since an `emk_` key alone is enough for reads but not for writes.
  */
-export function loadSettings(dataDir: string, flags: SettingsFlags = {}, env: Env = process.env): Settings {
+export function loadSettings(givenDataDir: string, flags: SettingsFlags = {}, env: Env = process.env): Settings {
+  // Absolute, as the state dir below: sessions are fingerprinted by their paths under it, so a run
+  // given a relative one recorded paths that the next run (from the CLI, which resolves its own)
+  // did not recognise, and it planned every session again.
+  const dataDir = path.resolve(givenDataDir);
   const file = readEnvFile(envFilePath(dataDir));
   const pickWithSource = (key: string): { value: string; source: CredentialSource } | undefined => {
     const fromEnv = trimmed(env[key]);
