@@ -9,6 +9,7 @@ import { generateBigTranscript, generateCorpus, generateHugeLine } from './corpu
 import { HEAP_CAP_FLAGS, heapCappedEnv } from '../src/cli/heap-capped.js';
 import { benchSessionStart, benchStopToDelivered } from './session-hooks.js';
 import { sessionIndexCost } from './session-index-cost.js';
+import { cliNoopSync } from './cli-sync.js';
 import { codeSizeRows } from './code-size.js';
 import { stopHookWorkers } from './hook-workers.js';
 import { runRecallBench, type RecallBenchResult } from './recall/recall-bench.js';
@@ -117,18 +118,6 @@ function corpusFor(sessions: number, toolScale = 1): { root: string; sessions: n
 /** CLI no-op syncs per scale; the row reports their median. */
 const NOOP_RUNS = 5;
 
-/** The no-op sync as the user runs it: the CLI as a process, start to exit. */
-function cliSync(root: string, stateDir: string): number {
-  const env = { ...process.env, EVERME_STATE_DIR: stateDir, EVERME_API_KEY: '' };
-  const t0 = performance.now();
-  const result = spawnSync(process.execPath, [path.join(repo, 'bin', 'run.js'), 'sync', '--sink', 'local', '--data-dir', root, '--json'], { env, encoding: 'utf8' });
-  const ms = performance.now() - t0;
-  if (result.status !== 0) throw new Error(`everme sync failed (${result.status}): ${result.stderr.slice(0, 500)}`);
-  const envelope = JSON.parse(result.stdout) as { data?: { messages?: number } };
-  if (envelope.data?.messages !== 0) throw new Error(`the no-op sync delivered ${envelope.data?.messages} messages`);
-  return ms;
-}
-
 interface ScaleRow {
   scale: number;
   sessions: number;
@@ -228,7 +217,7 @@ function allImportsLine(runs: readonly ColdRun[]): string[] {
   return [`  all ${runs.length} imports (median above): ${runs.map((r) => `${fmt(r.cold.ms)} ms / floor ${fmt((r.floorBefore + r.floorAfter) / 2)} = ${r.ratio.toFixed(2)}x`).join(';  ')}`];
 }
 
-async function measureScale(scale: number, rows: string[], keepState?: (stateDir: string, root: string, coldMs: number, coldCpuMs: number) => Promise<void>): Promise<ScaleRow> {
+async function measureScale(scale: number, rows: string[], keepState?: (stateDir: string, root: string, coldMs: number, coldCpuMs: number, floorMs: number) => Promise<void>): Promise<ScaleRow> {
   const corpus = corpusFor(Math.round(SESSIONS * scale));
   const runs: ColdRun[] = [];
   try {
@@ -241,7 +230,7 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
     const peakRss = Math.max(...runs.map((r) => r.cold.maxRssMb));
     const noopInProcess = child('measure-run.js', ['sync', corpus.root, stateDir]);
     // A single ~0.6 s process swings by a quarter on this VM: the median of five, in a row.
-    const noops = Array.from({ length: NOOP_RUNS }, () => cliSync(corpus.root, stateDir));
+    const noops = Array.from({ length: NOOP_RUNS }, () => cliNoopSync(corpus.root, stateDir));
     const noopMs = median(noops);
     const search = searchTimes(stateDir);
     const dbMb = statSync(path.join(stateDir, 'everme.db')).size / 1024 / 1024;
@@ -260,7 +249,7 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
     rows.push(`peak RSS (import):          ${fmt(peakRss)} MB, the largest of ${runs.length} (target ≤ ${RSS_TARGET_MB} MB)`);
     const slowest = [...search.perQuery].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([q, ms]) => `"${q}" ${fmt(ms)} ms`).join(', ');
     rows.push(`search (warm, ${20 * QUERIES.length} queries):  p50 ${fmt(search.p50)} ms  p95 ${fmt(search.p95)} ms (target p95 ≤ 50 ms); slowest: ${slowest}`);
-    await keepState?.(stateDir, corpus.root, cold.ms, coldCpuMs);
+    await keepState?.(stateDir, corpus.root, cold.ms, coldCpuMs, floorMs);
     return {
       scale,
       sessions: corpus.sessions,
@@ -432,10 +421,10 @@ function hookTimes(stateDir: string, corpusRoot: string, rows: string[]): void {
 }
 
 /** Everything measured once, on the 1× store the import just built (forget last: it rewrites the index). */
-async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number, coldCpuMs: number, rows: string[]): Promise<void> {
+async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number, coldCpuMs: number, floorMs: number, rows: string[]): Promise<void> {
   hookTimes(stateDir, corpusRoot, rows);
   // MiniMax Code's session index: its read, the hook with it, and cold imports without and with it (A/B in one run).
-  if (process.env.BENCH_SKIP_INDEX !== '1') rows.push(...sessionIndexCost(corpusRoot, Number(process.env.BENCH_INDEX_REPEATS ?? 3)));
+  if (process.env.BENCH_SKIP_INDEX !== '1') rows.push(...sessionIndexCost(corpusRoot, Number(process.env.BENCH_INDEX_REPEATS ?? 3), floorMs));
   if (ENGINE_ONLY) return;
   // The plugin route on the same store: recall at session start, and a turn delivered after Stop.
   rows.push(...benchSessionStart(repo, corpusRoot, stateDir));
@@ -681,7 +670,7 @@ async function main(): Promise<void> {
     const largest = i === SCALES.length - 1;
     // Recall at session start on the largest store too: it must not grow with the history.
     const keep = first
-      ? (stateDir: string, root: string, coldMs: number, coldCpuMs: number) => onFirstStore(stateDir, root, coldMs, coldCpuMs, rows)
+      ? (stateDir: string, root: string, coldMs: number, coldCpuMs: number, floorMs: number) => onFirstStore(stateDir, root, coldMs, coldCpuMs, floorMs, rows)
       : largest
         ? async (stateDir: string, root: string) => {
             if (!recallAlone) return marginalImport(stateDir, rows, scale);

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HEAP_CAP_FLAGS, heapCappedEnv } from '../src/cli/heap-capped.js';
 import { readSessionIndex } from '../src/transcript/session-index.js';
+import { cliNoopSync } from './cli-sync.js';
 import { stopHookWorkers } from './hook-workers.js';
 import { openHostIndex, putIndexRecords, writeSessionIndex, type IndexRecord } from './session-index-file.js';
 
@@ -167,14 +168,20 @@ function hookWall(tree: string, indexRoot: string, sessionId: string): string {
   return `hook wall time with the index:  median ${fmt(index)} ms vs ${fmt(plain)} ms without (${index - plain >= 0 ? '+' : ''}${fmt(index - plain)} ms; target ≤ 10 ms)`;
 }
 
+/** CLI no-op syncs of each store in `importCosts`; the store's figure is their median. */
+const CLI_NOOPS = 5;
+
 /**
  * Cold imports of the same sessions without and with the index, interleaved (plain, index, plain,
- * …), then a no-op sync of each store: wall time, and CPU time (all threads), which a machine
- * shared with other work disturbs less.
+ * …), then no-op syncs of each store: in process, wall time and CPU time (all threads), which a
+ * machine shared with other work disturbs less; and as the user runs it, the CLI as a process,
+ * against `floorMs` (the 1× import's floor) when given: every machine that runs MiniMax Code has
+ * the index, which the bench's no-op row (on the tree without it) does not read.
  */
-function importCosts(tree: string, indexRoot: string, repeats: number): string[] {
+function importCosts(tree: string, indexRoot: string, repeats: number, floorMs?: number): string[] {
   const runs = { plain: [] as RunMeasured[], index: [] as RunMeasured[] };
   const syncs = { plain: [] as RunMeasured[], index: [] as RunMeasured[] };
+  const cli = { plain: [] as number[], index: [] as number[] };
   for (let i = 0; i < repeats; i++) {
     for (const which of ['plain', 'index'] as const) {
       const root = which === 'plain' ? tree : indexRoot;
@@ -182,6 +189,7 @@ function importCosts(tree: string, indexRoot: string, repeats: number): string[]
       try {
         runs[which].push(measured('import', root, state));
         syncs[which].push(measured('sync', root, state));
+        cli[which].push(median(Array.from({ length: CLI_NOOPS }, () => cliNoopSync(root, state))));
       } finally {
         rmSync(state, { recursive: true, force: true });
       }
@@ -191,27 +199,31 @@ function importCosts(tree: string, indexRoot: string, repeats: number): string[]
   const share = (a: number, b: number): string => `${b - a >= 0 ? '+' : ''}${((100 * (b - a)) / a).toFixed(1)}%`;
   const line = (what: string, rs: RunMeasured[]): string =>
     `${what} median ${fmt(med(rs, 'ms'))} ms wall (${rs.map((r) => fmt(r.ms)).join(', ')}), ${fmt(med(rs, 'cpuMs'))} ms CPU; workspace unknown ${rs.at(-1)?.workspaceUnknown ?? '?'}`;
+  const cliIndex = median(cli.index);
+  const againstFloor = floorMs === undefined ? '' : `; with the index ${(cliIndex / floorMs).toFixed(2)}x the 1× floor (${fmt(floorMs)} ms; target ≤ 0.20x)`;
   return [
     line('cold import without the index:', runs.plain),
     line('cold import with the index:   ', runs.index),
     `the index's share of a cold import: ${share(med(runs.plain, 'ms'), med(runs.index, 'ms'))} wall, ${share(med(runs.plain, 'cpuMs'), med(runs.index, 'cpuMs'))} CPU (target ≤ 3%; interleaved, ${repeats} each)`,
     // Each pair ran back to back: its ratio cancels the machine's drift over the minutes of the run,
     // which the two medians above do not.
-    `the same, pair by pair: median ratio ${pairRatio(runs, 'ms')} wall, ${pairRatio(runs, 'cpuMs')} CPU (with / without, ${repeats} pairs)`,
+    `the same, pair by pair: median ratio ${pairRatio(runs.plain.map((r) => r.ms), runs.index.map((r) => r.ms))} wall, ${pairRatio(runs.plain.map((r) => r.cpuMs), runs.index.map((r) => r.cpuMs))} CPU (with / without, ${repeats} pairs)`,
     `no-op sync without / with the index: ${fmt(med(syncs.plain, 'ms'))} / ${fmt(med(syncs.index, 'ms'))} ms wall, ${fmt(med(syncs.plain, 'cpuMs'))} / ${fmt(med(syncs.index, 'cpuMs'))} ms CPU`,
+    `no-op sync (CLI process) without / with the index: ${fmt(median(cli.plain))} / ${fmt(cliIndex)} ms (each store's median of ${CLI_NOOPS}: ${cli.plain.map(fmt).join(', ')} / ${cli.index.map(fmt).join(', ')}), pair by pair ${pairRatio(cli.plain, cli.index)}${againstFloor}`,
   ];
 }
 
 /** The median over the pairs of (with the index) / (without), as a signed percentage. */
-function pairRatio(runs: { plain: RunMeasured[]; index: RunMeasured[] }, key: 'ms' | 'cpuMs'): string {
-  const ratio = median(runs.index.map((run, i) => run[key] / runs.plain[i]![key]));
+function pairRatio(plain: readonly number[], index: readonly number[]): string {
+  const ratio = median(index.map((value, i) => value / plain[i]!));
   return `${ratio >= 1 ? '+' : ''}${(100 * (ratio - 1)).toFixed(1)}%`;
 }
 
-export function sessionIndexCost(tree: string, repeats = 3): string[] {
+/** `floorMs`: the tree's floor, which the no-op sync with the index is compared with (run-all.ts passes the 1× import's). */
+export function sessionIndexCost(tree: string, repeats = 3, floorMs?: number): string[] {
   const index = indexTreeFor(tree);
   const someId = manifests(tree)[0]!.sessionId;
-  return [...readCosts(index.root, someId), hookWall(tree, index.root, someId), ...importCosts(tree, index.root, repeats)];
+  return [...readCosts(index.root, someId), hookWall(tree, index.root, someId), ...importCosts(tree, index.root, repeats, floorMs)];
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
