@@ -423,7 +423,7 @@ function hookTimes(stateDir: string, corpusRoot: string, rows: string[]): void {
 /** Everything measured once, on the 1× store the import just built (forget last: it rewrites the index). */
 async function onFirstStore(stateDir: string, corpusRoot: string, coldMs: number, coldCpuMs: number, floorMs: number, rows: string[]): Promise<void> {
   hookTimes(stateDir, corpusRoot, rows);
-  // MiniMax Code's session index: its read, the hook with it, and cold imports without and with it (A/B in one run).
+  // MiniMax Code's session index: its read, the hook with it, and cold imports and no-op syncs without and with it (A/B in one run).
   if (process.env.BENCH_SKIP_INDEX !== '1') rows.push(...sessionIndexCost(corpusRoot, Number(process.env.BENCH_INDEX_REPEATS ?? 3), floorMs));
   if (ENGINE_ONLY) return;
   // The plugin route on the same store: recall at session start, and a turn delivered after Stop.
@@ -586,8 +586,9 @@ type SinksRun = Measured & { gatewayCpuMs: number };
 
 /**
  * Imports to both sinks in the two-sink bench, each between two to the gateway alone (alone, both,
- * alone, both, …, alone): one such trio swung by a quarter on this VM (stop 72: five pairs in turn
- * read 1.05–1.55×, the one trio of that bench run 1.23×), so the row gives the median of these.
+ * alone, both, …, alone), and the row gives the median of their ratios: one trio is at the mercy of
+ * this VM's drift (at stop 72, five pairs run in turn read 1.05–1.55×, median 1.34×, while that
+ * bench run's one trio read 1.23×).
  */
 function sinkPairs(): number {
   const fromEnv = Number(process.env.BENCH_SINK_PAIRS);
