@@ -9,8 +9,16 @@ import { fileURLToPath } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/** CLI no-op syncs in a row wherever one is timed, for their median: a single ~0.5 s process swings by a quarter on this VM. */
+export const NOOP_SYNC_RUNS = 5;
+
+/** Wall milliseconds of each of NOOP_SYNC_RUNS CLI no-op syncs in a row. */
+export function cliNoopSyncs(root: string, stateDir: string): number[] {
+  return Array.from({ length: NOOP_SYNC_RUNS }, () => cliNoopSync(root, stateDir));
+}
+
 /** Wall milliseconds of one CLI sync; throws when it fails or delivers anything (the store was not up to date). */
-export function cliNoopSync(root: string, stateDir: string): number {
+function cliNoopSync(root: string, stateDir: string): number {
   const env = { ...process.env, EVERME_STATE_DIR: stateDir, EVERME_API_KEY: '' };
   const t0 = performance.now();
   const result = spawnSync(process.execPath, [path.join(repo, 'bin', 'run.js'), 'sync', '--sink', 'local', '--data-dir', root, '--json'], { env, encoding: 'utf8' });

@@ -9,7 +9,7 @@ import { generateBigTranscript, generateCorpus, generateHugeLine } from './corpu
 import { HEAP_CAP_FLAGS, heapCappedEnv } from '../src/cli/heap-capped.js';
 import { benchSessionStart, benchStopToDelivered } from './session-hooks.js';
 import { sessionIndexCost } from './session-index-cost.js';
-import { cliNoopSync } from './cli-sync.js';
+import { cliNoopSyncs, NOOP_SYNC_RUNS } from './cli-sync.js';
 import { codeSizeRows } from './code-size.js';
 import { stopHookWorkers } from './hook-workers.js';
 import { runRecallBench, type RecallBenchResult } from './recall/recall-bench.js';
@@ -114,9 +114,6 @@ function corpusFor(sessions: number, toolScale = 1): { root: string; sessions: n
   }
   return { root, ...(JSON.parse(readFileSync(marker, 'utf8')) as { sessions: number; bytes: number }) };
 }
-
-/** CLI no-op syncs per scale; the row reports their median. */
-const NOOP_RUNS = 5;
 
 interface ScaleRow {
   scale: number;
@@ -229,8 +226,7 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
     const floorMs = (medianRun.floorBefore + medianRun.floorAfter) / 2;
     const peakRss = Math.max(...runs.map((r) => r.cold.maxRssMb));
     const noopInProcess = child('measure-run.js', ['sync', corpus.root, stateDir]);
-    // A single ~0.6 s process swings by a quarter on this VM: the median of five, in a row.
-    const noops = Array.from({ length: NOOP_RUNS }, () => cliNoopSync(corpus.root, stateDir));
+    const noops = cliNoopSyncs(corpus.root, stateDir);
     const noopMs = median(noops);
     const search = searchTimes(stateDir);
     const dbMb = statSync(path.join(stateDir, 'everme.db')).size / 1024 / 1024;
@@ -245,7 +241,7 @@ async function measureScale(scale: number, rows: string[], keepState?: (stateDir
     rows.push(
       `  its CPU:                  ${fmt(coldCpuMs)} ms; on ${os.availableParallelism()} cores that takes ${fmt(coldCpuFloorMs)} ms or more, ${(coldCpuFloorMs / floorMs).toFixed(2)}x the floor`,
     );
-    rows.push(`no-op sync (CLI process):   ${fmt(noopMs)} ms (median of ${NOOP_RUNS}: ${noops.map(fmt).join(', ')})  ratio ${(noopMs / floorMs).toFixed(2)}x (target ≤ 0.20x); in-process ${fmt(noopInProcess.ms)} ms  rss ${fmt(noopInProcess.maxRssMb)} MB`);
+    rows.push(`no-op sync (CLI process):   ${fmt(noopMs)} ms (median of ${NOOP_SYNC_RUNS}: ${noops.map(fmt).join(', ')})  ratio ${(noopMs / floorMs).toFixed(2)}x (target ≤ 0.20x); in-process ${fmt(noopInProcess.ms)} ms  rss ${fmt(noopInProcess.maxRssMb)} MB`);
     rows.push(`peak RSS (import):          ${fmt(peakRss)} MB, the largest of ${runs.length} (target ≤ ${RSS_TARGET_MB} MB)`);
     const slowest = [...search.perQuery].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([q, ms]) => `"${q}" ${fmt(ms)} ms`).join(', ');
     rows.push(`search (warm, ${20 * QUERIES.length} queries):  p50 ${fmt(search.p50)} ms  p95 ${fmt(search.p95)} ms (target p95 ≤ 50 ms); slowest: ${slowest}`);

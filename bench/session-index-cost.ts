@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HEAP_CAP_FLAGS, heapCappedEnv } from '../src/cli/heap-capped.js';
 import { readSessionIndex } from '../src/transcript/session-index.js';
-import { cliNoopSync } from './cli-sync.js';
+import { cliNoopSyncs, NOOP_SYNC_RUNS } from './cli-sync.js';
 import { stopHookWorkers } from './hook-workers.js';
 import { openHostIndex, putIndexRecords, writeSessionIndex, type IndexRecord } from './session-index-file.js';
 
@@ -168,9 +168,6 @@ function hookWall(tree: string, indexRoot: string, sessionId: string): string {
   return `hook wall time with the index:  median ${fmt(index)} ms vs ${fmt(plain)} ms without (${index - plain >= 0 ? '+' : ''}${fmt(index - plain)} ms; target ≤ 10 ms)`;
 }
 
-/** CLI no-op syncs of each store in `importCosts`; the store's figure is their median. */
-const CLI_NOOPS = 5;
-
 /**
  * Cold imports of the same sessions without and with the index, interleaved (plain, index, plain,
  * …), then no-op syncs of each store: in process, wall time and CPU time (all threads), which a
@@ -189,7 +186,7 @@ function importCosts(tree: string, indexRoot: string, repeats: number, floorMs?:
       try {
         runs[which].push(measured('import', root, state));
         syncs[which].push(measured('sync', root, state));
-        cli[which].push(median(Array.from({ length: CLI_NOOPS }, () => cliNoopSync(root, state))));
+        cli[which].push(median(cliNoopSyncs(root, state)));
       } finally {
         rmSync(state, { recursive: true, force: true });
       }
@@ -209,7 +206,7 @@ function importCosts(tree: string, indexRoot: string, repeats: number, floorMs?:
     // which the two medians above do not.
     `the same, pair by pair: median ratio ${pairRatio(runs.plain.map((r) => r.ms), runs.index.map((r) => r.ms))} wall, ${pairRatio(runs.plain.map((r) => r.cpuMs), runs.index.map((r) => r.cpuMs))} CPU (with / without, ${repeats} pairs)`,
     `no-op sync without / with the index: ${fmt(med(syncs.plain, 'ms'))} / ${fmt(med(syncs.index, 'ms'))} ms wall, ${fmt(med(syncs.plain, 'cpuMs'))} / ${fmt(med(syncs.index, 'cpuMs'))} ms CPU`,
-    `no-op sync (CLI process) without / with the index: ${fmt(median(cli.plain))} / ${fmt(cliIndex)} ms (each store's median of ${CLI_NOOPS}: ${cli.plain.map(fmt).join(', ')} / ${cli.index.map(fmt).join(', ')}), pair by pair ${pairRatio(cli.plain, cli.index)}${againstFloor}`,
+    `no-op sync (CLI process) without / with the index: ${fmt(median(cli.plain))} / ${fmt(cliIndex)} ms (each store's median of ${NOOP_SYNC_RUNS}: ${cli.plain.map(fmt).join(', ')} / ${cli.index.map(fmt).join(', ')}), pair by pair ${pairRatio(cli.plain, cli.index)}${againstFloor}`,
   ];
 }
 
