@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { percentile } from './stats.js';
 
 /**
  * `everme ui` on a bench store, in Debian's headless Chromium: the home page's time to `load`
@@ -22,11 +23,6 @@ const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--dis
 const QUERIES = ['payload', 'cache index', '优先级', '缓存', 'テスト', '데이터', 'migration parser', 'timeout retry', 'socket', 'build test', 'error handler', 'deploy fix'];
 const ROUNDS = 3;
 const HOME_RELOADS = 5;
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
 
 function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

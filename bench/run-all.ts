@@ -13,6 +13,7 @@ import { cliNoopSyncs, NOOP_SYNC_RUNS } from './cli-sync.js';
 import { codeSizeRows } from './code-size.js';
 import { stopHookWorkers } from './hook-workers.js';
 import { runRecallBench, type RecallBenchResult } from './recall/recall-bench.js';
+import { median, percentile } from './stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -78,16 +79,6 @@ type FloorMeasured = Measured & { passMs: number[] };
 function floorRun(root: string, passes = 1): FloorMeasured {
   execFileSync('sync');
   return child('floor.js', [root, String(passes)]) as FloorMeasured;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 const fmt = (n: number) => n.toFixed(1);

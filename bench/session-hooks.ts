@@ -5,17 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { readHookEvents } from '../src/hook/hook-events.js';
 import { conversationIdFor } from '../src/core/conversation-id.js';
+import { percentile } from './stats.js';
 
 /**
  * The plugin route's two latency-critical paths, on the bench store the cold import built:
  * SessionStart (recall printed before the session's first turn) and Stop (the finished turn
  * delivered without waiting for the debounce interval).
  */
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 const fmt = (n: number) => n.toFixed(1);
 

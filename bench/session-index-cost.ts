@@ -18,16 +18,12 @@ import { readSessionIndex } from '../src/transcript/session-index.js';
 import { cliNoopSyncs, NOOP_SYNC_RUNS } from './cli-sync.js';
 import { stopHookWorkers } from './hook-workers.js';
 import { openHostIndex, putIndexRecords, writeSessionIndex, type IndexRecord } from './session-index-file.js';
+import { median } from './stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
 
 const fmt = (n: number): string => n.toFixed(1);
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 /** Every manifest of a tree: session id and the host's times. */
 function manifests(tree: string): Array<{ sessionId: string; createdAtMs: number; updatedAtMs: number }> {

@@ -22,6 +22,7 @@ import { CODING_QUESTIONS, CODING_SESSIONS } from './coding-fixture.js';
 import { loadFixture, minimaxSessionId, writeSessions, type FixtureSession } from './fixture.js';
 import { formatRow, score, splitOf, TABLE_HEADER, type Question, type Scores, type TurnRef } from './metrics.js';
 import { TextbookBm25 } from './textbook-bm25.js';
+import { percentile } from '../stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..', '..');
@@ -52,11 +53,6 @@ function latencyOf(times: number[]): Latency {
 function formatLatency(label: string, times: number[]): string {
   const l = latencyOf(times);
   return `  warm mem_search over MCP, ${label} (${times.length}): p50 ${l.p50.toFixed(1)} ms  p95 ${l.p95.toFixed(1)} ms (target ≤ 50)  p99 ${l.p99.toFixed(1)} ms (target ≤ 150)  max ${l.max.toFixed(1)} ms`;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 /** Imports the sessions into `stateDir` through the CLI, as a user's import would. */
