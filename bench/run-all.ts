@@ -13,7 +13,7 @@ import { cliNoopSyncs, NOOP_SYNC_RUNS } from './cli-sync.js';
 import { codeSizeRows } from './code-size.js';
 import { stopHookWorkers } from './hook-workers.js';
 import { runRecallBench, type RecallBenchResult } from './recall/recall-bench.js';
-import { median, percentile } from './stats.js';
+import { median, medianBy, percentile } from './stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -195,8 +195,7 @@ function bracketedImports(root: string, count: number, runs: ColdRun[]): { media
     runs.push(run);
     floor = after;
   }
-  const byRatio = [...runs].sort((a, b) => a.ratio - b.ratio);
-  return { median: byRatio[Math.floor(byRatio.length / 2)]!, lastFloor: floor };
+  return { median: medianBy(runs, (r) => r.ratio)!, lastFloor: floor };
 }
 
 /** Every import of a row with its own floor and ratio, when there was more than one. */
@@ -614,14 +613,15 @@ async function twoSinks(rows: string[]): Promise<void> {
       }
     };
     const trios: SinksTrio[] = [];
+    const pairs = sinkPairs();
     let before = await run(false);
-    for (let i = 0; i < sinkPairs(); i++) {
+    for (let i = 0; i < pairs; i++) {
       const both = await run(true);
       const after = await run(false);
       trios.push({ before, both, after, ratio: both.ms / ((before.ms + after.ms) / 2) });
       before = after;
     }
-    const { both, before: first, after: last, ratio } = [...trios].sort((a, b) => a.ratio - b.ratio)[Math.floor(trios.length / 2)]!;
+    const { both, before: first, after: last, ratio } = medianBy(trios, (t) => t.ratio)!;
     const alone = (first.ms + last.ms) / 2;
     const machineCpu = (r: SinksRun) => (r.cpuMs ?? 0) + r.gatewayCpuMs;
     const aloneCpu = (machineCpu(first) + machineCpu(last)) / 2;
