@@ -5,9 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { repo } from './repo-root.js';
 
 /** CLI no-op syncs in a row wherever one is timed, for their median: a single ~0.5 s process swings by a quarter on this VM. */
 export const NOOP_SYNC_RUNS = 5;

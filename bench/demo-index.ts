@@ -8,8 +8,8 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sessionIndexFile, writeSessionIndex, type IndexRecord } from './session-index-file.js';
+import { repo } from './repo-root.js';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const demo = path.join(repo, 'fixtures', 'demo');
 
 const WIDGET = '/home/demo/projects/widget';

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { percentile } from './stats.js';
+import { repo } from './repo-root.js';
 
 /**
  * `everme ui` on a bench store, in Debian's headless Chromium: the home page's time to `load`
@@ -13,8 +13,6 @@ import { percentile } from './stats.js';
  *
  * node dist/bench/measure-ui.js DATA_DIR STATE_DIR
  */
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
 
 /** As the browser tests start it (test/support/browser.ts): no traffic of Chromium's own. */
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];

@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { repo } from './repo-root.js';
 
 interface Edit {
   /** Exact source text, found exactly once in the file. */
@@ -112,9 +113,6 @@ export const MUTATIONS: Mutation[] = [
   },
 ];
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-/** dist/bench/ when built, bench/ when run some other way. */
-const repo = path.resolve(here, path.basename(path.dirname(here)) === 'dist' ? '../..' : '..');
 /**
  * Every top-level entry but node_modules (linked) and dot entries (.git, reports): a fixed list
  * missed tsconfig.client.json when the viewer added it, and every test run in the copy then failed

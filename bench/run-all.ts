@@ -14,9 +14,9 @@ import { codeSizeRows } from './code-size.js';
 import { stopHookWorkers } from './hook-workers.js';
 import { runRecallBench, type RecallBenchResult } from './recall/recall-bench.js';
 import { median, medianBy, percentile } from './stats.js';
+import { repo } from './repo-root.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 3000);
 const AVG_BYTES = Number(process.env.BENCH_AVG_BYTES ?? 38_000);
 const BIG_BYTES = Number(process.env.BENCH_BIG_MB ?? 500) * 1024 * 1024;

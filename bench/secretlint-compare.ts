@@ -15,10 +15,11 @@ import { createReadStream, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { redactText } from '../src/core/redact.js';
 import { SECRET_RULES } from '../src/core/secret-rules.js';
 import { AN, rnd, SECRET_CASES } from './secret-suite.js';
+import { repo } from './repo-root.js';
 
 interface LintMessage {
   ruleId: string;
@@ -35,10 +36,8 @@ interface SecretlintPreset {
   rules: Array<{ meta: { id: string } }>;
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-
 async function loadSecretlint(): Promise<{ core: SecretlintCore; preset: SecretlintPreset; version: string } | undefined> {
-  const base = process.env.SECRETLINT_DIR ?? path.resolve(here, '..', '..');
+  const base = process.env.SECRETLINT_DIR ?? repo;
   const require = createRequire(path.join(base, 'noop.js'));
   try {
     const core = (await import(pathToFileURL(require.resolve('@secretlint/core')).href)) as SecretlintCore;

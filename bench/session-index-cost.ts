@@ -19,9 +19,9 @@ import { cliNoopSyncs, NOOP_SYNC_RUNS } from './cli-sync.js';
 import { stopHookWorkers } from './hook-workers.js';
 import { openHostIndex, putIndexRecords, writeSessionIndex, type IndexRecord } from './session-index-file.js';
 import { median } from './stats.js';
+import { repo } from './repo-root.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
 
 const fmt = (n: number): string => n.toFixed(1);
 

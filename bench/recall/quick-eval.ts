@@ -8,7 +8,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { LocalStore } from '../../src/store/local-store.js';
 import type { RankingParams } from '../../src/store/search-ranking.js';
@@ -16,9 +15,7 @@ import { CODING_QUESTIONS, CODING_SESSIONS } from './coding-fixture.js';
 import { loadFixture, minimaxSessionId, writeSessions } from './fixture.js';
 import { formatRow, score, splitOf, TABLE_HEADER, type Question, type TurnRef } from './metrics.js';
 import { TextbookBm25 } from './textbook-bm25.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..', '..');
+import { repo } from '../repo-root.js';
 
 const stateDir = process.argv[2]!;
 const fixture = loadFixture(path.join(repo, 'bench', 'recall', 'longmemeval-oracle.json.gz'));

@@ -23,9 +23,7 @@ import { loadFixture, minimaxSessionId, writeSessions, type FixtureSession } fro
 import { formatRow, score, splitOf, TABLE_HEADER, type Question, type Scores, type TurnRef } from './metrics.js';
 import { TextbookBm25 } from './textbook-bm25.js';
 import { percentile } from '../stats.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..', '..');
+import { repo } from '../repo-root.js';
 
 export interface RecallBenchResult {
   everme: Scores;
