@@ -67,6 +67,40 @@ describe('readLines', () => {
     expect(Buffer.from(lines.map((l) => `${l.line}\n`).join(''), 'utf8').equals(fs.readFileSync(file))).toBe(true);
   });
 
+  it('keeps every reader\'s lines whole when readers in flight at once take turns and reuse read buffers', async () => {
+    // Default chunk size (the size whose buffers are reused), files of several chunks, and lines of
+    // up to ~90 KB, so lines straddle chunk ends: each reader's bytes are its own file's.
+    const fileOf = (tag: string): { file: string; lines: string[] } => {
+      const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ tag, i, text: `${tag}${i} `.repeat(1 + ((i * 7919) % 9000)) }));
+      const file = path.join(tempDir(), `${tag}.jsonl`);
+      fs.writeFileSync(file, lines.join('\n') + '\n');
+      return { file, lines };
+    };
+    const a = fileOf('alpha');
+    const b = fileOf('beta');
+    const c = fileOf('gamma');
+    expect(fs.statSync(a.file).size).toBeGreaterThan(3 * 256 * 1024);
+    const readerA = readLines(a.file);
+    const readerB = readLines(b.file);
+    const got: Record<string, string[]> = { alpha: [], beta: [], gamma: [] };
+    // A reader left early gives its buffer back; the next reader to start takes it while A and B are mid-file.
+    for (let turn = 0; ; turn++) {
+      const [nextA, nextB] = [await readerA.next(), await readerB.next()];
+      if (!nextA.done) got.alpha!.push(nextA.value.line);
+      if (!nextB.done) got.beta!.push(nextB.value.line);
+      if (turn === 5) {
+        const early = readLines(c.file);
+        await early.next();
+        await early.return({ consumedBytes: 0, incompleteTail: false, tailLineNo: 0 });
+        for await (const line of readLines(c.file)) got.gamma!.push(line.line);
+      }
+      if (nextA.done && nextB.done) break;
+    }
+    expect(got.alpha).toEqual(a.lines);
+    expect(got.beta).toEqual(b.lines);
+    expect(got.gamma).toEqual(c.lines);
+  });
+
   it('stops with an AbortError when the signal fires', async () => {
     const file = writeFile('{"a":1}\n'.repeat(10_000));
     const controller = new AbortController();

@@ -4,6 +4,11 @@ export interface FileChunksOptions {
   /** Largest chunk read at once: what bounds memory, with the longest line the caller keeps. */
   chunkBytes: number;
   signal?: AbortSignal;
+  /**
+   * Read every chunk into this buffer (at least `chunkBytes` long) instead of a new one each: the
+   * caller is done with a chunk before it asks for the next, and keeps no view of it.
+   */
+  into?: Buffer;
 }
 
 /** What `createReadStream` rejects with when its signal fires, so callers see one error either way. */
@@ -25,17 +30,18 @@ export function* fileChunks(file: string | number, opts: FileChunksOptions): Gen
   const fd = typeof file === 'number' ? file : openSync(file, 'r');
   try {
     if (opts.signal?.aborted) throw abortError(opts.signal);
+    const into = opts.into;
     // One more byte than the size: a file read to its end in one go needs no second buffer.
-    let size = Math.max(1, Math.min(opts.chunkBytes, fstatSync(fd).size + 1));
+    let size = into ? opts.chunkBytes : Math.max(1, Math.min(opts.chunkBytes, fstatSync(fd).size + 1));
     for (;;) {
       if (opts.signal?.aborted) throw abortError(opts.signal);
-      const buffer = Buffer.allocUnsafe(size);
+      const buffer = into ?? Buffer.allocUnsafe(size);
       const read = readSync(fd, buffer, 0, size, null);
       if (read === 0) return;
       yield read === size ? buffer : buffer.subarray(0, read);
       // A short read was the end (the next read only confirms it: keep its buffer small); a full one
       // means more: full chunks from here on.
-      size = read < size ? Math.min(opts.chunkBytes, 4096) : opts.chunkBytes;
+      if (!into) size = read < size ? Math.min(opts.chunkBytes, 4096) : opts.chunkBytes;
     }
   } finally {
     closeSync(fd);

@@ -70,6 +70,18 @@ export interface LineReaderOptions extends ReadLinesOptions {
 
 const NEWLINE = 0x0a;
 
+/**
+ * Read buffers of the default chunk size, free for the next reader. A cold import reads thousands of
+ * files: with a new buffer for each, a plan worker spent ~0.15 s of the 1x bench import allocating
+ * them (`createUnsafeBuffer`) and its reads ran ~0.06 s longer into fresh memory; reused, the import
+ * of the tree with 8x tool outputs took 3% less time and CPU (14 pairs run in turn). A reader takes
+ * one for its file and gives it back when it ends; readers in flight at once each hold their own.
+ */
+const freeChunkBuffers: Buffer[] = [];
+/** More than the readers a thread has in flight at once; past it, a returned buffer is dropped. */
+const MAX_FREE_CHUNK_BUFFERS = 8;
+const DEFAULT_CHUNK_BYTES = 256 * 1024;
+
 function isBlank(parts: readonly Buffer[]): boolean {
   for (const part of parts) {
     for (const byte of part) {
@@ -106,7 +118,10 @@ export async function* readLines(
     opts.onEnd?.(empty);
     return empty;
   }
-  const chunks = fileChunks(fd, { chunkBytes: opts.highWaterMark ?? 256 * 1024, signal: opts.signal });
+  const chunkBytes = opts.highWaterMark ?? DEFAULT_CHUNK_BYTES;
+  // Each chunk is done with (its lines decoded, its remainder copied) before the next is read.
+  const into = chunkBytes === DEFAULT_CHUNK_BYTES ? (freeChunkBuffers.pop() ?? Buffer.allocUnsafe(chunkBytes)) : undefined;
+  const chunks = fileChunks(fd, { chunkBytes, signal: opts.signal, into });
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   /** The current line passed the cap: its bytes are dropped until its newline. */
@@ -125,23 +140,28 @@ export async function* readLines(
     pending.push(part);
     pendingBytes += part.length;
   };
-  for (const chunk of chunks) {
-    let from = 0;
-    for (let nl = chunk.indexOf(NEWLINE, from); nl !== -1; nl = chunk.indexOf(NEWLINE, from)) {
-      if (nl > from) keep(chunk.subarray(from, nl));
-      lineNo += 1;
-      const end = offset + nl + 1;
-      if (oversized) opts.report?.('oversized_line', lineNo);
-      else if (!isBlank(pending)) yield { line: decode(pending), lineNo, start: lineStart, end };
-      pending = [];
-      pendingBytes = 0;
-      oversized = false;
-      lineStart = end;
-      from = nl + 1;
+  try {
+    for (const chunk of chunks) {
+      let from = 0;
+      for (let nl = chunk.indexOf(NEWLINE, from); nl !== -1; nl = chunk.indexOf(NEWLINE, from)) {
+        if (nl > from) keep(chunk.subarray(from, nl));
+        lineNo += 1;
+        const end = offset + nl + 1;
+        if (oversized) opts.report?.('oversized_line', lineNo);
+        else if (!isBlank(pending)) yield { line: decode(pending), lineNo, start: lineStart, end };
+        pending = [];
+        pendingBytes = 0;
+        oversized = false;
+        lineStart = end;
+        from = nl + 1;
+      }
+      // Copy the remainder: a subarray would pin the whole chunk while a long line accumulates, and
+      // the next read overwrites a reused buffer under it.
+      if (from < chunk.length && !oversized) keep(Buffer.from(chunk.subarray(from)));
+      offset += chunk.length;
     }
-    // Copy the remainder: a subarray would pin the whole chunk while a long line accumulates.
-    if (from < chunk.length && !oversized) keep(Buffer.from(chunk.subarray(from)));
-    offset += chunk.length;
+  } finally {
+    if (into && freeChunkBuffers.length < MAX_FREE_CHUNK_BUFFERS) freeChunkBuffers.push(into);
   }
   if (opts.finished && (oversized || !isBlank(pending))) {
     lineNo += 1;
