@@ -71,16 +71,27 @@ export interface LineReaderOptions extends ReadLinesOptions {
 const NEWLINE = 0x0a;
 
 /**
- * Read buffers of the default chunk size, free for the next reader. A cold import reads thousands of
- * files: with a new buffer for each, a plan worker spent ~0.15 s of the 1x bench import allocating
- * them (`createUnsafeBuffer`) and its reads ran ~0.06 s longer into fresh memory; reused, the import
- * of the tree with 8x tool outputs took 3% less time and CPU (14 pairs run in turn). A reader takes
- * one for its file and gives it back when it ends; readers in flight at once each hold their own.
+ * Read buffers of the default chunk size (which serves any smaller one), free for the next reader.
+ * A cold import reads thousands of files: with a new buffer for each, a plan worker spent ~0.15 s
+ * of the 1x bench import allocating them (`createUnsafeBuffer`) and its reads ran ~0.06 s longer
+ * into fresh memory; reused, the import of the tree with 8x tool outputs took 3% less time and CPU
+ * (14 pairs run in turn). A reader takes one for its file and gives it back when it ends; readers
+ * in flight at once each hold their own.
  */
 const freeChunkBuffers: Buffer[] = [];
 /** More than the readers a thread has in flight at once; past it, a returned buffer is dropped. */
 const MAX_FREE_CHUNK_BUFFERS = 8;
 const DEFAULT_CHUNK_BYTES = 256 * 1024;
+
+/** A free buffer for chunks of up to `chunkBytes`; a larger chunk size gets a buffer of its own. */
+function takeChunkBuffer(chunkBytes: number): Buffer {
+  if (chunkBytes > DEFAULT_CHUNK_BYTES) return Buffer.allocUnsafe(chunkBytes);
+  return freeChunkBuffers.pop() ?? Buffer.allocUnsafe(DEFAULT_CHUNK_BYTES);
+}
+
+function giveBackChunkBuffer(buffer: Buffer): void {
+  if (buffer.length === DEFAULT_CHUNK_BYTES && freeChunkBuffers.length < MAX_FREE_CHUNK_BUFFERS) freeChunkBuffers.push(buffer);
+}
 
 function isBlank(parts: readonly Buffer[]): boolean {
   for (const part of parts) {
@@ -120,7 +131,7 @@ export async function* readLines(
   }
   const chunkBytes = opts.highWaterMark ?? DEFAULT_CHUNK_BYTES;
   // Each chunk is done with (its lines decoded, its remainder copied) before the next is read.
-  const into = chunkBytes === DEFAULT_CHUNK_BYTES ? (freeChunkBuffers.pop() ?? Buffer.allocUnsafe(chunkBytes)) : undefined;
+  const into = takeChunkBuffer(chunkBytes);
   const chunks = fileChunks(fd, { chunkBytes, signal: opts.signal, into });
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -161,7 +172,7 @@ export async function* readLines(
       offset += chunk.length;
     }
   } finally {
-    if (into && freeChunkBuffers.length < MAX_FREE_CHUNK_BUFFERS) freeChunkBuffers.push(into);
+    giveBackChunkBuffer(into);
   }
   if (opts.finished && (oversized || !isBlank(pending))) {
     lineNo += 1;
