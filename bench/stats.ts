@@ -1,7 +1,6 @@
 /** The middle value (the upper one of an even count): the bench's figure for repeated runs. */
 export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  return medianBy(values, (v) => v) ?? Number.NaN;
 }
 
 /** Nearest-rank percentile (p in 0–100): always a value that was measured, never an interpolation. */
