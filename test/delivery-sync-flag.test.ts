@@ -30,7 +30,7 @@ function flags(conversationId: string): Array<{ flush: boolean; sync: boolean | 
 /** Nine turns of ~20 KB of tool output: at least three requests of 64 KiB. */
 const BIG = { toolBytes: 20_000 };
 
-describe('sync: true on every request before a flush of the same upload', () => {
+describe('sync: true on every request that does not flush', () => {
   it('import: a conversation sent in 3+ requests carries sync: true on every request before the flushing one', async () => {
     writeMessagesSession(env.dataDir, 1, turnsEnvelopes('big', [0, 1, 2, 3, 4, 5, 6, 7, 8], BIG));
     await runEngine(env, 'import', 'everme');
@@ -49,23 +49,23 @@ describe('sync: true on every request before a flush of the same upload', () => 
     expect(seen).toEqual([...seen.slice(0, -1).map(() => ({ flush: false, sync: true })), { flush: true, sync: undefined }]);
   });
 
-  it('sync ending on an unfinished turn does not flush, so no request carries sync', async () => {
+  it('sync ending on an unfinished turn does not flush, yet every request carries sync: true for the flush it owes', async () => {
     const envelopes = [...turnsEnvelopes('big', [0, 1, 2, 3, 4, 5, 6, 7], BIG), ...turnEnvelopes('big', 8, { ...BIG, open: true })];
     writeMessagesSession(env.dataDir, 1, envelopes);
     await runEngine(env, 'sync', 'everme');
     const seen = flags(conversationFor(1));
     expect(seen.length).toBeGreaterThanOrEqual(3);
-    expect(seen).toEqual(seen.map(() => ({ flush: false, sync: undefined })));
+    expect(seen).toEqual(seen.map(() => ({ flush: false, sync: true })));
   });
 
-  it('hook mode never flushes, so none of its requests carries sync; the flush owed later goes alone', async () => {
+  it('hook mode never flushes, yet every request carries sync: true, so the flush owed later sees it', async () => {
     const dir = writeMessagesSession(env.dataDir, 1, turnsEnvelopes('big', [0, 1, 2, 3, 4, 5, 6, 7, 8], BIG));
     await runEngine(env, 'hook', 'everme');
     const hookRequests = flags(conversationFor(1));
     expect(hookRequests.length).toBeGreaterThanOrEqual(3);
-    expect(hookRequests).toEqual(hookRequests.map(() => ({ flush: false, sync: undefined })));
+    expect(hookRequests).toEqual(hookRequests.map(() => ({ flush: false, sync: true })));
 
-    // A later sync at a finished turn sends the new turn and flushes; only the requests of its own upload are marked.
+    // A later sync at a finished turn sends the new turn and flushes: the requests before the flush carry sync: true as well.
     appendLines(path.join(dir, 'messages.jsonl'), turnsEnvelopes('big', [9, 10, 11, 12], BIG));
     gateway.reset();
     await runEngine(env, 'sync', 'everme');

@@ -19,13 +19,6 @@ export function flushPlanFor(mode: DeliveryMode, boundary: boolean): FlushPlan {
   }
 }
 
-/**
- * While a sync upload cannot yet tell whether it ends in a flush, its requests wait in memory up to
- * this many bytes. Past it the oldest goes out with `sync: true`: a synchronous add that no flush
- * follows costs the server a little time, a queued add that a flush overtakes loses memories.
- */
-export const MAX_UNDECIDED_BYTES = 8 * 1024 * 1024;
-
 /** A request with the flags it goes out with. */
 export interface Outgoing {
   request: EncodedRequest;
@@ -34,39 +27,32 @@ export interface Outgoing {
 }
 
 /**
- * Requests wait until it is known whether the upload ends in a flush: every request before a
- * flushing one carries `sync: true`, the others do not. The last request always waits (only the end
- * tells whether it flushes); with a sync upload, the earlier ones wait too (bounded).
+ * Every request that does not flush carries `sync: true`; the one that flushes does not. A
+ * conversation's deliveries always end in a flush, in this upload or a later one (the flush it
+ * owes, sent alone by a sync at a finished turn, an import, or the host's PreCompact or
+ * SessionEnd, seconds after the Stop hook's upload). The gateway reference: without `sync`, "a
+ * flush that follows queued batches can run before they have been added", and what it misses is
+ * lost to extraction; a synchronous add costs the server a moment. Only the last request waits:
+ * the end of the upload tells whether it flushes.
  */
 export class UploadFlags {
-  private readonly waiting: EncodedRequest[] = [];
-  private waitingBytes = 0;
+  private last: EncodedRequest | undefined;
 
   constructor(private readonly plan: FlushPlan) {}
 
-  /** The request joins the upload; returns those whose flags are now decided, in order. */
+  /** The request joins the upload; returns the one before it, whose flags are now decided. */
   push(request: EncodedRequest): Outgoing[] {
-    const ready: Outgoing[] = [];
-    this.waiting.push(request);
-    this.waitingBytes += request.bytes;
-    while (this.waiting.length > 1 && (this.plan !== 'at-turn-end' || this.waitingBytes > MAX_UNDECIDED_BYTES)) {
-      const next = this.waiting.shift()!;
-      this.waitingBytes -= next.bytes;
-      ready.push({ request: next, flush: false, sync: this.plan !== 'never' });
-    }
-    return ready;
+    const previous = this.last;
+    this.last = request;
+    return previous === undefined ? [] : [{ request: previous, flush: false, sync: true }];
   }
 
-  /** The upload ended: the waiting requests with their flags; the last flushes when the plan says so. */
+  /** The upload ended: the last request, which flushes when the plan says so. */
   end(): Outgoing[] {
-    const last = this.waiting.at(-1);
-    const flush = last !== undefined && (this.plan === 'always' || (this.plan === 'at-turn-end' && last.endsTurn));
-    const out = this.waiting.map((request, i) => {
-      const isLast = i === this.waiting.length - 1;
-      return { request, flush: isLast && flush, sync: !isLast && flush };
-    });
-    this.waiting.length = 0;
-    this.waitingBytes = 0;
-    return out;
+    const last = this.last;
+    this.last = undefined;
+    if (last === undefined) return [];
+    const flush = this.plan === 'always' || (this.plan === 'at-turn-end' && last.endsTurn);
+    return [{ request: last, flush, sync: !flush }];
   }
 }
