@@ -74,3 +74,37 @@ describe('sync: true on every request that does not flush', () => {
     expect(syncRequests).toEqual([...syncRequests.slice(0, -1).map(() => ({ flush: false, sync: true })), { flush: true, sync: undefined }]);
   });
 });
+
+describe('the flush a conversation owes, sent alone', () => {
+  /** The conversation's flush-only requests (no messages), in arrival order: their request ids and faults. */
+  function flushOnly(conversationId: string): Array<{ id: string; fault: string | undefined }> {
+    return gateway
+      .requestsTo('/mem/agent-memory')
+      .filter((r) => {
+        const body = r.body as { conversationId: string; flush: boolean; messages: unknown[] };
+        return body.conversationId === conversationId && body.flush && body.messages.length === 0;
+      })
+      .map((r) => ({ id: String(r.headers.requestid), fault: r.fault }));
+  }
+
+  it('follows the hook with its own request id per turn it flushes, and keeps that id when sent again', async () => {
+    const dir = writeMessagesSession(env.dataDir, 1, turnsEnvelopes('t', [0, 1]));
+    await runEngine(env, 'hook', 'everme');
+    expect(flags(conversationFor(1))).toEqual([{ flush: false, sync: true }]);
+
+    // The host's SessionEnd right after: the owed flush goes alone. The first try gets a 500, the next one resends it.
+    gateway.failNext({ kind: 'http', status: 500, path: '/mem/agent-memory' });
+    await runEngine(env, 'hook', 'everme', { boundary: true });
+    await runEngine(env, 'hook', 'everme', { boundary: true });
+    // Another turn, delivered by the hook, and the flush it owes in turn.
+    appendLines(path.join(dir, 'messages.jsonl'), turnsEnvelopes('t', [2]));
+    await runEngine(env, 'hook', 'everme');
+    await runEngine(env, 'hook', 'everme', { boundary: true });
+
+    const sent = flushOnly(conversationFor(1));
+    expect(sent.map((s) => s.fault)).toEqual(['http', undefined, undefined]);
+    expect(sent[1]!.id).toBe(sent[0]!.id);
+    expect(sent[2]!.id).not.toBe(sent[1]!.id);
+    expect(new Set(sent.map((s) => s.id)).size).toBe(2);
+  });
+});

@@ -120,13 +120,14 @@ class GatewaySession implements SinkSession {
 
   abandon(): void {}
 
-  private async send(conversation: ConversationMeta, { request, flush, sync }: Outgoing): Promise<void> {
+  /** `idKeys`: the message keys the request id is derived from; by default the request's own. */
+  private async send(conversation: ConversationMeta, { request, flush, sync }: Outgoing, idKeys: readonly string[] = request.keys): Promise<void> {
     if (this.context.signal?.aborted) throw new EvermeError('cancelled', 'Interrupted');
     const conversationId = conversation.conversationId;
     const ack = await this.client.postAgentMemory(
       { conversationId, flush, sync, messages: request.messagesJson },
       undefined,
-      { requestId: contentRequestId(conversationId, request.keys, flush), ...(this.context.signal ? { waitSignal: this.context.signal } : {}) },
+      { requestId: contentRequestId(conversationId, idKeys, flush), ...(this.context.signal ? { waitSignal: this.context.signal } : {}) },
     );
     const marked = this.stores.marks.record(() => {
       this.stores.keys.record(NAME, conversationId, request.keys);
@@ -164,8 +165,12 @@ class GatewaySession implements SinkSession {
     // Claimed, not just read: a concurrent run that sees the same owed flush must not send it too.
     const claim = await this.stores.write(() => this.stores.flushes.claim(NAME, conversationId, mode === 'sync' && !boundary));
     if (claim === undefined) return;
+    // It carries no message, so its id is derived from what it flushes: every message delivered so
+    // far. Sent again (no answer came), it keeps its id; a flush owed after more turns gets its own,
+    // where the conversation and flush alone gave every flush of the conversation one id.
+    const flushes = [...this.stores.keys.keysOf(NAME, conversationId)].sort();
     try {
-      await this.send(conversation, { request: emptyRequest(), flush: true, sync: false });
+      await this.send(conversation, { request: emptyRequest(), flush: true, sync: false }, flushes);
     } catch (err) {
       await this.stores.write(() => this.stores.flushes.release(NAME, conversationId, claim));
       throw err;
