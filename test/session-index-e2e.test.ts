@@ -335,6 +335,11 @@ describe('kinds of session', { timeout: 180_000 }, () => {
     const text = await cli(['import', '--since', '2026-09-01']);
     expect(text.stdout).toContain('4 skipped (peek 1, channel 1, cron 1, hidden 1; EVERME_INCLUDE_KINDS reads them)');
     expect((await json(['report'])).skippedKinds).toHaveLength(4);
+    // The hidden peek session is kept out by its kind and by its visibility: the report names both, and its hint reads every one.
+    const report = (await cli(['report'])).stdout;
+    expect(report).toMatch(new RegExp(`${sessionIdFor(3)}  \\S+  peek,hidden  `));
+    const hint = /EVERME_INCLUDE_KINDS=(\S+) reads them\./.exec(report)?.[1];
+    expect(hint?.split(',').sort()).toEqual(['channel', 'cron', 'hidden', 'peek']);
     expect(storeRows('SELECT session_id, parent_session_id FROM session_meta WHERE parent_session_id IS NOT NULL ORDER BY session_id')).toEqual([
       { session_id: sessionIdFor(2), parent_session_id: sessionIdFor(1) },
       { session_id: sessionIdFor(3), parent_session_id: sessionIdFor(1) },
@@ -342,6 +347,8 @@ describe('kinds of session', { timeout: 180_000 }, () => {
 
     expect(await json(['import', '--since', '2026-09-01'], env({ EVERME_INCLUDE_KINDS: 'cron,hidden' }))).toMatchObject({ sessions: { delivered: 2, skipped: 2 }, skippedKinds: { channel: 1, peek: 1 } });
     expect(await json(['import', '--since', '2026-09-01'], env({ EVERME_INCLUDE_KINDS: 'all' }))).toMatchObject({ sessions: { delivered: 2, skipped: 0 } });
+    // What the report's hint named reads every one of them.
+    expect(await json(['import', '--since', '2026-09-01'], env({ EVERME_INCLUDE_KINDS: hint ?? '' }))).toMatchObject({ sessions: { skipped: 0 } });
     expect(storeRows('SELECT count(*) AS n FROM conversations')).toEqual([{ n: 6 }]);
   });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../src/core/agent-message.js';
 import { defaultWorkspaceSources, PrivacyGate } from '../src/engine/privacy-gate.js';
-import { decideWorkspace, SessionCatalog, skippedKind } from '../src/engine/session-catalog.js';
+import { decideWorkspace, SessionCatalog, skippedKind, skippedKinds } from '../src/engine/session-catalog.js';
 import { renderContextIndex, renderSessionStartContext } from '../src/recall/context-index.js';
 import { LocalRecall } from '../src/recall/recall.js';
 import { localSessionStartContext } from '../src/recall/session-recall.js';
@@ -62,6 +62,10 @@ describe('kinds read by default', () => {
     expect(skippedKind({ kind: 'peek', visibility: 'hidden' }, new Set(['peek']))).toBe('hidden');
     expect(skippedKind({ kind: 'peek', visibility: 'hidden' }, new Set(['peek', 'hidden']))).toBeUndefined();
     expect(skippedKind({ kind: 'cron', visibility: 'hidden' }, new Set(['all']))).toBeUndefined();
+    // Every name that keeps a session out, for the hint: a hidden peek session needs both.
+    expect(skippedKinds({ kind: 'peek', visibility: 'hidden' }, none)).toEqual(['peek', 'hidden']);
+    expect(skippedKinds({ kind: 'peek', visibility: 'hidden' }, new Set(['hidden']))).toEqual(['peek']);
+    expect(skippedKinds({ kind: 'conversation' }, none)).toEqual([]);
   });
 });
 

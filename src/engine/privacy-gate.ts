@@ -12,7 +12,7 @@ import type { WriteTurn } from '../store/write-turn.js';
 import type { SessionIndexRead } from '../transcript/session-index.js';
 import { workspaceFromFiles } from '../transcript/session-workspace.js';
 import type { SessionRef } from '../transcript/types.js';
-import { decideWorkspace, SessionCatalog, skippedKind, unknownWhy, type SkippedKind, type WorkspaceClaim, type WorkspaceDecision } from './session-catalog.js';
+import { decideWorkspace, SessionCatalog, skippedKinds, unknownWhy, type SkippedKind, type WorkspaceClaim, type WorkspaceDecision } from './session-catalog.js';
 
 /**
  * One way of knowing a session's workspace: a claim with the source it came from and, when known,
@@ -358,9 +358,11 @@ export class PrivacyGate {
       if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
       return { status: 'excluded', workspaceDir: excluded.dir, rule: excluded.rule };
     }
-    const kind = skippedKind(facts, this.include);
+    const kinds = skippedKinds(facts, this.include);
+    const kind = kinds[0];
     if (kind) {
-      const record = { ...base, status: 'kind_skipped' as const, rule: kind, ...(decision ? { workspaceDir: decision.dir } : {}) };
+      // Every name EVERME_INCLUDE_KINDS needs for it (`peek,hidden`): the report's hint is built from these.
+      const record = { ...base, status: 'kind_skipped' as const, rule: kinds.join(','), ...(decision ? { workspaceDir: decision.dir } : {}) };
       if (this.scopes.differs(record)) this.later(() => this.scopes.record(record));
       return { status: 'skipped', kind, ...(decision ? { workspaceDir: decision.dir } : {}) };
     }

@@ -58,14 +58,22 @@ export type SkippedKind = (typeof INCLUDABLE)[number];
 /**
  * Which sessions are read by default: everything but the host's side sessions (`peek` side
  * questions, `channel` sessions driven from a chat app, `cron` scheduled runs) and sessions the host
- * hides from its own lists. `EVERME_INCLUDE_KINDS` names any of them to read them too.
+ * hides from its own lists. `EVERME_INCLUDE_KINDS` names any of them to read them too. Every name
+ * that keeps the session out, in `INCLUDABLE`'s order: a peek session the host hides needs both
+ * `peek` and `hidden` named, and a hint that named only its kind would not read it.
  */
-export function skippedKind(facts: IndexFacts | undefined, include: ReadonlySet<string>): SkippedKind | undefined {
-  if (!facts || include.has('all')) return undefined;
+export function skippedKinds(facts: IndexFacts | undefined, include: ReadonlySet<string>): SkippedKind[] {
+  if (!facts || include.has('all')) return [];
+  const kinds: SkippedKind[] = [];
   const kind = SIDE_KINDS.find((k) => k === facts.kind);
-  if (kind && !include.has(kind)) return kind;
-  if (facts.visibility === 'hidden' && !include.has('hidden')) return 'hidden';
-  return undefined;
+  if (kind && !include.has(kind)) kinds.push(kind);
+  if (facts.visibility === 'hidden' && !include.has('hidden')) kinds.push('hidden');
+  return kinds;
+}
+
+/** The first name that keeps the session out (what the run summary counts it under), if any. */
+export function skippedKind(facts: IndexFacts | undefined, include: ReadonlySet<string>): SkippedKind | undefined {
+  return skippedKinds(facts, include)[0];
 }
 
 /** Why a session's workspace is unknown, in words for the report. */

@@ -142,9 +142,11 @@ function renderScope(report: WarningReport): string[] {
     const n = report.skippedKinds.length;
     const byKind = new Map<string, number>();
     for (const r of report.skippedKinds) byKind.set(r.rule ?? '-', (byKind.get(r.rule ?? '-') ?? 0) + 1);
+    // A rule names every name that keeps its session out (`peek,hidden`): the hint names each once.
+    const names = new Set([...byKind.keys()].flatMap((rule) => rule.split(',')));
     lines.push(
       '',
-      `skipped (${n} session${n === 1 ? '' : 's'}: ${[...byKind].map(([k, c]) => `${k} ${c}`).join(', ')}): side sessions and sessions MiniMax Code hides are not read by default; EVERME_INCLUDE_KINDS=${[...byKind.keys()].join(',')} reads them.`,
+      `skipped (${n} session${n === 1 ? '' : 's'}: ${[...byKind].map(([k, c]) => `${k} ${c}`).join(', ')}): side sessions and sessions MiniMax Code hides are not read by default; EVERME_INCLUDE_KINDS=${[...names].join(',')} reads them.`,
     );
     for (const r of report.skippedKinds.slice(0, UNKNOWN_SHOWN)) lines.push(`    ${r.sessionId}  ${day(r.createdAtMs)}  ${r.rule ?? '-'}  ${r.workspaceDir ?? '-'}${titleOf(r)}`);
     if (n > UNKNOWN_SHOWN) lines.push(`    … and ${n - UNKNOWN_SHOWN} more (--json lists all)`);
