@@ -141,6 +141,19 @@ describe('exactly once after a failed request', () => {
     expect(second.sessions).toMatchObject({ delivered: 3, failed: 0 });
     expectEveryMessageExactlyOnce();
   });
+
+  it('counts a session with no history yet as empty at every sink, the gateway a rejected key stopped included', async () => {
+    writeTree();
+    // A fourth session, after the others, whose directory holds no history file yet.
+    fs.rmSync(path.join(writeMessagesSession(env.dataDir, 4, turnsEnvelopes('s4', [0])), 'messages.jsonl'));
+    failWrite(1, { kind: 'http', status: 401 });
+    const first = await run();
+    expect(first.sessions).toMatchObject({ scanned: 4, failed: 3, empty: 1 });
+    expect(first.sinks.map((s) => [s.sink, s.sessions])).toEqual([
+      ['everme', { delivered: 0, unchanged: 0, empty: 1, failed: 3 }],
+      ['local', { delivered: 3, unchanged: 0, empty: 1, failed: 0 }],
+    ]);
+  });
 });
 
 describe('exactly once at each of two sinks (the gateway and the embedded store)', () => {

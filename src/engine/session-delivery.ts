@@ -209,7 +209,9 @@ function settledUnchanged(outcome: SessionOutcome, dryRun: boolean): SessionOutc
 
 function ended(outcome: SessionOutcome, status: 'forgotten' | 'empty' | 'excluded' | 'skipped'): SessionOutcome {
   outcome.status = status;
-  if (status === 'empty') for (const sink of outcome.sinks) if (sink.status !== 'failed') sink.status = 'empty';
+  // No history yet is nothing to send to any sink, one a rejected key stopped included: each sink's
+  // line says empty, as the summary does, and adds up with it.
+  if (status === 'empty') for (const sink of outcome.sinks) sink.status = 'empty';
   return outcome;
 }
 
