@@ -165,4 +165,29 @@ describe('everme ui with a gateway key', () => {
       await v.stop();
     }
   });
+
+  it('masks a password in EVERME_API_BASE wherever the base is shown: status, the MCP log, the viewer', async () => {
+    const password = 'Pa55w0rdQx7Zk';
+    const base = tree.gateway.url.replace('://', `://gwuser:${password}@`);
+    const env = { ...tree.env, EVERME_API_BASE: base };
+    const masked = tree.gateway.url.replace('://', '://gwuser:REDACTED@');
+    const status = await runCli(['status', '--data-dir', tree.dataDir], env);
+    const statusJson = await runCli(['status', '--json', '--data-dir', tree.dataDir], env);
+    const mcp = await runCli(['mcp', '--data-dir', tree.dataDir], env);
+    expect(status.stdout + status.stderr).toContain(masked);
+    expect(statusJson.stdout).toContain(masked);
+    expect(mcp.stderr).toContain(`serving ${masked}`);
+    const v = await startViewerProcess(tree.dataDir, env);
+    try {
+      const home = await rawRequest({ port: v.port, path: '/', headers: { Cookie: cookieFor(v) } });
+      const health = await rawRequest({ port: v.port, path: '/health', headers: { Cookie: cookieFor(v) } });
+      expect(home.body).toContain(`Memories are also sent to the EverMe gateway (${masked})`);
+      expect(health.body).toContain(masked);
+      for (const text of [status.stdout, status.stderr, statusJson.stdout, statusJson.stderr, mcp.stdout, mcp.stderr, home.body, health.body]) {
+        expect(text).not.toContain(password);
+      }
+    } finally {
+      await v.stop();
+    }
+  });
 });

@@ -7,10 +7,13 @@ const EVERME_TOKEN = /\b(evt|emk)_([A-Za-z0-9]{4})[A-Za-z0-9_-]*/g;
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi;
 const AWS_KEY_ID = /\b(AKIA|ASIA)[A-Z0-9]{16}\b/g;
 const S3_SIGNING = /\b(X-Amz-(?:Signature|Credential|Security-Token))=[^&\s"']+/gi;
+/** A URL's password (`https://user:secret@host`): an `EVERME_API_BASE` may carry one, and status, the MCP log and the viewer show the base. */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#@]*@/gi;
 
 export function redactOutput(text: string): string {
-  if (!/evt_|emk_|bearer|AKIA|ASIA|X-Amz-/i.test(text)) return text;
+  if (!/evt_|emk_|bearer|AKIA|ASIA|X-Amz-|:\/\/[^\s/?#]*@/i.test(text)) return text;
   return text
+    .replace(URL_PASSWORD, (_m, head: string) => `${head}:REDACTED@`)
     .replace(EVERME_TOKEN, (_m, kind: string, head: string) => `${kind}_${head}_REDACTED`)
     .replace(BEARER, (_m, word: string) => `${word} [REDACTED]`)
     .replace(AWS_KEY_ID, (m) => `${m.slice(0, 4)}_REDACTED`)

@@ -14,6 +14,7 @@ import { gatewayClientFor } from '../engine/engine-context.js';
 import { RunStore, type RunRecord } from '../store/run-store.js';
 import { WarningStore } from '../store/warning-store.js';
 import { EvermeError, toEvermeError } from '../core/errors.js';
+import { redactOutput } from '../core/redact-output.js';
 
 export interface StatusProblem {
   what: string;
@@ -99,7 +100,9 @@ function credentialStatus(settings: Settings): StatusReport['credential'] {
 async function gatewayStatus(settings: Settings, problems: StatusProblem[]): Promise<StatusReport['gateway']> {
   const gateway: StatusReport['gateway'] = { configured: Boolean(settings.apiKey) };
   if (!settings.apiKey) return gateway;
-  gateway.apiBase = settings.apiBase;
+  // Shown by the command and by the viewer's health page: a password in the base is masked for both.
+  const base = redactOutput(settings.apiBase);
+  gateway.apiBase = base;
   try {
     await gatewayClientFor(settings).context({}, AbortSignal.timeout(5000));
     gateway.reachable = true;
@@ -108,7 +111,7 @@ async function gatewayStatus(settings: Settings, problems: StatusProblem[]): Pro
     gateway.reachable = false;
     gateway.error = { type: e.type, message: e.message };
     problems.push({
-      what: `the EverMe gateway at ${settings.apiBase} did not answer (${e.type})`,
+      what: `the EverMe gateway at ${base} did not answer (${e.type})`,
       hint: e.type === 'auth' ? 'Check the API key: `everme install --api-key <key>`.' : 'Check the network or EVERME_API_BASE; captured sessions wait and are sent by the next sync.',
     });
   }

@@ -3,6 +3,7 @@ import { Forgetter } from '../forget/forget.js';
 import type { Html } from './html.js';
 import { layout, type PageFrame } from './layout.js';
 import type { ViewerData } from './viewer-data.js';
+import { redactOutput } from '../core/redact-output.js';
 
 /** What every group of the viewer's routes shares: the data, the launch secret, the clock, and the page frame. */
 export interface RouteContext {
@@ -23,7 +24,7 @@ export function routeContext(data: ViewerData, secret: string, now: () => number
     frame: (title, nav) => ({
       title,
       ...(nav ? { nav } : {}),
-      ...(data.gateway ? { gatewayBase: data.settings.apiBase } : {}),
+      ...(data.gateway ? { gatewayBase: redactOutput(data.settings.apiBase) } : {}),
     }),
     page: (c, frame, body, status = 200) => c.html(layout(frame, body), status),
     withForgetter: async (use) => {
