@@ -19,6 +19,16 @@ const EXAMPLES: Array<[input: string, masked: string]> = [
     'aws_secret_access_key = [REDACTED:aws-secret-key]',
   ],
   ['"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"', '"SecretAccessKey": "[REDACTED:aws-secret-key]"'],
+  // As `aws configure` prompts for it (the bracket holds what it kept so far), and as the AWS console labels it.
+  [
+    'AWS Secret Access Key [None]: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    'AWS Secret Access Key [None]: [REDACTED:aws-secret-key]',
+  ],
+  [
+    'AWS Secret Access Key [****************EKEY]: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    'AWS Secret Access Key [****************EKEY]: [REDACTED:aws-secret-key]',
+  ],
+  ['Secret access key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'Secret access key: [REDACTED:aws-secret-key]'],
   ['OPENAI_API_KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv', 'OPENAI_API_KEY=[REDACTED:openai-key]'],
   ['key sk-Ab3dEf6hIj9kLm2nOp5qRs8tUvWx done', 'key [REDACTED:openai-key] done'],
   ['use sk-ant-api03-Xy7zAb3dEf6hIj9kLm2nOp5qRs8tUv-AA now', 'use [REDACTED:anthropic-key] now'],

@@ -231,7 +231,12 @@ const AWS_PAIR = new RegExp(
   'g',
 );
 
-const AWS_SECRET = new RegExp(`((?:aws_?)?secret_?access_?key${SEP}${Q})([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])`, 'gi');
+/**
+ * A secret access key after its name: the variable (`aws_secret_access_key = …`) or the label, as
+ * `aws configure` prompts for it (`AWS Secret Access Key [None]: …`, the bracket holding the value
+ * kept so far) and the AWS console names it (`Secret access key: …`).
+ */
+const AWS_SECRET = new RegExp(`((?:aws[_ ]?)?secret[_ ]?access[_ ]?key(?:[ \\t]*\\[[^\\]\\n]{0,40}\\])?${SEP}${Q})([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])`, 'gi');
 
 /**
  * Every rule, applied in this order: key blocks and URLs first, provider formats before the
@@ -387,7 +392,7 @@ export const SECRET_RULES: readonly SecretRule[] = [
   // ---- generic credentials, by context rather than by format ----
   {
     id: 'aws-secret-key',
-    keywords: ['secretaccesskey', 'secret_access_key', 'secret_accesskey', 'secretaccess_key'],
+    keywords: ['secretaccesskey', 'secret_access_key', 'secret_accesskey', 'secretaccess_key', 'secret access key'],
     pattern: AWS_SECRET,
     replace: (_m, head: string) => `${head}${placeholder('aws-secret-key')}`,
   },
