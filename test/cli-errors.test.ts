@@ -51,6 +51,34 @@ describe('bad input gets a clear answer', () => {
     expect(r.stderr).toMatch(/^error: --since must be a date like 2026-09-01, got "nope"\nhint: /);
   });
 
+  it('answers an EVERME_STATE_DIR that is a file, or lies under one, the same way in every command', () => {
+    const dataDir = tempDir('everme-data-');
+    fs.mkdirSync(path.join(dataDir, 'v2', 'sessions'), { recursive: true });
+    const file = path.join(tempDir('everme-state-'), 'a-file');
+    fs.writeFileSync(file, 'x');
+    const commands = [
+      ['sync'],
+      ['import', '--since', '2026-01-01'],
+      ['report'],
+      ['search', 'widget'],
+      ['get', 'minimaxcode-mvs_00000000000000000000000000000001'],
+      ['export', '--out', tempDir('everme-out-')],
+      ['forget', '--project', '/p', '--yes'],
+      ['status'],
+    ];
+    for (const stateDir of [file, path.join(file, 'sub')]) {
+      for (const args of commands) {
+        const r = run([...args, '--data-dir', dataDir, '--json'], { EVERME_STATE_DIR: stateDir });
+        const where = `${args[0]!} with EVERME_STATE_DIR=${stateDir}`;
+        expect(r.status, where).toBe(5);
+        const body = JSON.parse(r.stdout) as { ok: boolean; error: { type: string; code: string; message: string; hint?: string } };
+        expect(body.error, where).toMatchObject({ type: 'io', code: 'state_dir_not_a_directory' });
+        expect(body.error.message, where).toContain(file);
+        expect(body.error.hint, where).toMatch(/EVERME_STATE_DIR/);
+      }
+    }
+  });
+
   it('names the missing data dir in an io error (exit 5)', () => {
     const missing = path.join(os.tmpdir(), 'everme-no-such-dir', 'minimax');
     const r = run(['import', '--since', '2026-01-01', '--json'], { MINIMAX_DATA_DIR: missing });

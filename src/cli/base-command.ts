@@ -1,5 +1,6 @@
 import { Command, Errors, type Interfaces } from '@oclif/core';
-import { loadSettings, type Settings } from '../config/settings.js';
+import type { Settings } from '../config/settings.js';
+import { commandSettings } from './command-settings.js';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { dataDirFlag, jsonFlag } from './flags.js';
@@ -106,7 +107,7 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
   /** The settings (flags, environment, `<data>/everme.env`) of `dataDir()`, read once. */
   protected settings(opts: { mayBeMissing?: boolean } = {}): Settings {
     const dataDir = this.dataDir(opts);
-    return (this.resolved!.settings ??= loadSettings(dataDir));
+    return (this.resolved!.settings ??= commandSettings(dataDir));
   }
 
   protected override async finally(err: Error | undefined): Promise<void> {

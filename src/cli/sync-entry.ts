@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { loadSettings, type Settings, type SinkName } from '../config/settings.js';
+import type { Settings, SinkName } from '../config/settings.js';
+import { commandSettings } from './command-settings.js';
 import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { parseSinceDate } from '../core/dates.js';
 import { toEvermeError } from '../core/errors.js';
@@ -82,7 +83,7 @@ export async function runSyncEntry(argv: readonly string[]): Promise<boolean> {
   const stopWatching = abortOnInterrupt(abort);
   let settings: Settings | undefined;
   const context = {
-    settings: () => (settings ??= loadSettings(requireDataDir(resolveDataDir(flags.dataDir)))),
+    settings: () => (settings ??= commandSettings(requireDataDir(resolveDataDir(flags.dataDir)))),
     json: flags.json,
     signal: abort.signal,
   };

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { databaseUnavailable, EvermeError, unusableSqliteCode } from '../core/errors.js';
+import { assertStateDirUsable } from '../config/state-dir.js';
 
 /**
  * The store as its readers open it: the file's name, the schema version this build reads, and the
@@ -31,15 +32,7 @@ export function databasePath(stateDir: string): string {
 export function openReadonlyDatabase(stateDir: string): Db {
   const file = databasePath(stateDir);
   // The directory as the file's path names it (normalised), in the check and in its message.
-  const dir = path.dirname(file);
-  // Not "no store yet": a reader would answer "no memories" while the setting points at a file.
-  if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) {
-    throw new EvermeError('io', `The everme state directory ${dir} is not a directory`, {
-      code: 'state_dir_not_a_directory',
-      hint: 'Point EVERME_STATE_DIR (in the environment or <data>/everme.env) at a directory, or unset it for <data>/everme.',
-      detail: { path: dir },
-    });
-  }
+  assertStateDirUsable(path.dirname(file));
   if (!fs.existsSync(file)) {
     throw new EvermeError('io', `No everme database at ${file}`, {
       code: 'database_missing',
