@@ -79,6 +79,21 @@ describe('bad input gets a clear answer', () => {
     }
   });
 
+  it('answers an export --out that is a file, or lies under one, with an io error naming the file and a hint', () => {
+    const dataDir = tempDir('everme-data-');
+    fs.mkdirSync(path.join(dataDir, 'v2', 'sessions'), { recursive: true });
+    const file = path.join(tempDir('everme-out-'), 'a-file');
+    fs.writeFileSync(file, 'x');
+    for (const out of [file, path.join(file, 'sub')]) {
+      const r = run(['export', '--out', out, '--data-dir', dataDir, '--json']);
+      expect(r.status, out).toBe(5);
+      const body = JSON.parse(r.stdout) as { error: { type: string; code: string; message: string; hint?: string } };
+      expect(body.error, out).toMatchObject({ type: 'io', code: 'out_not_a_directory' });
+      expect(body.error.message, out).toContain(file);
+      expect(body.error.hint, out).toMatch(/--out DIR/);
+    }
+  });
+
   it('names the missing data dir in an io error (exit 5)', () => {
     const missing = path.join(os.tmpdir(), 'everme-no-such-dir', 'minimax');
     const r = run(['import', '--since', '2026-01-01', '--json'], { MINIMAX_DATA_DIR: missing });

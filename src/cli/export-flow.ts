@@ -1,4 +1,5 @@
 import { resolveUserPath } from '../config/exclude.js';
+import { blockingFile } from '../core/blocking-file.js';
 import { EvermeError } from '../core/errors.js';
 import { exportMemory, type ExportFormat, type ExportSummary } from '../export/export-memory.js';
 import { createExportProgress } from './export-progress.js';
@@ -21,7 +22,18 @@ function exportTarget(request: ExportRequest, json: boolean): string {
   if (out === '-' && json) {
     throw new EvermeError('invalid_args', '--json prints one envelope on stdout, so the export cannot go there too', { hint: 'Pass --out DIR with --json.' });
   }
-  return out === '-' ? out : resolveUserPath(out);
+  if (out === '-') return out;
+  const dir = resolveUserPath(out);
+  const file = blockingFile(dir);
+  if (file !== undefined) {
+    // io, as for any --out that cannot be created (a read-only place, a symlink loop), with the file named.
+    throw new EvermeError('io', file === dir ? `--out names a directory, and ${dir} is a file` : `--out ${dir} cannot be created: ${file} is a file`, {
+      code: 'out_not_a_directory',
+      hint: 'Pass --out DIR (a directory, created if missing), or --out - for stdout (jsonl).',
+      detail: { path: dir, file },
+    });
+  }
+  return dir;
 }
 
 /** `everme export`: the local store's conversations out as jsonl or markdown, with a bar on a terminal. */
