@@ -157,4 +157,47 @@ describe('credentials never leave the machine, never land in the store, never re
     expectNoSecret('the re-export', again.stdout);
     for (const file of filesBelow(path.join(dataDir, 'everme'))) expectNoSecret(file, fs.readFileSync(file).toString('latin1'));
   });
+
+  it('an export file cannot put a credential into the store through an id or the conversation metadata', async () => {
+    const dataDir = tempDir();
+    const conversationId = 'minimaxcode-mvs_0000000000000000000000000000abcd';
+    const line = (over: Record<string, unknown>, message: Record<string, unknown> = { role: 'user', timestamp: 1_790_000_000_000, content: 'canary text' }) =>
+      JSON.stringify({ conversationId, key: `k-${Math.random()}`, message, ...over });
+    const file = path.join(tempDir(), 'hand-made.jsonl');
+    fs.writeFileSync(
+      file,
+      [
+        // The conversation's metadata: masked where it is no id.
+        line({
+          conversation: {
+            sessionId: 'mvs_0000000000000000000000000000abcd',
+            source: 'messages',
+            workspaceDir: `/srv/${SECRETS.github}/app`,
+            historyFile: `/tmp/${SECRETS.slack}.jsonl`,
+            kind: SECRETS.google,
+            createdAtMs: 1_790_000_000_000,
+          },
+        }),
+        // Ids hold a credential: each line is refused.
+        line({ conversationId: `minimaxcode-${SECRETS.github}` }),
+        line({ key: `key-${SECRETS.everme}` }),
+        line({ conversation: { sessionId: SECRETS.slack, source: 'messages' }, conversationId: 'minimaxcode-mvs_0000000000000000000000000000abce' }),
+        line({ conversation: { sessionId: 'mvs_0000000000000000000000000000abcf', source: 'messages', parentSessionId: SECRETS.everme }, conversationId: 'minimaxcode-mvs_0000000000000000000000000000abcf' }),
+        line({}, { role: 'tool', timestamp: 1_790_000_000_001, toolCallId: `call_${SECRETS.openai}`, content: 'ok' }),
+        line({}, { role: 'assistant', timestamp: 1_790_000_000_002, turnComplete: false, toolCalls: [{ id: `call_${SECRETS.github}`, type: 'function', name: 'bash', arguments: '{}' }] }),
+      ].join('\n') + '\n',
+    );
+    const env = cliEnv(tempDir(), { MINIMAX_DATA_DIR: dataDir });
+    const imported = await runCli(['import', '--from-export', file, '--json'], env);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ data: { conversations: 1, messages: 1, warnings: { invalid_record: 6 } } });
+    const outputs = [imported, await runCli(['export'], env), await runCli(['search', 'canary', '--json'], env), await runCli(['report', '--json'], env)];
+    expect(outputs[1]!.stdout).toContain('[REDACTED:');
+    expect(outputs[2]!.stdout).toContain('canary');
+    for (const o of outputs) {
+      expectNoSecret('stdout', o.stdout);
+      expectNoSecret('stderr', o.stderr);
+    }
+    for (const stored of filesBelow(path.join(dataDir, 'everme'))) expectNoSecret(stored, fs.readFileSync(stored).toString('latin1'));
+  });
 });

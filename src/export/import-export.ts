@@ -6,6 +6,7 @@ import type * as z from 'zod';
 import { ExclusionPolicy } from '../config/exclude.js';
 import { sessionIdOf } from '../core/conversation-id.js';
 import { EvermeError } from '../core/errors.js';
+import { redactText } from '../core/redact.js';
 import { totalsByCode, WarningCollector, type WarningCode } from '../core/warnings.js';
 import type { KeyedMessage } from '../core/agent-message.js';
 import { exclusionSource, type Settings } from '../config/settings.js';
@@ -79,8 +80,51 @@ function parseExportLine(line: string, warn: (code: WarningCode) => void): Expor
     return undefined;
   }
   const parsed = exportLineSchema.safeParse(json);
-  if (!parsed.success) warn('invalid_record');
-  return parsed.success ? parsed.data : undefined;
+  // An id is stored and shown as it is, so one that holds a credential cannot be masked: its line
+  // is refused (an everme export never writes one; a file written by hand or another tool may).
+  if (!parsed.success || idsOf(parsed.data).some(holdsCredential)) {
+    warn('invalid_record');
+    return undefined;
+  }
+  return withMaskedMeta(parsed.data);
+}
+
+/**
+ * Whether an id holds a credential, also one glued to a prefix (`call_ghp_…`, `key-evt_…`): the rules
+ * want a credential to start a word, so every part of the id after a `_` or `-` is looked at too.
+ */
+function holdsCredential(id: string): boolean {
+  if (redactText(id) !== id) return true;
+  for (let at = id.search(/[-_]/); at !== -1; at = nextSeparator(id, at + 1)) {
+    const rest = id.slice(at + 1);
+    if (redactText(rest) !== rest) return true;
+  }
+  return false;
+}
+
+function nextSeparator(id: string, from: number): number {
+  const at = id.slice(from).search(/[-_]/);
+  return at === -1 ? -1 : from + at;
+}
+
+/** The line's ids: the conversation's, the message's key, its session's and parent's, its tool calls'. */
+function idsOf({ conversationId, conversation, key, message }: ExportLine): string[] {
+  const ids = [conversationId, key];
+  if (conversation) ids.push(conversation.sessionId, ...(conversation.parentSessionId === undefined ? [] : [conversation.parentSessionId]));
+  if (message.role === 'tool') ids.push(message.toolCallId);
+  if (message.role === 'assistant') for (const call of message.toolCalls ?? []) ids.push(call.id);
+  return ids;
+}
+
+/** The conversation's workspace, history file and kind, masked like its text (the title is masked where it is recorded). */
+function withMaskedMeta(line: ExportLine): ExportLine {
+  const c = line.conversation;
+  if (!c) return line;
+  const masked = { ...c };
+  if (c.workspaceDir !== undefined) masked.workspaceDir = redactText(c.workspaceDir);
+  if (c.historyFile !== undefined) masked.historyFile = redactText(c.historyFile);
+  if (c.kind !== undefined) masked.kind = redactText(c.kind);
+  return { ...line, conversation: masked };
 }
 
 /** A conversation being read: its messages wait here until a batch is full or the conversation ends. */
