@@ -1,3 +1,4 @@
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -90,6 +91,19 @@ describe('loadSettings precedence: flags, then the environment, then <data>/ever
   it('resolves a relative state dir from the environment to an absolute path', () => {
     const settings = loadSettings(dataDirWithEnvFile(undefined), {}, { EVERME_STATE_DIR: 'relative/state' });
     expect(settings.stateDir).toBe(path.resolve('relative/state'));
+  });
+
+  it('resolves a relative state dir from <data>/everme.env against the data dir, wherever the command starts', () => {
+    const dataDir = dataDirWithEnvFile(['EVERME_STATE_DIR=relstate']);
+    const cwd = process.cwd();
+    try {
+      for (const dir of [os.tmpdir(), dataDir]) {
+        process.chdir(dir);
+        expect(loadSettings(dataDir, {}, {}).stateDir).toBe(path.join(dataDir, 'relstate'));
+      }
+    } finally {
+      process.chdir(cwd);
+    }
   });
 
   it('resolves a relative data dir to an absolute path, and reads its everme.env and places its store under that', () => {

@@ -113,7 +113,7 @@ export function loadSettings(givenDataDir: string, flags: SettingsFlags = {}, en
   };
   const pick = (key: string): string | undefined => pickWithSource(key)?.value;
   const interval = Number(pick('EVERME_MINIMAX_SYNC_INTERVAL_MS'));
-  const stateDir = pick('EVERME_STATE_DIR');
+  const stateDir = pickWithSource('EVERME_STATE_DIR');
   const timeout = Number(pick('EVERME_REQUEST_TIMEOUT_MS'));
   const credential = chooseCredential(trimmed(flags.apiKey), pickWithSource('EVERME_AGENT_TOKEN'), pickWithSource('EVERME_API_KEY'));
   const agentId = pick('EVERME_AGENT_ID');
@@ -123,7 +123,10 @@ export function loadSettings(givenDataDir: string, flags: SettingsFlags = {}, en
     ...(credential ? { apiKey: credential.token, credential } : {}),
     ...(agentId ? { agentId } : {}),
     apiBase: (trimmed(flags.apiBase) ?? pick('EVERME_API_BASE') ?? DEFAULT_API_BASE).replace(/\/+$/, ''),
-    stateDir: stateDir ? path.resolve(stateDir) : path.join(dataDir, 'everme'),
+    // A relative one from everme.env is relative to that file's directory, the data dir, as a relative
+    // EVERME_EXCLUDE pattern there is: against the working directory, the CLI (started anywhere) and
+    // the hook worker (started in the data dir) each used a store of their own.
+    stateDir: stateDir ? path.resolve(stateDir.source === 'everme.env' ? dataDir : process.cwd(), stateDir.value) : path.join(dataDir, 'everme'),
     allowInsecureHttp: pick('EVERME_ALLOW_INSECURE_HTTP') === '1',
     syncIntervalMs: Number.isFinite(interval) && interval >= 0 ? interval : DEFAULT_SYNC_INTERVAL_MS,
     recallChars: Number.isSafeInteger(recallChars) && recallChars >= 0 ? Math.min(recallChars, MAX_RECALL_CHARS) : DEFAULT_RECALL_CHARS,
