@@ -49,7 +49,7 @@ export function validateEnvValue(flag: string, value: string): void {
     });
   }
   if (value.trim() === '') {
-    throw new EvermeError('invalid_args', `--${flag} is empty`, { code: 'invalid_value' });
+    throw new EvermeError('invalid_args', `--${flag} is empty`, { code: 'invalid_value', hint: `Pass the ${flag}, or leave the flag out to keep what everme.env holds.` });
   }
 }
 
@@ -62,7 +62,7 @@ export function validateApiBase(value: string): void {
     url = undefined;
   }
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw new EvermeError('invalid_args', '--api-base must be an http(s) URL', { code: 'invalid_value' });
+    throw new EvermeError('invalid_args', '--api-base must be an http(s) URL', { code: 'invalid_value', hint: 'Pass the gateway base, like https://api.everme.evermind.ai.' });
   }
   // Stored, such a base would send the key in clear text on every hook; refuse it up front.
   assertKeySafeTransport(url, insecureHttpAllowed(), '--api-base');
