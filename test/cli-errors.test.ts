@@ -32,6 +32,9 @@ describe('bad input gets a clear answer', () => {
     [['sync', '--sink'], /^Flag --sink expects/],
     // oclif's two-line list, as one line: no doubled colon, no column padding.
     [['search'], /^Missing 1 required arg: query what to look for$/],
+    // A word the command takes no argument for: oclif looks for a command `sync:extra` first.
+    [['sync', 'extra'], /^Unexpected argument: extra$/],
+    [['status', 'extra'], /^Unexpected argument: extra$/],
     [['install', '--api-key', '', '--dry-run'], /^--api-key is empty$/],
     [['install', '--api-base', 'ftp://x', '--dry-run'], /^--api-base must be an http\(s\) URL$/],
   ])('%j is invalid_args, exit 2, one envelope and no stack trace', (args, message) => {

@@ -9,10 +9,19 @@ import { errorEnvelope, guardStdout, reportErrorText, writeStdout } from './outp
  */
 const commandNotFound: Hook<'command_not_found'> = function (opts) {
   const known = [...opts.config.commandIDs].filter((id) => !id.includes(':')).sort();
-  const err = new EvermeError('invalid_args', `Unknown command: ${opts.id}`, {
-    code: 'unknown_command',
-    hint: `Commands: ${known.join(', ')}. See \`everme --help\`.`,
-  });
+  // `everme sync extra` reaches here as `sync:extra` (oclif joins the words to look for a command):
+  // a word a command does not take, which that command's help explains.
+  const [first, ...rest] = opts.id.split(':');
+  const err =
+    first !== undefined && rest.length > 0 && known.includes(first)
+      ? new EvermeError('invalid_args', `Unexpected argument: ${rest.join(' ')}`, {
+          code: 'unexpected_argument',
+          hint: `See \`everme ${first} --help\`.`,
+        })
+      : new EvermeError('invalid_args', `Unknown command: ${opts.id}`, {
+          code: 'unknown_command',
+          hint: `Commands: ${known.join(', ')}. See \`everme --help\`.`,
+        });
   if ((opts.argv ?? []).includes('--json')) {
     guardStdout();
     writeStdout(JSON.stringify(errorEnvelope(err)));
