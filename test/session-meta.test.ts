@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../src/core/agent-message.js';
 import { defaultWorkspaceSources, PrivacyGate } from '../src/engine/privacy-gate.js';
-import { decideWorkspace, SessionCatalog, skippedKind, skippedKinds } from '../src/engine/session-catalog.js';
+import { decideWorkspace, SessionCatalog, skippedKinds } from '../src/engine/session-catalog.js';
 import { renderContextIndex, renderSessionStartContext } from '../src/recall/context-index.js';
 import { LocalRecall } from '../src/recall/recall.js';
 import { localSessionStartContext } from '../src/recall/session-recall.js';
@@ -50,22 +50,21 @@ describe('deciding a workspace among the sources', () => {
 describe('kinds read by default', () => {
   it('skips peek, channel and cron sessions and hidden ones; reads conversations, tasks, unknown and new kinds; EVERME_INCLUDE_KINDS names what else to read', () => {
     const none = new Set<string>();
-    expect(skippedKind({ kind: 'conversation' }, none)).toBeUndefined();
-    expect(skippedKind({ kind: 'task', sessionType: 'branch' }, none)).toBeUndefined();
-    expect(skippedKind({ kind: 'unknown' }, none)).toBeUndefined();
-    expect(skippedKind({ kind: 'conversation-rewind' }, none)).toBeUndefined();
-    expect(skippedKind(undefined, none)).toBeUndefined();
-    expect(skippedKind({ kind: 'peek' }, none)).toBe('peek');
-    expect(skippedKind({ kind: 'channel' }, none)).toBe('channel');
-    expect(skippedKind({ kind: 'cron' }, none)).toBe('cron');
-    expect(skippedKind({ kind: 'conversation', visibility: 'hidden' }, none)).toBe('hidden');
-    expect(skippedKind({ kind: 'peek', visibility: 'hidden' }, new Set(['peek']))).toBe('hidden');
-    expect(skippedKind({ kind: 'peek', visibility: 'hidden' }, new Set(['peek', 'hidden']))).toBeUndefined();
-    expect(skippedKind({ kind: 'cron', visibility: 'hidden' }, new Set(['all']))).toBeUndefined();
+    expect(skippedKinds({ kind: 'conversation' }, none)).toEqual([]);
+    expect(skippedKinds({ kind: 'task', sessionType: 'branch' }, none)).toEqual([]);
+    expect(skippedKinds({ kind: 'unknown' }, none)).toEqual([]);
+    expect(skippedKinds({ kind: 'conversation-rewind' }, none)).toEqual([]);
+    expect(skippedKinds(undefined, none)).toEqual([]);
+    expect(skippedKinds({ kind: 'peek' }, none)).toEqual(['peek']);
+    expect(skippedKinds({ kind: 'channel' }, none)).toEqual(['channel']);
+    expect(skippedKinds({ kind: 'cron' }, none)).toEqual(['cron']);
+    expect(skippedKinds({ kind: 'conversation', visibility: 'hidden' }, none)).toEqual(['hidden']);
+    expect(skippedKinds({ kind: 'peek', visibility: 'hidden' }, new Set(['peek']))).toEqual(['hidden']);
+    expect(skippedKinds({ kind: 'peek', visibility: 'hidden' }, new Set(['peek', 'hidden']))).toEqual([]);
+    expect(skippedKinds({ kind: 'cron', visibility: 'hidden' }, new Set(['all']))).toEqual([]);
     // Every name that keeps a session out, for the hint: a hidden peek session needs both.
     expect(skippedKinds({ kind: 'peek', visibility: 'hidden' }, none)).toEqual(['peek', 'hidden']);
     expect(skippedKinds({ kind: 'peek', visibility: 'hidden' }, new Set(['hidden']))).toEqual(['peek']);
-    expect(skippedKinds({ kind: 'conversation' }, none)).toEqual([]);
   });
 });
 

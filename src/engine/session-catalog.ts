@@ -71,11 +71,6 @@ export function skippedKinds(facts: IndexFacts | undefined, include: ReadonlySet
   return kinds;
 }
 
-/** The first name that keeps the session out (what the run summary counts it under), if any. */
-export function skippedKind(facts: IndexFacts | undefined, include: ReadonlySet<string>): SkippedKind | undefined {
-  return skippedKinds(facts, include)[0];
-}
-
 /** Why a session's workspace is unknown, in words for the report. */
 export function unknownWhy(read: SessionIndexRead | undefined, facts: IndexFacts | undefined): string {
   if (facts) return 'the session index names no workspace for it, and no hook reported a cwd';

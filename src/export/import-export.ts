@@ -94,17 +94,11 @@ function parseExportLine(line: string, warn: (code: WarningCode) => void): Expor
  * want a credential to start a word, so every part of the id after a `_` or `-` is looked at too.
  */
 function holdsCredential(id: string): boolean {
-  if (redactText(id) !== id) return true;
-  for (let at = id.search(/[-_]/); at !== -1; at = nextSeparator(id, at + 1)) {
-    const rest = id.slice(at + 1);
-    if (redactText(rest) !== rest) return true;
-  }
-  return false;
-}
-
-function nextSeparator(id: string, from: number): number {
-  const at = id.slice(from).search(/[-_]/);
-  return at === -1 ? -1 : from + at;
+  const starts = [0, ...Array.from(id.matchAll(/[-_]/g), (m) => (m.index ?? 0) + 1)];
+  return starts.some((at) => {
+    const part = id.slice(at);
+    return redactText(part) !== part;
+  });
 }
 
 /** The line's ids: the conversation's, the message's key, its session's and parent's, its tool calls'. */
