@@ -49,6 +49,20 @@ describe('bad input gets a clear answer', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it.each([
+    [['--json'], 'missing_command', /^No command given, only --json$/],
+    [['--json', 'nosuch'], 'unknown_command', /^Unknown command: nosuch$/],
+    [['--json', 'sync'], 'flag_before_command', /^--json goes after the command$/],
+  ])('%j, a flag where the command belongs, is one invalid_args envelope (exit 2)', (args, code, message) => {
+    const r = run(args);
+    expect(r.status).toBe(2);
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
+    const body = JSON.parse(r.stdout) as { ok: boolean; error: { type: string; code: string; message: string; hint?: string } };
+    expect(body.error).toMatchObject({ type: 'invalid_args', code });
+    expect(body.error.message).toMatch(message);
+    expect(body.error.hint).toBeTruthy();
+  });
+
   it('prints error: and hint: on stderr and nothing on stdout in text mode', () => {
     const r = run(['import', '--since', 'nope']);
     expect(r.status).toBe(2);

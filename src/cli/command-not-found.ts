@@ -9,20 +9,10 @@ import { errorEnvelope, guardStdout, reportErrorText, writeStdout } from './outp
  */
 const commandNotFound: Hook<'command_not_found'> = function (opts) {
   const known = [...opts.config.commandIDs].filter((id) => !id.includes(':')).sort();
-  // `everme sync extra` reaches here as `sync:extra` (oclif joins the words to look for a command):
-  // a word a command does not take, which that command's help explains.
-  const [first, ...rest] = opts.id.split(':');
-  const err =
-    first !== undefined && rest.length > 0 && known.includes(first)
-      ? new EvermeError('invalid_args', `Unexpected argument: ${rest.join(' ')}`, {
-          code: 'unexpected_argument',
-          hint: `See \`everme ${first} --help\`.`,
-        })
-      : new EvermeError('invalid_args', `Unknown command: ${opts.id}`, {
-          code: 'unknown_command',
-          hint: `Commands: ${known.join(', ')}. See \`everme --help\`.`,
-        });
-  if ((opts.argv ?? []).includes('--json')) {
+  const argv = opts.argv ?? [];
+  const err = notFoundError(opts.id, argv, known);
+  // A flag before any command (`everme --json`) is what oclif looked up as the command.
+  if (opts.id === '--json' || argv.includes('--json')) {
     guardStdout();
     writeStdout(JSON.stringify(errorEnvelope(err)));
     process.exitCode = exitCodeFor(err.type);
@@ -32,5 +22,24 @@ const commandNotFound: Hook<'command_not_found'> = function (opts) {
   // oclif awaits a hook: it answers at once.
   return Promise.resolve();
 };
+
+function notFoundError(id: string, argv: readonly string[], known: readonly string[]): EvermeError {
+  const commands = `Commands: ${known.join(', ')}. See \`everme --help\`.`;
+  // `everme --json …`: a flag where the command belongs; the command, if any, is the first word after it.
+  if (id.startsWith('-')) {
+    const command = argv.find((arg) => known.includes(arg));
+    if (command !== undefined) return new EvermeError('invalid_args', `${id} goes after the command`, { code: 'flag_before_command', hint: `Put the flags after \`everme ${command}\`; \`everme ${command} --help\` lists them.` });
+    const word = argv.find((arg) => !arg.startsWith('-'));
+    if (word === undefined) return new EvermeError('invalid_args', `No command given, only ${id}`, { code: 'missing_command', hint: commands });
+    return new EvermeError('invalid_args', `Unknown command: ${word}`, { code: 'unknown_command', hint: commands });
+  }
+  // `everme sync extra` reaches here as `sync:extra` (oclif joins the words to look for a command):
+  // a word a command does not take, which that command's help explains.
+  const [first, ...rest] = id.split(':');
+  if (first !== undefined && rest.length > 0 && known.includes(first)) {
+    return new EvermeError('invalid_args', `Unexpected argument: ${rest.join(' ')}`, { code: 'unexpected_argument', hint: `See \`everme ${first} --help\`.` });
+  }
+  return new EvermeError('invalid_args', `Unknown command: ${id}`, { code: 'unknown_command', hint: commands });
+}
 
 export default commandNotFound;
