@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { blockingFile } from '../core/blocking-file.js';
+import { blockingFile } from '../core/existing-ancestor.js';
 import { EvermeError } from '../core/errors.js';
 
 /**

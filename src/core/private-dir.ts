@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { existingAncestor } from './existing-ancestor.js';
 
 /** State (the SQLite file, hook state): the user's alone, whatever the umask. */
 export const PRIVATE_DIR_MODE = 0o700;
@@ -13,23 +13,9 @@ export const PRIVATE_FILE_MODE = 0o600;
  * component, and any refusal is thrown at once. Existing directories keep their mode.
  */
 export function makeDirs(dir: string, mode: number): void {
-  const missing: string[] = [];
-  let current = path.resolve(dir);
-  // Walk up to the deepest ancestor that exists: at most one stat per component.
-  for (;;) {
-    let exists = false;
-    try {
-      exists = statSync(current).isDirectory();
-      if (!exists) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${current}'`), { code: 'ENOTDIR', path: current });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    if (exists) break;
-    missing.push(current);
-    const parent = path.dirname(current);
-    if (parent === current) break;
-    current = parent;
-  }
+  // Up to the deepest ancestor that exists: at most one stat per component.
+  const { missing, blocking } = existingAncestor(dir);
+  if (blocking !== undefined) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${blocking}'`), { code: 'ENOTDIR', path: blocking });
   for (const target of missing.reverse()) {
     try {
       mkdirSync(target, { mode });
