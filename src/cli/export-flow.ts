@@ -1,5 +1,5 @@
 import { resolveUserPath } from '../config/exclude.js';
-import { blockingFile } from '../core/existing-ancestor.js';
+import { blockingFile } from '../core/private-dir.js';
 import { EvermeError } from '../core/errors.js';
 import { exportMemory, type ExportFormat, type ExportSummary } from '../export/export-memory.js';
 import { createExportProgress } from './export-progress.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { blockingFile } from '../core/existing-ancestor.js';
+import { blockingFile } from '../core/private-dir.js';
 import { EvermeError } from '../core/errors.js';
 
 /**
