@@ -93,7 +93,7 @@ describe('a plan worker that dies', () => {
 });
 
 describe('one plan for every sink', () => {
-  it('`show` previews exactly what the gateway receives and the store keeps: the same messages, requests and flushes', async () => {
+  it('`show` previews exactly what the gateway receives, and the store keeps the same messages with the trimmed tool results whole', async () => {
     // Tool output large enough that batching trims it, and a credential that redaction masks.
     const secret = 'sk-ant-api03-' + 'Q'.repeat(90) + 'AA';
     writeMessagesSession(env.dataDir, 1, turnsEnvelopes('plan', [0, 1, 2, 3, 4, 5], { toolBytes: 90_000, question: `key ${secret}` }));
@@ -112,9 +112,49 @@ describe('one plan for every sink', () => {
     expect(sent.map((body) => ({ messages: body.messages.length, flush: body.flush }))).toEqual(shown.requests);
     expect(sent.flatMap((body) => body.messages)).toEqual(shown.messages);
 
+    // The store keeps the same messages, but a tool result the request limit trimmed it keeps whole.
     const exported = await runCli(['export', '--data-dir', env.dataDir], cliEnvironment);
     const stored = exported.stdout.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { message: Record<string, unknown> }).message);
-    expect(stored).toEqual(shown.messages);
+    expect(stored).toHaveLength(shown.messages.length);
+    let trimmed = 0;
+    for (const [i, message] of shown.messages.entries()) {
+      const cut = typeof message.content === 'string' ? /\n…\[everme: \d+ bytes cut\]…\n/u.exec(message.content) : null;
+      if (!cut) {
+        expect(stored[i]).toEqual(message);
+        continue;
+      }
+      trimmed++;
+      const content = stored[i]!.content as string;
+      expect({ ...stored[i], content: '' }).toEqual({ ...message, content: '' });
+      expect(content).not.toContain('bytes cut]');
+      expect(content.length).toBeGreaterThan(90_000);
+      expect(content.startsWith((message.content as string).slice(0, cut.index))).toBe(true);
+      expect(content.endsWith((message.content as string).slice(cut.index + cut[0].length))).toBe(true);
+    }
+    expect(trimmed).toBe(6);
+  });
+
+  it('keeps a trimmed tool result whole in the store: `get` shows the lines the request cut from its middle', async () => {
+    // Ten results of 8 KB in one turn: 80 KB, over one request's 64 KiB, so the request carries each cut to 4 KiB.
+    const turns = Array.from({ length: 10 }, (_, i) => i);
+    const envelopes = turnsEnvelopes('mid', turns, { toolBytes: 8_000 }).map((envelope) => ({ ...envelope, turn_id: 'turn_mid_all' }));
+    writeMessagesSession(env.dataDir, 1, envelopes.filter((envelope) => envelope.message.role !== 'user' || envelope.message_id === 'msg-mid-0-0'));
+    const root = path.dirname(env.dataDir);
+    const cliEnvironment = cliEnv(root, { EVERME_STATE_DIR: env.stateDir });
+    const imported = await runCli(['import', '--since', '2026-09-01', '--sink', 'local', '--data-dir', env.dataDir, '--json'], cliEnvironment);
+    expect(imported.code, imported.stderr).toBe(0);
+    const shown = envelopeOf(await runCli(['show', sessionIdFor(1), '--data-dir', env.dataDir, '--json'], cliEnvironment)).data as { messages: Array<{ content?: string }> };
+    // `alphamid3280` is word 280 of turn 3's output: past the 2 KiB head a 4 KiB cut keeps.
+    expect(shown.messages.filter((message) => message.content?.includes('bytes cut]'))).toHaveLength(10);
+    expect(JSON.stringify(shown)).not.toContain('alphamid3280 ');
+
+    // The index sees a tool result's opening and end (searchable-text.ts): found by its first word, opened whole.
+    const found = envelopeOf(await runCli(['search', 'alphamid30', '--data-dir', env.dataDir, '--json'], cliEnvironment)).data as { results: Array<{ id: string }> };
+    expect(found.results).toHaveLength(1);
+    const opened = await runCli(['get', found.results[0]!.id, '--data-dir', env.dataDir], cliEnvironment);
+    expect(opened.code, opened.stderr).toBe(0);
+    expect(opened.stdout).toContain('alphamid3280 ');
+    expect(opened.stdout).not.toContain('bytes cut]');
   });
 });
 

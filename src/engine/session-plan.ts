@@ -121,16 +121,27 @@ class TargetPlan {
   private add(requests: PlannedRequest[]): void {
     for (const request of requests) {
       this.pending.push(request);
-      this.pendingBytes += request.bytes;
+      // What the store keeps whole counts too: it is what a part holds for the store's rows.
+      this.pendingBytes += request.bytes + (this.target.rows ? wholeLength(request) : 0);
       this.pendingMessages += request.messages.length;
     }
   }
 }
 
+/** The store's messages: what the requests carry, with the tool results they trim kept whole. */
 function keyedMessages(requests: readonly PlannedRequest[]): KeyedMessage[] {
   const out: KeyedMessage[] = [];
-  for (const request of requests) for (let i = 0; i < request.keys.length; i++) out.push({ key: request.keys[i]!, message: request.messages[i]! });
+  for (const request of requests) {
+    for (let i = 0; i < request.keys.length; i++) out.push({ key: request.keys[i]!, message: request.whole?.get(i) ?? request.messages[i]! });
+  }
   return out;
+}
+
+/** UTF-16 length of the whole forms a request holds beside its trimmed ones (a part's bound, not exact). */
+function wholeLength(request: PlannedRequest): number {
+  let length = 0;
+  for (const message of request.whole?.values() ?? []) length += message.content?.length ?? 0;
+  return length;
 }
 
 /**

@@ -22,6 +22,12 @@ export interface PlannedRequest {
   keys: string[];
   /** UTF-8 length of the request body, counted with `"flush":false` (the longer spelling) and `"sync":true`. */
   bytes: number;
+  /**
+   * The tool results this request carries trimmed, whole, by their index in `messages`. The trim
+   * exists for the gateway's request limit; the embedded store is the user's own index and keeps
+   * them whole (up to the converter's 1 MiB cap), so `everme get` and search see every line.
+   */
+  whole?: Map<number, AgentMessage>;
 }
 
 export interface TaskBatcherOptions {
@@ -139,6 +145,7 @@ interface OpenRequest {
   keys: string[];
   /** Message bytes inside the array brackets. */
   inner: number;
+  whole?: Map<number, AgentMessage>;
 }
 
 /**
@@ -303,7 +310,9 @@ export class TaskBatcher {
 
   private append(unit: readonly Pending[], level: number, inner: number): void {
     for (const p of unit) {
-      this.open.messages.push(p.forms[level]!);
+      const form = p.forms[level]!;
+      if (form !== p.message) (this.open.whole ??= new Map()).set(this.open.messages.length, p.message);
+      this.open.messages.push(form);
       this.open.keys.push(p.key);
     }
     this.open.inner = inner;
@@ -311,7 +320,8 @@ export class TaskBatcher {
 
   private emitOpen(out: PlannedRequest[]): void {
     if (this.open.messages.length === 0) return;
-    out.push({ messages: this.open.messages, keys: this.open.keys, bytes: this.overhead + this.open.inner });
+    const { messages, keys, whole } = this.open;
+    out.push({ messages, keys, bytes: this.overhead + this.open.inner, ...(whole ? { whole } : {}) });
     this.open = { messages: [], keys: [], inner: 0 };
   }
 }
