@@ -12,7 +12,8 @@
  * against 4.0–5.1 s (bench/redact-throughput.ts, two runs each).
  */
 import { isPlainObject } from '../core/json.js';
-import { assignmentRule, isMaskable, looksRandom, placeholder, SECRET_RULES, type SecretRule } from './secret-rules.js';
+import { looksRandom } from './redact-output.js';
+import { assignmentRule, isMaskable, placeholder, SECRET_RULES, type SecretRule } from './secret-rules.js';
 
 export { placeholder } from './secret-rules.js';
 

@@ -14,6 +14,7 @@
  * Replacement: the whole match becomes `[REDACTED:<id>]`, unless the pattern names groups: then
  * `pre` and `post` are kept and only `secret` is masked (keeping its quotes).
  */
+import { looksRandom } from './redact-output.js';
 
 export interface SecretRule {
   /** Stable name, shown in the placeholder `[REDACTED:<id>]`. */
@@ -84,14 +85,6 @@ function token(prefix: string, cls: string, n: number, m?: number, flags = 'g'):
 const ALNUM = 'A-Za-z0-9';
 const TOKEN = 'A-Za-z0-9_\\-';
 
-/**
- * Prefixes like `sk-` or `evt_` also start ordinary kebab/snake identifiers; a real key is random,
- * so it has a digit or (long enough) both letter cases.
- */
-export function looksRandom(text: string): boolean {
-  if (/[0-9]/.test(text)) return true;
-  return text.length >= 20 && /[a-z]/.test(text) && /[A-Z]/.test(text);
-}
 
 /** Values that are clearly not secrets: type names and unset markers in code, env-var references, placeholders. */
 export const NOT_A_SECRET =

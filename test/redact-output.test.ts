@@ -1,0 +1,18 @@
+/**
+ * The mask on everything printed, logged or handed to the model (src/core/redact-output.ts): it
+ * keeps a key's short prefix, and leaves alone the ordinary identifiers that share a key's prefix.
+ */
+import { describe, expect, it } from 'vitest';
+import { redactOutput } from '../src/core/redact-output.js';
+
+describe('redactOutput', () => {
+  it('masks an EverMe key, keeping the four characters that tell which one it is', () => {
+    expect(redactOutput('token evt_a1b2c3d4e5f6 and emk_zz99abcdef')).toBe('token evt_a1b2_REDACTED and emk_zz99_REDACTED');
+    expect(redactOutput('evt_QwErTyUiOpAsDfGhJkLzXc')).toBe('evt_QwEr_REDACTED');
+  });
+
+  it('leaves an identifier that only starts like a key (evt_click, evt_dispatcher) whole', () => {
+    const text = 'the handler evt_dispatcher fires evt_click and evt_submit_form';
+    expect(redactOutput(text)).toBe(text);
+  });
+});
