@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GatewayContext, LocalContext } from '../src/recall/recall.js';
 import { assembleIndex, MAX_CONTEXT_CHARS, renderContextIndex, renderSessionStartContext, type IndexSection } from '../src/recall/context-index.js';
 import { DATA_PREFACE, EMPTY_STORE_TEXT } from '../src/recall/recall-markdown.js';
-import { RECALL_FRAME_RESERVE } from '../src/recall/model-output.js';
+import { RECALL_FRAME_RESERVE, toModel } from '../src/recall/model-output.js';
 
 function entries(prefix: string, count: number, size: number): string[] {
   return Array.from({ length: count }, (_, i) => {
@@ -23,6 +23,14 @@ describe('assembleIndex', () => {
     expect(text).toContain(`_${50 - shown.length} more things not shown`);
     // Not one character of a left-out entry.
     expect(text).not.toContain(`- e${shown.length}:`);
+  });
+
+  it('stays within the budget as the model gets it, masked: a mask longer than what it hides counts', () => {
+    // `Bearer 12345678` (15 characters) goes out as `Bearer [REDACTED]` (17).
+    const section: IndexSection = { title: 'Things', entries: Array.from({ length: 40 }, (_, i) => `- e${i}: ${'Bearer 12345678 '.repeat(20)}`), noun: 'things' };
+    const text = assembleIndex(DATA_PREFACE, [section], 5_000);
+    expect(text).toContain('- e1:');
+    expect(toModel(text).length).toBeLessThanOrEqual(5_000);
   });
 
   it('uses the whole budget: one more entry would not have fitted', () => {

@@ -1,3 +1,4 @@
+import { redactOutput } from '../core/redact-output.js';
 import { RECALL_FRAME_RESERVE } from './model-output.js';
 import type { GatewayContext, LocalContext, RecallContext } from './recall.js';
 import type { ConversationSummary } from '../store/local-store.js';
@@ -44,18 +45,20 @@ interface FittedIndex {
 /**
  * Joins sections into one document of at most `maxChars`, keeping entries in order and whole: an
  * entry that does not fit ends its section, and the section says how many were left out. Every
- * accepted step is measured on the full rendering, so the result is within budget by construction.
- * Undefined when not even the empty frame fits.
+ * accepted step is measured on the full rendering as `toModel` will send it, masked (a mask can be
+ * longer than what it hides: `Bearer 12345678`), so the result is within budget by construction;
+ * neutralising only swaps or removes characters. Undefined when not even the empty frame fits.
  */
 function fitIndex(preface: string, sections: IndexSection[], maxChars: number): FittedIndex | undefined {
   const shown = sections.map(() => 0);
+  const fits = (text: string): boolean => text.length <= maxChars && redactOutput(text).length <= maxChars;
   let best = render(preface, sections, shown, maxChars);
-  if (best.length > maxChars) return undefined;
+  if (!fits(best)) return undefined;
   for (let s = 0; s < sections.length; s++) {
     while (shown[s]! < sections[s]!.entries.length) {
       shown[s]!++;
       const candidate = render(preface, sections, shown, maxChars);
-      if (candidate.length > maxChars) {
+      if (!fits(candidate)) {
         shown[s]!--;
         break;
       }
@@ -154,8 +157,8 @@ function gatewayIndex(ctx: GatewayContext, query: string | undefined): string {
 }
 
 /**
- * The `mem_context` answer, before `toModel` (model-output.ts) neutralises and frames it on the way
- * out; neutralising only swaps or removes characters, so the index stays within its budget.
+ * The `mem_context` answer, before `toModel` (model-output.ts) masks, neutralises and frames it on
+ * the way out; `fitIndex` measures it masked, so the index stays within its budget.
  */
 export function renderContextIndex(ctx: RecallContext, query?: string): string {
   return ctx.kind === 'local' ? localIndex(ctx, query) : gatewayIndex(ctx, query);
