@@ -96,6 +96,24 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(undoAgain.code).toBe(1);
   });
 
+  it('leaves no copy of the text in a page SQLite rebuilt after it was written (the table grew a level)', async () => {
+    // One run per session, so the rows land in order. The messages table's first page, its root,
+    // fills from its end: session 3's rows, then session 1's; session 2's then make the root move
+    // its rows down a level and keep only pointers, written at its end over session 3's rows.
+    writeMessagesSession(tree.dataDir, 3, turnsEnvelopes('s3', [1], { toolBytes: 2_000 }));
+    await importAll();
+    writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1], { question: WORD[1] }));
+    expect(envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'])).data).toMatchObject({ sessions: { delivered: 1 } });
+    writeMessagesSession(tree.dataDir, 2, turnsEnvelopes('s2', Array.from({ length: 40 }, (_, i) => i), { toolBytes: 3_000, question: WORD[2] }));
+    expect(envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'])).data).toMatchObject({ sessions: { delivered: 1 } });
+    expect(storeBytes()).toContain(WORD[1]);
+
+    const r = envelopeOf(await cli(['forget', '--session', sessionIdFor(1), '--yes', '--json']));
+    expect(r.data).toMatchObject({ removedMessages: 4, checkpointed: true });
+    expect(storeBytes()).not.toContain(WORD[1]);
+    expect(storeBytes()).toContain(WORD[2]);
+  });
+
   it('forgets while another process reads the store, and says the last bytes leave the log once that reader closes', async () => {
     writeTree();
     await importAll();

@@ -366,6 +366,10 @@ export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): 
     db.pragma(`page_size = ${PAGE_SIZE}`);
     if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
+    // A page SQLite rebuilds (a split, a root that grows a level) would keep old copies of its rows in
+    // its free space, where a forget's own `secure_delete` never reaches: every writer zeroes that
+    // space as it goes. FAST adds no I/O (freed pages are left to the forget, which uses ON).
+    db.pragma('secure_delete = FAST');
     db.pragma('foreign_keys = ON');
     migrate(db);
     return db;
