@@ -172,6 +172,15 @@ describe('recall in steps over MCP, local store', () => {
     for (const e of entries) expect(result.text).toContain(e.id);
   });
 
+  it('mem_timeline anchors on the message an upper-case id names, as it does on the lower-case one', async () => {
+    const [hit] = hitsOf(await call(client, 'mem_search', { query: 'revert migration redeploy', topK: 1 }));
+    const lower = await call(client, 'mem_timeline', { id: hit!.id, before: 5, after: 1 });
+    const upper = await call(client, 'mem_timeline', { id: hit!.id.toUpperCase(), before: 5, after: 1 });
+    expect(upper.isError).toBe(false);
+    expect(upper.structured).toEqual(lower.structured);
+    expect((upper.structured as { entries: Array<{ anchor: boolean }> }).entries.map((e) => e.anchor)).toEqual([false, true, false]);
+  });
+
   it('answers an unknown or malformed id with a clear tool error, and keeps serving', async () => {
     const unknown = await call(client, 'mem_get', { ids: ['m999999'] });
     expect(unknown.isError).toBe(true);

@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
 import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
-import { MAX_RECALL_LIMIT, messageIdOf, openRecall, type LocalRecall, type Recall, type RecallHit } from '../recall/recall.js';
+import { MAX_RECALL_LIMIT, openRecall, parseMessageId, type LocalRecall, type Recall, type RecallHit } from '../recall/recall.js';
 import {
   DEFAULT_TIMELINE_SPAN,
   GET_PAGE_CHARS,
@@ -228,7 +228,9 @@ function registerTimeline(server: McpServer, kit: ToolKit): void {
     async ({ id, before, after }) =>
       kit.guarded('mem_timeline', () => {
         const messages = kit.local('mem_timeline').timeline(id, before ?? DEFAULT_TIMELINE_SPAN, after ?? DEFAULT_TIMELINE_SPAN);
-        const anchor = messages.find((m) => messageIdOf(m.messageId) === id.trim()) ?? messages[0]!;
+        // `timeline` has parsed the id already (`M24` is `m24`): compare row ids, not spellings.
+        const anchorRow = parseMessageId(id);
+        const anchor = messages.find((m) => m.messageId === anchorRow) ?? messages[0]!;
         const entries = messages.map((m) => timelineEntry(m, anchor.messageId));
         return { text: renderTimeline(anchor.conversationId, entries, anchor.title), structured: { conversationId: anchor.conversationId, ...(anchor.title === undefined ? {} : { title: anchor.title }), entries } };
       }),
