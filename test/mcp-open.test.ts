@@ -174,8 +174,9 @@ describe('recall in steps over MCP, local store', () => {
 
   it('mem_timeline anchors on the message an upper-case id names, as it does on the lower-case one', async () => {
     const [hit] = hitsOf(await call(client, 'mem_search', { query: 'revert migration redeploy', topK: 1 }));
-    const lower = await call(client, 'mem_timeline', { id: hit!.id, before: 5, after: 1 });
-    const upper = await call(client, 'mem_timeline', { id: hit!.id.toUpperCase(), before: 5, after: 1 });
+    const id = hit!.id!;
+    const lower = await call(client, 'mem_timeline', { id, before: 5, after: 1 });
+    const upper = await call(client, 'mem_timeline', { id: id.toUpperCase(), before: 5, after: 1 });
     expect(upper.isError).toBe(false);
     expect(upper.structured).toEqual(lower.structured);
     expect((upper.structured as { entries: Array<{ anchor: boolean }> }).entries.map((e) => e.anchor)).toEqual([false, true, false]);
