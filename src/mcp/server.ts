@@ -20,7 +20,7 @@ import {
 import { PACKAGE_VERSION } from '../core/package-root.js';
 import { renderContextIndex } from '../recall/context-index.js';
 import { UnavailableRecall } from '../recall/unavailable-recall.js';
-import { renderSearchMarkdown } from '../recall/recall-markdown.js';
+import { boundedTitle, renderSearchMarkdown } from '../recall/recall-markdown.js';
 import { toModel, toModelData } from '../recall/model-output.js';
 import { withThousands } from '../core/thousands.js';
 
@@ -124,6 +124,12 @@ const contextInput = {
   query: z.string().optional().describe('Optional: also include the best search matches for this text.'),
 };
 
+/** A title field as structured content carries it: bounded like the text's, absent when there is none. */
+function titled(title: string | undefined): { title?: string } {
+  const bounded = boundedTitle(title);
+  return bounded === undefined ? {} : { title: bounded };
+}
+
 function compact(hit: RecallHit): z.infer<typeof compactHit> {
   return {
     id: hit.id,
@@ -132,7 +138,7 @@ function compact(hit: RecallHit): z.infer<typeof compactHit> {
     time: hit.timestamp === null || !Number.isFinite(hit.timestamp) ? null : new Date(hit.timestamp).toISOString(),
     project: hit.workspaceDir ?? null,
     conversationId: hit.conversationId,
-    ...(hit.title === undefined ? {} : { title: hit.title }),
+    ...titled(hit.title),
     snippet: hit.snippet,
   };
 }
@@ -232,7 +238,7 @@ function registerTimeline(server: McpServer, kit: ToolKit): void {
         const anchorRow = parseMessageId(id);
         const anchor = messages.find((m) => m.messageId === anchorRow) ?? messages[0]!;
         const entries = messages.map((m) => timelineEntry(m, anchor.messageId));
-        return { text: renderTimeline(anchor.conversationId, entries, anchor.title), structured: { conversationId: anchor.conversationId, ...(anchor.title === undefined ? {} : { title: anchor.title }), entries } };
+        return { text: renderTimeline(anchor.conversationId, entries, anchor.title), structured: { conversationId: anchor.conversationId, ...titled(anchor.title), entries } };
       }),
   );
 }

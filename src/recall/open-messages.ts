@@ -2,7 +2,7 @@ import type { StoredMessage } from '../store/local-store.js';
 import { excerpt } from '../store/fts-text.js';
 import { EvermeError } from '../core/errors.js';
 import { LocalRecall, messageIdOf } from './recall.js';
-import { DATA_PREFACE, formatWhen, shownTitle } from './recall-markdown.js';
+import { boundedTitle, DATA_PREFACE, formatWhen, shownTitle } from './recall-markdown.js';
 import { withThousands } from '../core/thousands.js';
 
 /**
@@ -80,7 +80,8 @@ export function openedMessage(m: StoredMessage, offset = 0): OpenedMessage {
     totalChars: m.content.length,
   };
   if (m.workspaceDir !== undefined) out.project = m.workspaceDir;
-  if (m.title !== undefined) out.title = m.title;
+  const title = boundedTitle(m.title);
+  if (title !== undefined) out.title = title;
   if (next !== undefined) out.nextOffset = next;
   if (m.toolCalls) out.toolCalls = m.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments }));
   if (m.toolCallId !== undefined) out.toolCallId = m.toolCallId;

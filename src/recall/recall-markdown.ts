@@ -30,16 +30,25 @@ export function quoteQuery(query: string): string {
 const TITLE_SHOWN_CHARS = 120;
 
 /**
- * A session's title as a listing shows it: quoted, on one line, bounded. The host derives titles
- * from what was said in the session, so they are stored text like any other (neutralised with the
- * rest of an answer that goes to the model).
+ * A session's title as answers carry it, in text and in structured content alike: on one line and
+ * bounded. The host derives titles from what was said in the session (often the whole first
+ * prompt), so unbounded they would make every compact hit as long as that prompt.
  */
-export function shownTitle(title: string | undefined): string | undefined {
+export function boundedTitle(title: string | undefined): string | undefined {
   if (title === undefined) return undefined;
   const flat = title.replace(/\s+/gu, ' ').trim();
   if (flat === '') return undefined;
   const chars = Array.from(flat);
-  return JSON.stringify(chars.length > TITLE_SHOWN_CHARS ? `${chars.slice(0, TITLE_SHOWN_CHARS).join('')}…` : flat);
+  return chars.length > TITLE_SHOWN_CHARS ? `${chars.slice(0, TITLE_SHOWN_CHARS).join('')}…` : flat;
+}
+
+/**
+ * A session's title as a listing shows it: quoted, on one line, bounded. Titles are stored text
+ * like any other (neutralised with the rest of an answer that goes to the model).
+ */
+export function shownTitle(title: string | undefined): string | undefined {
+  const bounded = boundedTitle(title);
+  return bounded === undefined ? undefined : JSON.stringify(bounded);
 }
 
 /** A hit's first line is cut here, so a hit stays within HIT_TEXT_CHARS whatever its path or title. */
