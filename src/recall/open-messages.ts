@@ -55,12 +55,12 @@ function isoTime(timestamp: number): string {
 }
 
 /** Cuts at a code point boundary so a page never splits a surrogate pair. */
-function page(text: string, offset: number): { content: string; next?: number } {
+function page(text: string, offset: number): { content: string; from: number; next?: number } {
   let from = Math.min(Math.max(0, offset), text.length);
   if (from > 0 && from < text.length && isLowSurrogate(text.charCodeAt(from))) from--;
   let to = Math.min(text.length, from + GET_PAGE_CHARS);
   if (to < text.length && isLowSurrogate(text.charCodeAt(to))) to--;
-  return { content: text.slice(from, to), ...(to < text.length ? { next: to } : {}) };
+  return { content: text.slice(from, to), from, ...(to < text.length ? { next: to } : {}) };
 }
 
 function isLowSurrogate(code: number): boolean {
@@ -68,7 +68,7 @@ function isLowSurrogate(code: number): boolean {
 }
 
 export function openedMessage(m: StoredMessage, offset = 0): OpenedMessage {
-  const { content, next } = page(m.content, offset);
+  const { content, from, next } = page(m.content, offset);
   const out: OpenedMessage = {
     id: messageIdOf(m.messageId),
     conversationId: m.conversationId,
@@ -76,7 +76,8 @@ export function openedMessage(m: StoredMessage, offset = 0): OpenedMessage {
     role: m.role,
     time: isoTime(m.timestamp),
     content,
-    offset: Math.min(Math.max(0, offset), m.content.length),
+    // Where the page starts: one back from an offset inside a character's surrogate pair.
+    offset: from,
     totalChars: m.content.length,
   };
   if (m.workspaceDir !== undefined) out.project = m.workspaceDir;
