@@ -63,10 +63,10 @@ function cli(args: string[]) {
   return runCli([...args, '--data-dir', fx.dataDir], fx.env);
 }
 
-async function cliSearch(word: string, limit = 20): Promise<Array<{ conversationId: string; snippet: string; role: string }>> {
+async function cliSearch(word: string, limit = 20): Promise<Array<{ id: string; conversationId: string; snippet: string; role: string }>> {
   const r = await cli(['search', word, '--limit', String(limit), '--json']);
   expect(r.code, r.stderr).toBe(0);
-  return (envelopeOf(r).data as { results: Array<{ conversationId: string; snippet: string; role: string }> }).results;
+  return (envelopeOf(r).data as { results: Array<{ id: string; conversationId: string; snippet: string; role: string }> }).results;
 }
 
 /** Types `word` into a fresh search page (of this file's viewer unless told) and waits for its results. */
@@ -167,6 +167,20 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     expect((await target.textContent())?.toLowerCase()).toContain(WORDS.alpha);
     // Focused and in view, so the keyboard continues from it.
     expect(await page.evaluate('document.activeElement?.id')).toBe(`m${messageId}`);
+  });
+
+  it('opens a result found in a tool output with that output unfolded, so the match is on screen', async () => {
+    const hit = (await cliSearch(WORDS.alpha)).find((h) => h.role === 'tool');
+    expect(hit?.id).toMatch(/^m\d+$/);
+    await typeSearch(WORDS.alpha);
+    await page.locator(`#results li.hit[data-message="${hit!.id.slice(1)}"] .meta a`).click();
+    await page.waitForSelector('.message.target');
+    const output = page.locator('.message.target details.tool-result');
+    expect(await output.getAttribute('open')).not.toBeNull();
+    expect(await output.locator('pre').isVisible()).toBe(true);
+    expect(await output.locator('pre').textContent()).toContain(WORDS.alpha);
+    // The other messages' tools stay folded.
+    expect(await page.locator('article.message:not(.target) details[open]').count()).toBe(0);
   });
 
   it('shows a conversation: roles distinct, tools collapsed under their names, masks visible, warnings inline', async () => {

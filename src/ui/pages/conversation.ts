@@ -23,20 +23,22 @@ function prettyArguments(json: string): string {
   }
 }
 
-function messageBody(message: AgentMessage, toolNames: Map<string, string>): Html {
+/** `open`: the message a search result opened the page at, its tool parts unfolded so the match shows. */
+function messageBody(message: AgentMessage, toolNames: Map<string, string>, open: boolean): Html {
+  const unfolded = open ? h` open` : EMPTY;
   switch (message.role) {
     case 'user':
       return h`<div class="text">${storedText(message.content)}</div>`;
     case 'assistant': {
       const calls = (message.toolCalls ?? []).map((call) => {
         toolNames.set(call.id, call.name);
-        return h`<details class="tool-call"><summary>tool call: <strong>${call.name}</strong></summary><pre>${storedText(prettyArguments(call.arguments))}</pre></details>`;
+        return h`<details class="tool-call"${unfolded}><summary>tool call: <strong>${call.name}</strong></summary><pre>${storedText(prettyArguments(call.arguments))}</pre></details>`;
       });
       return h`${message.content === undefined ? EMPTY : h`<div class="text">${storedText(message.content)}</div>`}${calls}`;
     }
     case 'tool': {
       const name = toolNames.get(message.toolCallId);
-      return h`<details class="tool-result"><summary>tool result${name === undefined ? '' : h`: <strong>${name}</strong>`} <span class="muted">(${plural(message.content.length, 'character')})</span></summary><pre>${storedText(message.content)}</pre></details>`;
+      return h`<details class="tool-result"${unfolded}><summary>tool result${name === undefined ? '' : h`: <strong>${name}</strong>`} <span class="muted">(${plural(message.content.length, 'character')})</span></summary><pre>${storedText(message.content)}</pre></details>`;
     }
   }
 }
@@ -59,7 +61,7 @@ export function conversationPage(view: ConversationView): Html {
     const target = id === view.targetId;
     return h`<article class="message ${message.role}${target ? ' target' : ''}" id="m${id}" aria-label="${message.role} message"${target ? h` tabindex="-1" aria-current="true"` : ''}>
 <div class="who">${message.role}<time datetime="${new Date(message.timestamp).toISOString()}">${when(message.timestamp)}</time></div>
-${messageBody(message, toolNames)}
+${messageBody(message, toolNames, target)}
 </article>`;
   });
   const base = conversationHref(c.conversationId);
