@@ -351,4 +351,14 @@ describe('kinds of session', { timeout: 180_000 }, () => {
     expect(await json(['import', '--since', '2026-09-01'], env({ EVERME_INCLUDE_KINDS: hint ?? '' }))).toMatchObject({ sessions: { skipped: 0 } });
     expect(storeRows('SELECT count(*) AS n FROM conversations')).toEqual([{ n: 6 }]);
   });
+
+  it('refuses an EVERME_INCLUDE_KINDS word that names no kind, before anything is read', async () => {
+    writeMessagesSession(dataDir, 1, turnsEnvelopes('typo', [0]));
+    const refused = await cli(['import', '--since', '2026-09-01', '--json'], env({ EVERME_INCLUDE_KINDS: 'cron, peeks' }));
+    expect(refused.code).toBe(2);
+    expect(envelopeOf(refused).error).toMatchObject({ type: 'invalid_args', code: 'include_kind_unknown', message: expect.stringContaining('"peeks"') as unknown, hint: expect.stringContaining('peek, channel, cron, hidden, or all') as unknown });
+    expect(storeRows('SELECT count(*) AS n FROM conversations')).toEqual([{ n: 0 }]);
+    const sync = await cli(['sync'], env({ EVERME_INCLUDE_KINDS: 'Peek,ALL' }));
+    expect(sync.code, sync.stderr).toBe(0);
+  });
 });

@@ -55,17 +55,29 @@ export interface Settings {
   excludeDeclaredIn?: string;
   /**
    * `EVERME_INCLUDE_KINDS`: sessions read beyond conversations and tasks: `peek`, `channel`, `cron`,
-   * `hidden`, or `all` (comma-separated, case-insensitive; anything else is ignored).
+   * `hidden`, or `all` (comma-separated, case-insensitive).
    */
   includeKinds: string[];
+  /** Words of `EVERME_INCLUDE_KINDS` that name no kind: an import, sync or hook run refuses them (invalid_args). */
+  unknownIncludeKinds?: string[];
 }
 
 const INCLUDE_KIND_WORDS = new Set(['peek', 'channel', 'cron', 'hidden', 'all']);
 
 export function parseIncludeKinds(raw: string | undefined): string[] {
-  if (!raw) return [];
-  const words = raw.split(/[\s,]+/u).map((w) => w.trim().toLowerCase());
-  return [...new Set(words.filter((w) => INCLUDE_KIND_WORDS.has(w)))];
+  return [...new Set(includeKindWords(raw).filter((w) => INCLUDE_KIND_WORDS.has(w)))];
+}
+
+/** Words of `EVERME_INCLUDE_KINDS` that name no kind (`peeks`): a run that reads sessions refuses them. */
+export function unknownIncludeKinds(raw: string | undefined): string[] {
+  return [...new Set(includeKindWords(raw).filter((w) => !INCLUDE_KIND_WORDS.has(w)))];
+}
+
+function includeKindWords(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(/[\s,]+/u)
+    .map((w) => w.trim().toLowerCase())
+    .filter((w) => w !== '');
 }
 
 export interface SettingsFlags {
@@ -133,8 +145,14 @@ export function loadSettings(givenDataDir: string, flags: SettingsFlags = {}, en
     ...(Number.isInteger(timeout) && timeout > 0 ? { requestTimeoutMs: timeout } : {}),
     ...excludeSettings(pickWithSource('EVERME_EXCLUDE'), envFilePath(dataDir)),
     includeKinds: parseIncludeKinds(pick('EVERME_INCLUDE_KINDS')),
+    ...unknownKindsSetting(pick('EVERME_INCLUDE_KINDS')),
     localStore: pick('EVERME_LOCAL_STORE') !== '0',
   };
+}
+
+function unknownKindsSetting(raw: string | undefined): Pick<Settings, 'unknownIncludeKinds'> {
+  const unknown = unknownIncludeKinds(raw);
+  return unknown.length === 0 ? {} : { unknownIncludeKinds: unknown };
 }
 
 function excludeSettings(picked: { value: string; source: CredentialSource } | undefined, file: string): Pick<Settings, 'exclude' | 'excludeDeclaredIn'> {

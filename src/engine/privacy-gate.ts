@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { describeRule, ExclusionPolicy, type ExclusionSource } from '../config/exclude.js';
 import { exclusionSource, type Settings } from '../config/settings.js';
+import { EvermeError } from '../core/errors.js';
 import { admitWorkspace } from '../memory/admission.js';
 import { hookWorkspaceFile, recordedHookWorkspace } from '../store/hook-workspace.js';
 import { sameIndexFacts, SessionMetaStore, type IndexFacts } from '../store/session-meta.js';
@@ -87,6 +88,8 @@ export interface GateOptions {
   catalog?: SessionCatalog;
   /** `EVERME_INCLUDE_KINDS`: side kinds (`peek`, `channel`, `cron`), `hidden` or `all` read too. */
   includeKinds?: readonly string[];
+  /** Words of EVERME_INCLUDE_KINDS that name no kind: `ready()` refuses them. */
+  unknownIncludeKinds?: readonly string[];
   /** Where the patterns were declared: a relative one resolves against that file (see `ExclusionPolicy.load`). */
   exclusionSource?: ExclusionSource;
 }
@@ -110,6 +113,7 @@ export class PrivacyGate {
   private readonly catalog: SessionCatalog;
   private readonly meta: SessionMetaStore;
   private readonly include: ReadonlySet<string>;
+  private readonly unknownKinds: readonly string[];
   private readonly exclusionSource: ExclusionSource;
 
   constructor(
@@ -133,6 +137,7 @@ export class PrivacyGate {
     this.meta = new SessionMetaStore(db);
     this.catalog = options.catalog ?? new SessionCatalog(this.meta);
     this.include = new Set(options.includeKinds ?? []);
+    this.unknownKinds = options.unknownIncludeKinds ?? [];
     this.exclusionSource = options.exclusionSource ?? {};
     this.writeAll = db.transaction((ops: Array<() => void>) => {
       for (const op of ops) op();
@@ -203,6 +208,7 @@ export class PrivacyGate {
     return new PrivacyGate(db, settings.exclude, defaultWorkspaceSources(catalog, settings.stateDir), opts.dryRun ?? false, sessions, opts.turn, {
       catalog,
       includeKinds: settings.includeKinds,
+      ...(settings.unknownIncludeKinds ? { unknownIncludeKinds: settings.unknownIncludeKinds } : {}),
       exclusionSource: exclusionSource(settings),
     });
   }
@@ -212,6 +218,15 @@ export class PrivacyGate {
    * fails the run before any session is read, rather than each session one by one.
    */
   async ready(): Promise<void> {
+    // A misspelt kind (`peeks`) would otherwise leave those sessions skipped while the user believes
+    // the setting reads them.
+    if (this.unknownKinds.length > 0) {
+      throw new EvermeError('invalid_args', `EVERME_INCLUDE_KINDS names no session kind: ${this.unknownKinds.map((w) => JSON.stringify(w)).join(', ')}`, {
+        code: 'include_kind_unknown',
+        hint: 'Use any of peek, channel, cron, hidden, or all, separated by commas.',
+        detail: { unknown: [...this.unknownKinds] },
+      });
+    }
     await this.loadPolicy();
   }
 
