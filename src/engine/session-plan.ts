@@ -79,16 +79,19 @@ class TargetPlan {
   }
 
   /** Keys delivered under the session's ledger before it gained a messages.jsonl (see ledger-carryover.ts). */
-  async openCarryover(session: SessionRef, source: 'messages' | 'ledger', seen: Set<string>): Promise<void> {
+  async openCarryover(session: SessionRef, source: 'messages' | 'ledger'): Promise<void> {
     if (source !== 'messages') return;
     this.carryover = await openLedgerCarryover(session, this.target.delivered);
-    for (const key of this.carryover?.keys() ?? []) seen.add(key);
   }
 
   /** The item past this target's marks joins its batches. */
   take(item: HistoryItem, converted: KeyedMessage | undefined): void {
-    if (this.target.delivered.has(item.key)) return;
+    if (this.target.delivered.has(item.key)) {
+      this.carryover?.pass();
+      return;
+    }
     if (this.carryover?.claim(item.message) !== undefined) return;
+    this.carryover?.pass();
     if (converted) this.add(this.batcher.push(converted));
   }
 
@@ -115,7 +118,8 @@ class TargetPlan {
   }
 
   gone(seen: ReadonlySet<string>): string[] {
-    return [...this.target.delivered].filter((key) => !seen.has(key));
+    const carried = this.carryover?.kept();
+    return [...this.target.delivered].filter((key) => !seen.has(key) && !carried?.has(key));
   }
 
   private add(requests: PlannedRequest[]): void {
@@ -165,7 +169,7 @@ export async function planSession(job: PlanJob, emit: EmitPart): Promise<PlanRes
   // Batching warns too (`oversized_unit`): counted once, for the first target.
   const targets = job.targets.map((target, i) => new TargetPlan(target, conversationId, i === 0 ? warnings : new WarningCollector()));
   const seen = new Set<string>();
-  for (const target of targets) await target.openCarryover(session, source, seen);
+  for (const target of targets) await target.openCarryover(session, source);
   const converter = new Converter(warnings);
   for await (const item of history.items()) {
     seen.add(item.key);

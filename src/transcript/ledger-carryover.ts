@@ -28,11 +28,18 @@ export function contentSignature(message: Record<string, unknown>): string | und
 export interface LedgerCarryover {
   /** The delivered ledger key of a message with this content, used up once claimed; or undefined. */
   claim(message: Record<string, unknown>): string | undefined;
+  /** A message of the newer file that no ledger key claimed (new, or delivered under its own key). */
+  pass(): void;
   /**
-   * Every delivered ledger key, claimed or not. They stay delivered: the ledger still holds their
-   * messages, so a message the newer file lacks was not retracted by the user.
+   * The delivered ledger keys still part of the conversation, once the newer file has been read.
+   * - The file claimed none: it started afresh (the reference does not say whether the runtime
+   *   copies the ledger's history over), so the ledger still holds every one and all stay.
+   * - It claimed some, and holds messages after the last of them: it carried the history over and
+   *   went on from somewhere, so a ledger message it lacks was dropped by a rewind or retry (§3):
+   *   only the claimed stay.
+   * - It claimed some and ends with a claim: it may still be being copied, so all stay for now.
    */
-  keys(): string[];
+  kept(): ReadonlySet<string>;
 }
 
 function hasBytes(file: string): boolean {
@@ -71,11 +78,21 @@ export async function openLedgerCarryover(session: SessionRef, delivered: Readon
     else bySignature.set(signature, [item.key]);
   }
   if (all.length === 0) return undefined;
+  const claimed = new Set<string>();
+  let passedSinceClaim = false;
   return {
     claim(message) {
       const signature = contentSignature(message);
-      return signature === undefined ? undefined : bySignature.get(signature)?.shift();
+      const key = signature === undefined ? undefined : bySignature.get(signature)?.shift();
+      if (key !== undefined) {
+        claimed.add(key);
+        passedSinceClaim = false;
+      }
+      return key;
     },
-    keys: () => all,
+    pass() {
+      if (claimed.size > 0) passedSinceClaim = true;
+    },
+    kept: () => (passedSinceClaim ? claimed : new Set(all)),
   };
 }
