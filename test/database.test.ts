@@ -242,6 +242,41 @@ describe('openDatabase', () => {
     openReadonlyDatabase(stateDir).close();
   });
 
+  it('waits for a store a first import or a sync is migrating right now, and reads it once migrated', async () => {
+    const stateDir = tempDir();
+    storeAtVersion(stateDir, MIGRATIONS.length - 1).close();
+    // Another process finishes the migration a moment after the reader looks.
+    const migrator = spawn(
+      process.execPath,
+      ['-e', `const D = require('better-sqlite3'); process.stdout.write('ready'); setTimeout(() => { const db = new D(${JSON.stringify(databasePath(stateDir))}); db.pragma('user_version = ${MIGRATIONS.length}'); db.close(); }, 200);`],
+      { cwd: path.join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise<void>((resolve) => migrator.stdout.once('data', () => resolve()));
+    const db = openReadonlyDatabase(stateDir);
+    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    db.close();
+    await new Promise((resolve) => migrator.once('exit', resolve));
+  });
+
+  it('answers at once for an outdated store nobody has written to for a while', () => {
+    const stateDir = tempDir();
+    storeAtVersion(stateDir, MIGRATIONS.length - 1).close();
+    const old = new Date(Date.now() - 60_000);
+    for (const suffix of ['', '-wal']) if (fs.existsSync(databasePath(stateDir) + suffix)) fs.utimesSync(databasePath(stateDir) + suffix, old, old);
+    const started = Date.now();
+    expect(catchError(() => openReadonlyDatabase(stateDir)).code).toBe('database_outdated');
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
+  it('reads an empty file, as a first import creates it, as no store yet: never an upgrade to run', () => {
+    const stateDir = tempDir();
+    fs.mkdirSync(stateDir, { recursive: true });
+    fs.writeFileSync(databasePath(stateDir), '');
+    const err = catchError(() => openReadonlyDatabase(stateDir));
+    expect(err.code).toBe('database_missing');
+    expect(err.hint).toMatch(/everme import/);
+  });
+
   it('refuses a database written by a newer schema with an io error and a hint', () => {
     const stateDir = tempDir();
     openDatabase(stateDir).close();

@@ -40,11 +40,39 @@ export function openReadonlyDatabase(stateDir: string): Db {
       detail: { path: file },
     });
   }
+  // A store the first import (or an upgrading sync) is migrating right now looks, for a moment, empty,
+  // half-versioned or even foreign (tables before their version): wait for the migration rather
+  // than tell an agent to upgrade it or move it aside.
+  for (let waited = 0; ; waited += MIGRATION_WAIT_STEP_MS) {
+    try {
+      return openChecked(file);
+    } catch (err) {
+      if (waited >= MIGRATION_WAIT_MS || !mayBeMigrating(err, file)) throw err;
+      sleepSync(MIGRATION_WAIT_STEP_MS);
+    }
+  }
+}
+
+/** How long a reader waits for a store being migrated: the whole schema takes ~100 ms on a slow disk. */
+const MIGRATION_WAIT_MS = 1000;
+const MIGRATION_WAIT_STEP_MS = 50;
+/** A store written this recently may be being migrated; an older one is as it will stay. */
+const MIGRATING_WRITE_MS = 10_000;
+
+function openChecked(file: string): Db {
   const db = connect(file, { readonly: true, fileMustExist: true });
   try {
     assertNotNewer(db, file);
     assertNotForeign(db, file);
-    if (userVersion(db) < SCHEMA_VERSION) {
+    const version = userVersion(db);
+    if (version === 0) {
+      throw new EvermeError('io', `No everme database at ${file} yet`, {
+        code: 'database_missing',
+        hint: 'Run `everme import` or `everme sync` first to create the local store.',
+        detail: { path: file },
+      });
+    }
+    if (version < SCHEMA_VERSION) {
       throw new EvermeError('io', `The everme database at ${file} needs an upgrade before it can be read`, {
         code: 'database_outdated',
         hint: 'Run `everme sync` once; it upgrades the database in place.',
@@ -56,6 +84,25 @@ export function openReadonlyDatabase(stateDir: string): Db {
     db.close();
     throw asDatabaseError(err, file);
   }
+}
+
+function mayBeMigrating(err: unknown, file: string): boolean {
+  if (!(err instanceof EvermeError)) return false;
+  const reason = err.detail?.['reason'];
+  const halfWay = err.code === 'database_missing' || err.code === 'database_outdated' || reason === 'not_an_everme_database';
+  return halfWay && [file, `${file}-wal`].some((f) => writtenWithin(f, MIGRATING_WRITE_MS));
+}
+
+function writtenWithin(file: string, ms: number): boolean {
+  try {
+    return Date.now() - fs.statSync(file).mtimeMs < ms;
+  } catch {
+    return false;
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** Every connection: `timeout` is SQLite's busy timeout, so it waits for another process's lock. */
