@@ -381,6 +381,19 @@ describe('GatewayClient against the fake gateway', () => {
     expect(sleeps).toEqual([]);
   });
 
+  it('hints that the next sync resends only for a failed write; a failed search or context says to try again', async () => {
+    fake.failNext({ kind: 'http', status: 500 });
+    expect((await failure(post(client()))).hint).toMatch(/next sync resends/);
+    for (const read of [() => client().search('anything'), () => client().context()]) {
+      fake.failNext({ kind: 'http', status: 500 });
+      const err = await failure(read());
+      expect(err.type).toBe('upstream');
+      expect(err.hint).toBe('The EverMe gateway failed; try again in a moment.');
+    }
+    fake.failNext({ kind: 'envelope', errno: 30104 });
+    expect((await failure(client().search('anything'))).hint).toBe('The EverMe gateway is rate limiting; try again in a moment.');
+  });
+
   it('derives requestId from the content: equal batches share it, any difference changes it', async () => {
     const { contentRequestId } = await import('../src/sinks/gateway/gateway-client.js');
     const id = contentRequestId(CID, ['a', 'b'], false);

@@ -108,6 +108,15 @@ const HINTS: Partial<Record<ErrorType, string>> = {
   upstream: 'The EverMe gateway failed; the next sync resends from the last acknowledged message.',
 };
 
+/** A search or context request resends nothing: its hints say what the reader can do. */
+const READ_HINTS: Partial<Record<ErrorType, string>> = {
+  ...HINTS,
+  rate_limit: 'The EverMe gateway is rate limiting; try again in a moment.',
+  upstream: 'The EverMe gateway failed; try again in a moment.',
+};
+
+const WRITE_PATH = '/mem/agent-memory';
+
 /** One attempt's failure; turned into an EvermeError once retries are exhausted. */
 class AttemptFailure {
   constructor(
@@ -244,7 +253,7 @@ export class GatewayClient {
     signal?: AbortSignal,
     extra: { requestId?: string; waitSignal?: AbortSignal } = {},
   ): Promise<AgentMemoryAck> {
-    const ack = await this.call('/mem/agent-memory', agentMemoryPayload(body), agentMemoryResultSchema, {
+    const ack = await this.call(WRITE_PATH, agentMemoryPayload(body), agentMemoryResultSchema, {
       signal,
       requestId: extra.requestId,
       waitSignal: extra.waitSignal,
@@ -286,24 +295,24 @@ export class GatewayClient {
         rateLimitRetries++;
         delay = outcome.detail.retryAfterMs as number;
       }
-      if (delay === undefined) throw this.toError(outcome, attempts);
+      if (delay === undefined) throw this.toError(outcome, attempts, path);
       try {
         await this.sleep(delay, sleepSignal);
       } catch (err) {
-        throw this.toError(this.cancelled(path, outcome.detail.reachedServer, err), attempts);
+        throw this.toError(this.cancelled(path, outcome.detail.reachedServer, err), attempts, path);
       }
-      if (sleepSignal?.aborted) throw this.toError(this.cancelled(path, outcome.detail.reachedServer), attempts);
+      if (sleepSignal?.aborted) throw this.toError(this.cancelled(path, outcome.detail.reachedServer), attempts, path);
     }
   }
 
-  private toError(failure: AttemptFailure, attempts: number): EvermeError {
+  private toError(failure: AttemptFailure, attempts: number, path: string): EvermeError {
     const detail: Record<string, unknown> = {};
     for (const [k, v] of Object.entries({ ...failure.detail, attempts })) {
       detail[k] = typeof v === 'string' ? this.scrub(v) : v;
     }
     return new EvermeError(failure.type, this.scrub(failure.message), {
       code: failure.code,
-      hint: HINTS[failure.type],
+      hint: (path === WRITE_PATH ? HINTS : READ_HINTS)[failure.type],
       detail,
       cause: failure.cause,
     });
