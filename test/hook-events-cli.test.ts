@@ -356,7 +356,7 @@ describe('SessionStart: recall on stdout', () => {
       expect(gw.requestsTo('/mem/context').map((r) => r.fault)).toEqual(['hang']);
       expect(run.ms).toBeGreaterThanOrEqual(1500);
       expect(run.ms).toBeLessThan(20_000);
-      expect(keyedStarts(stateDir)).toEqual([['recalled', 'gateway_cancelled']]);
+      expect(keyedStarts(stateDir)).toEqual([['recalled', 'gateway_network']]);
     });
 
     it('gateway answering a mangled body: the local block, recalled with the reason', async () => {

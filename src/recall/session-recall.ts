@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Settings } from '../config/settings.js';
-import { toEvermeError, type EvermeError } from '../core/errors.js';
+import { EvermeError, toEvermeError } from '../core/errors.js';
 import { databasePath, openReadonlyDatabase } from '../store/database-reader.js';
 import { listRecentConversations } from '../store/conversation-list.js';
 import { renderSessionStartContext, type LocalStart } from './context-index.js';
@@ -72,18 +72,28 @@ export async function gatewaySessionStartContext(settings: Settings, request: Se
   } catch {
     local = undefined;
   }
+  const deadline = AbortSignal.timeout(GATEWAY_TIMEOUT_MS);
   try {
     // Inside the try: a client refused its configuration (an insecure API base) is the gateway's
     // part failing too, and costs the local part no more than a gateway that is down.
     const recall = new GatewayRecall(gatewayClientFor(settings));
-    const context = await recall.context({ signal: AbortSignal.timeout(GATEWAY_TIMEOUT_MS) });
+    const context = await recall.context({ signal: deadline });
     return { text: renderSessionStartContext(context, request.maxChars, local) };
   } catch (err) {
+    const failure = deadline.aborted ? timedOut() : toEvermeError(err);
     const alone = local ? renderSessionStartContext(local, request.maxChars) : undefined;
     // Nothing local to fall back on: the failure is the whole answer, and the hook reports it.
-    if (alone === undefined) throw err;
-    return { text: alone, gatewayFailure: toEvermeError(err) };
+    if (alone === undefined) throw failure;
+    return { text: alone, gatewayFailure: failure };
   }
+}
+
+/** The gateway's silence past the hook's bound is a network failure, as the client's own time limit is, not a cancel (Ctrl-C). */
+function timedOut(): EvermeError {
+  return new EvermeError('network', `The EverMe gateway did not answer within ${GATEWAY_TIMEOUT_MS} ms`, {
+    code: 'timeout',
+    hint: 'Check the network connection and EVERME_API_BASE.',
+  });
 }
 
 /**
