@@ -61,6 +61,20 @@ describe('everme report', () => {
     });
   });
 
+  it('counts a session directory that holds history but no manifest; an empty one being created is not a warning', () => {
+    const { dataDir, json } = setup();
+    const day = path.join(dataDir, 'v2', 'sessions', '2026', '10', '03');
+    const lost = path.join(day, '09-00-00-000-session_bXZzX2xvc3Q');
+    fs.mkdirSync(lost, { recursive: true });
+    fs.writeFileSync(path.join(lost, 'messages.jsonl'), '{"message_id":"m1","turn_id":"t1","message":{"role":"user","content":"hello","timestamp":1791018000000}}\n');
+    fs.mkdirSync(path.join(day, '09-00-01-000-session_bXZzX25ldw'), { recursive: true });
+    expect(json('import', '--since', '2026-10-01').status).toBe(0);
+    const { body } = json('report');
+    expect(body.data.totals.invalid_manifest).toBe(2);
+    const rows = body.data.conversations.filter((c) => c.source === 'manifest');
+    expect(rows).toHaveLength(2);
+  });
+
   it('shows a table grouped by conversation with file:line samples and never content', () => {
     const { run } = setup();
     run('import', '--since', '2026-10-01');

@@ -1,4 +1,4 @@
-import { readdirSync, type Dirent } from 'node:fs';
+import { readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import { entryPath } from '../core/entry-path.js';
@@ -156,6 +156,16 @@ export function newerCopy(a: Candidate, b: Candidate): Candidate {
   return a.ref.dir > b.ref.dir ? a : b;
 }
 
+function holdsHistory(dir: string): boolean {
+  return ['messages.jsonl', 'ledger.jsonl'].some((name) => {
+    try {
+      return statSync(path.join(dir, name)).size > 0;
+    } catch {
+      return false;
+    }
+  });
+}
+
 /**
  * Sessions under `<data>/v2/sessions/YYYY/MM/DD/*-session_*`, in date-directory then name order,
  * identified by their manifest. Date directories that certainly predate `sinceMs` are not opened.
@@ -175,8 +185,10 @@ export async function* discoverSessions(dataDir: string, opts: DiscoverOptions):
       const dir = entryPath(day.dir, name);
       const result = knownManifest(dir, before.get(name));
       if (!result.ok) {
-        // A directory without any manifest is not a session (or is still being created).
+        // A directory without any manifest is not a session, or is still being created (the runtime
+        // writes the manifest first); one that holds history without it is said, not lost silently.
         if (!result.missing) opts.onInvalidManifest(dir, result.reason, result.symlink === true);
+        else if (holdsHistory(dir)) opts.onInvalidManifest(dir, 'missing', false);
         continue;
       }
       const { known } = result;
