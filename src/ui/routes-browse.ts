@@ -29,8 +29,13 @@ export function browseRoutes(app: Hono, r: RouteContext): void {
     if ((dir === undefined || dir === '') && !unknown) return c.redirect('/', 303);
     const store = data.local();
     const workspace = unknown ? undefined : dir;
-    const list = store?.conversations(workspace, PROJECT_CONVERSATIONS) ?? [];
-    return r.page(c, r.frame(workspace ?? 'Workspace unknown', 'projects'), projectPage(workspace, list, PROJECT_CONVERSATIONS));
+    const asked = Number(c.req.query('offset'));
+    const offset = Number.isSafeInteger(asked) && asked > 0 ? asked : 0;
+    // One past the page tells whether an older page follows; a page deep in a large project reads
+    // the newer ones too, which costs milliseconds.
+    const list = store?.conversations(workspace, offset + PROJECT_CONVERSATIONS + 1) ?? [];
+    const page = { offset, size: PROJECT_CONVERSATIONS, older: list.length > offset + PROJECT_CONVERSATIONS };
+    return r.page(c, r.frame(workspace ?? 'Workspace unknown', 'projects'), projectPage(workspace, list.slice(offset, offset + PROJECT_CONVERSATIONS), page));
   });
 
   app.get('/conversation/:id', async (c) => {

@@ -1,7 +1,7 @@
 import type { ConversationSummary } from '../../store/conversation-list.js';
 import type { DayCount, WorkspaceSummary } from '../../store/viewer-store.js';
 import { messagesChart } from '../chart.js';
-import { h, plural, when, type Html } from '../html.js';
+import { EMPTY, h, plural, when, type Html } from '../html.js';
 import { withThousands } from '../../core/thousands.js';
 
 /** Where a workspace's own page is; the unknown-workspace group has one too. */
@@ -52,7 +52,15 @@ ${
 }`;
 }
 
-export function projectPage(workspaceDir: string | undefined, conversations: ConversationSummary[], limit: number): Html {
+/** Where a project's page of conversations sits in its whole list, newest first. */
+export interface ProjectPageWindow {
+  offset: number;
+  size: number;
+  /** Older conversations follow this page. */
+  older: boolean;
+}
+
+export function projectPage(workspaceDir: string | undefined, conversations: ConversationSummary[], page: ProjectPageWindow): Html {
   const title = workspaceDir ?? UNKNOWN_WORKSPACE;
   const rows = conversations.map(
     (c) => h`<tr>
@@ -65,9 +73,23 @@ export function projectPage(workspaceDir: string | undefined, conversations: Con
 <div class="actions">
 ${workspaceDir === undefined ? '' : h`<a href="/agent?project=${encodeURIComponent(workspaceDir)}">What the agent sees at session start here</a> <a href="/search?project=${encodeURIComponent(workspaceDir)}">Search this project</a>`}
 </div>
-<p class="muted">${plural(conversations.length, 'conversation')}${conversations.length >= limit ? ` (the ${limit} most recent)` : ''}, most recently active first${workspaceDir === undefined ? '' : ', this directory and those below it'}.</p>
+<p class="muted">${shownRange(conversations.length, page)}, most recently active first${workspaceDir === undefined ? '' : ', this directory and those below it'}.</p>
 <table id="conversations">
 <thead><tr><th scope="col">Conversation</th><th scope="col" class="num">Messages</th><th scope="col">Last activity</th></tr></thead>
 <tbody>${rows}</tbody>
-</table>`;
+</table>
+${pageLinks(workspaceDir, page)}`;
+}
+
+function shownRange(shown: number, page: ProjectPageWindow): string {
+  if (page.offset === 0 && !page.older) return plural(shown, 'conversation');
+  return shown === 0 ? 'No conversations on this page' : `Conversations ${withThousands(page.offset + 1)}–${withThousands(page.offset + shown)}`;
+}
+
+function pageLinks(workspaceDir: string | undefined, page: ProjectPageWindow): Html {
+  if (page.offset === 0 && !page.older) return EMPTY;
+  const at = (offset: number): string => `${projectHref(workspaceDir)}${offset > 0 ? `&offset=${offset}` : ''}`;
+  const newer = page.offset > 0 ? h`<a href="${at(Math.max(0, page.offset - page.size))}" rel="prev">Newer conversations</a>` : EMPTY;
+  const older = page.older ? h`<a href="${at(page.offset + page.size)}" rel="next">Older conversations</a>` : EMPTY;
+  return h`<nav class="actions" aria-label="Pages of conversations">${newer} ${older}</nav>`;
 }
