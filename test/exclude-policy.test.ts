@@ -148,6 +148,24 @@ describe('the workspace of a session', () => {
     expect(await workspaceFromFiles({ sessionId: other, dir: messagesDir, createdAtMs: T })).toEqual({});
   });
 
+  it('is the one the latest metadata record names: a session.metadata_updated after the history moves it', async () => {
+    const dataDir = tempDir();
+    const id = 'mvs_cccccccccccccccccccccccccccccccc';
+    const dir = makeSession(dataDir, '2026/09/01', id, {
+      createdAtMs: T,
+      files: {
+        'ledger.jsonl': jsonlOf([
+          ledgerEvent(id, 1, 'session.created', { record: { sessionId: id, workspaceDir: '/home/dev/old-name' } }),
+          ledgerEvent(id, 2, 'message.pi_history_appended', { messages: [{ role: 'user', content: 'client work', timestamp: T + 2 }] }),
+          ledgerEvent(id, 3, 'session.metadata_updated', { record: { sessionId: id, workspaceDir: '/home/dev/client-acme', updatedAtMs: T + 60_000 } }),
+          // Another session's record in the file is not this one's.
+          ledgerEvent('mvs_dddddddddddddddddddddddddddddddd', 4, 'session.metadata_updated', { record: { sessionId: 'x', workspaceDir: '/elsewhere', updatedAtMs: T + 90_000 } }),
+        ]),
+      },
+    });
+    expect(await workspaceFromFiles({ sessionId: id, dir, createdAtMs: T })).toEqual({ workspaceDir: '/home/dev/client-acme', from: 'ledger.jsonl', updatedAtMs: T + 60_000 });
+  });
+
   it('is asked of pluggable sources in order: a recorded cwd answers when the files do not, and unknown stays unknown', async () => {
     const db = openMemoryDatabase();
     const session: SessionRef = { sessionId: 'mvs_cccccccccccccccccccccccccccccccc', dir: tempDir(), createdAtMs: T };

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
 import { LEDGER_FILE } from './ledger-replay.js';
@@ -9,9 +9,10 @@ import type { SessionRef } from './types.js';
 /**
  * What the session files say about a session's workspace (its project directory).
  *
- * - Ledger era: `session.created` / `session.metadata_updated` carry `record.workspaceDir`. The first
- *   such event (normally line 1) answers, and reading stops there: an excluded session is never
- *   read past what it takes to learn its workspace.
+ * - Ledger era: `session.created` / `session.metadata_updated` carry `record.workspaceDir`, and the
+ *   latest one counts (§4: the record is the session's metadata, a rename moves the project). The
+ *   first (normally line 1) is read as a stream; a later `session.metadata_updated` is looked for
+ *   in the file's bytes, which few ledgers hold, so no line is parsed for nothing.
  * - messages.jsonl era: neither the manifest nor the envelopes name a workspace (the reference is
  *   silent, and the system prompt in `turn_config` is prose, not a field): unknown here. The hook's
  *   payload `cwd` is the other source (see the engine's workspace lookup).
@@ -38,29 +39,60 @@ export interface FileWorkspace {
   updatedAtMs?: number;
 }
 
-async function ledgerWorkspace(file: string, sessionId: string): Promise<{ workspaceDir: string; updatedAtMs?: number } | undefined> {
-  let scanned = 0;
+type LedgerClaim = { workspaceDir: string; updatedAtMs?: number };
+
+/** The workspace one line's metadata event names for this session, if it is one. */
+function claimOf(line: string, sessionId: string): LedgerClaim | undefined {
+  let json: unknown;
   try {
-    for await (const { line } of readLines(file, { highWaterMark: 64 * 1024 })) {
-      if (++scanned > MAX_SCANNED_LINES) return undefined;
-      if (!line.includes(MARKER)) continue;
-      let json: unknown;
-      try {
-        json = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      const event = metadataEvent.safeParse(json);
-      if (event.success && event.data.sessionId === sessionId) {
-        const at = event.data.record.updatedAtMs ?? event.data.createdAtMs;
-        return at === undefined ? { workspaceDir: event.data.record.workspaceDir } : { workspaceDir: event.data.record.workspaceDir, updatedAtMs: at };
-      }
-    }
+    json = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const event = metadataEvent.safeParse(json);
+  if (!event.success || event.data.sessionId !== sessionId) return undefined;
+  const at = event.data.record.updatedAtMs ?? event.data.createdAtMs;
+  return at === undefined ? { workspaceDir: event.data.record.workspaceDir } : { workspaceDir: event.data.record.workspaceDir, updatedAtMs: at };
+}
+
+async function firstLedgerClaim(file: string, sessionId: string): Promise<LedgerClaim | undefined> {
+  let scanned = 0;
+  for await (const { line } of readLines(file, { highWaterMark: 64 * 1024 })) {
+    if (++scanned > MAX_SCANNED_LINES) return undefined;
+    if (!line.includes(MARKER)) continue;
+    const claim = claimOf(line, sessionId);
+    if (claim) return claim;
+  }
+  return undefined;
+}
+
+const UPDATE_KIND = Buffer.from('"session.metadata_updated"');
+/** Ledger-era files are small; one past this is searched no further than its first record. */
+const MAX_UPDATE_SEARCH_BYTES = 32 * 1024 * 1024;
+
+/** The `session.metadata_updated` claims of the file, in file order (seq order, as the runtime writes it). */
+function laterLedgerClaims(file: string, sessionId: string): LedgerClaim[] {
+  if (statSync(file).size > MAX_UPDATE_SEARCH_BYTES) return [];
+  const bytes = readFileSync(file);
+  const claims: LedgerClaim[] = [];
+  for (let at = bytes.indexOf(UPDATE_KIND); at !== -1; at = bytes.indexOf(UPDATE_KIND, at + 1)) {
+    const start = bytes.lastIndexOf(0x0a, at) + 1;
+    const newline = bytes.indexOf(0x0a, at);
+    const claim = claimOf(bytes.toString('utf8', start, newline === -1 ? bytes.length : newline), sessionId);
+    if (claim) claims.push(claim);
+  }
+  return claims;
+}
+
+/** The session's metadata as a replay leaves it: the last record in the file's (seq) order. */
+async function ledgerWorkspace(file: string, sessionId: string): Promise<LedgerClaim | undefined> {
+  try {
+    const first = await firstLedgerClaim(file, sessionId);
+    return laterLedgerClaims(file, sessionId).at(-1) ?? first;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  return undefined;
 }
 
 export async function workspaceFromFiles(session: SessionRef): Promise<FileWorkspace> {
