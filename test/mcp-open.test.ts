@@ -182,6 +182,20 @@ describe('recall in steps over MCP, local store', () => {
     expect((upper.structured as { entries: Array<{ anchor: boolean }> }).entries.map((e) => e.anchor)).toEqual([false, true, false]);
   });
 
+  it('echoes a query masked: a key the agent pasted into it does not come back whole', async () => {
+    const token = `ghp_${'a1B2c3D4e5'.repeat(3)}abcdef`;
+    for (const [tool, args] of [
+      ['mem_search', { query: `revert ${token}` }],
+      ['mem_context', { query: `revert ${token}` }],
+    ] as const) {
+      const result = await call(client, tool, args);
+      expect(result.isError).toBe(false);
+      expect(result.text).not.toContain(token);
+      expect(JSON.stringify(result.structured ?? {})).not.toContain(token);
+      expect(result.text).toContain('REDACTED');
+    }
+  });
+
   it('answers an unknown or malformed id with a clear tool error, and keeps serving', async () => {
     const unknown = await call(client, 'mem_get', { ids: ['m999999'] });
     expect(unknown.isError).toBe(true);

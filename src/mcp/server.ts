@@ -5,6 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
+import { redactText } from '../core/redact.js';
 import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
 import { MAX_RECALL_LIMIT, openRecall, parseMessageId, type LocalRecall, type Recall, type RecallHit } from '../recall/recall.js';
 import {
@@ -194,9 +195,11 @@ function registerSearch(server: McpServer, kit: ToolKit): void {
       const limit = Math.min(MAX_RECALL_LIMIT, topK ?? DEFAULT_TOP_K);
       return kit.guarded('mem_search', async () => {
         const result = await kit.recall.search(query, { limit, project: undefined, signal: extra.signal });
+        // The query is echoed masked like stored text: an agent may paste a key into it.
+        const shown = redactText(query);
         return {
-          text: renderSearchMarkdown(query, result.hits, result.storeEmpty, result.gatewayFailure),
-          structured: { query, hits: result.hits.map(compact), storeEmpty: result.storeEmpty, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) },
+          text: renderSearchMarkdown(shown, result.hits, result.storeEmpty, result.gatewayFailure),
+          structured: { query: shown, hits: result.hits.map(compact), storeEmpty: result.storeEmpty, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) },
         };
       });
     },
@@ -257,7 +260,7 @@ function registerContext(server: McpServer, kit: ToolKit): void {
       if (query !== undefined && query.trim() === '') return blankQueryError('mem_context');
       return kit.guarded('mem_context', async () => {
         const ctx = await kit.recall.context({ project: kit.project, query, signal: extra.signal });
-        return { text: renderContextIndex(ctx, query) };
+        return { text: renderContextIndex(ctx, query === undefined ? undefined : redactText(query)) };
       });
     },
   );
