@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExclusionPolicy, IGNORE_FILE, parseExcludeList, resolveUserPath } from '../src/config/exclude.js';
 import { exclusionSource, loadSettings } from '../src/config/settings.js';
-import { PrivacyGate } from '../src/engine/privacy-gate.js';
+import { fromSessionFiles, PrivacyGate } from '../src/engine/privacy-gate.js';
 import { openMemoryDatabase } from '../src/store/database.js';
 import { SessionScopeStore } from '../src/store/session-scope.js';
 import { workspaceFromFiles } from '../src/transcript/session-workspace.js';
@@ -163,7 +163,36 @@ describe('the workspace of a session', () => {
         ]),
       },
     });
-    expect(await workspaceFromFiles({ sessionId: id, dir, createdAtMs: T })).toEqual({ workspaceDir: '/home/dev/client-acme', from: 'ledger.jsonl', updatedAtMs: T + 60_000 });
+    expect(await workspaceFromFiles({ sessionId: id, dir, createdAtMs: T })).toEqual({
+      workspaceDir: '/home/dev/client-acme',
+      from: 'ledger.jsonl',
+      updatedAtMs: T + 60_000,
+      earlierDirs: ['/home/dev/old-name'],
+    });
+  });
+
+  it('excludes a moved session when any directory its ledger named is excluded, before or after the move', async () => {
+    const T0 = Date.UTC(2026, 7, 12);
+    for (const [before, after] of [
+      ['/srv/client-secret', '/home/dev/other'],
+      ['/home/dev/other', '/srv/client-secret'],
+    ] as const) {
+      const dataDir = tempDir();
+      const id = 'mvs_eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
+      const dir = makeSession(dataDir, '2026/08/12', id, {
+        createdAtMs: T0,
+        files: {
+          'ledger.jsonl': jsonlOf([
+            ledgerEvent(id, 1, 'session.created', { record: { sessionId: id, workspaceDir: before } }),
+            ledgerEvent(id, 2, 'session.metadata_updated', { record: { sessionId: id, workspaceDir: after, updatedAtMs: T0 + 60_000 } }),
+          ]),
+        },
+      });
+      const db = openMemoryDatabase();
+      const gate = new PrivacyGate(db, ['/srv/client-secret'], [fromSessionFiles], false);
+      expect(await gate.scope({ sessionId: id, dir, createdAtMs: T0 })).toMatchObject({ status: 'excluded', workspaceDir: '/srv/client-secret' });
+      db.close();
+    }
   });
 
   it('is asked of pluggable sources in order: a recorded cwd answers when the files do not, and unknown stays unknown', async () => {

@@ -39,7 +39,12 @@ export type ScopeDecision =
 export const fromSessionFiles: WorkspaceSource = async (session) => {
   const found = await workspaceFromFiles(session);
   if (found.workspaceDir === undefined) return undefined;
-  return found.updatedAtMs === undefined ? { from: 'ledger', dir: found.workspaceDir } : { from: 'ledger', dir: found.workspaceDir, atMs: found.updatedAtMs };
+  return {
+    from: 'ledger',
+    dir: found.workspaceDir,
+    ...(found.updatedAtMs === undefined ? {} : { atMs: found.updatedAtMs }),
+    ...(found.earlierDirs ? { earlierDirs: found.earlierDirs } : {}),
+  };
 };
 
 /** What MiniMax Code's session index says (this run's read, else an earlier one's). */
@@ -317,7 +322,7 @@ export class PrivacyGate {
    */
   private async ruleAmong(decision: WorkspaceDecision, facts: IndexFacts | undefined): Promise<{ dir: string; rule: string } | undefined> {
     const policy = await this.loadPolicy();
-    const dirs = [decision.dir, ...decision.claims.map((c) => c.dir), ...(facts?.projectWorkspaceDir ? [facts.projectWorkspaceDir] : [])];
+    const dirs = [decision.dir, ...decision.claims.flatMap((c) => [c.dir, ...(c.earlierDirs ?? [])]), ...(facts?.projectWorkspaceDir ? [facts.projectWorkspaceDir] : [])];
     for (const dir of new Set(dirs)) {
       let rule = this.rules.get(dir);
       if (rule === undefined) {

@@ -10,7 +10,8 @@ import type { SessionIndexRead } from '../transcript/session-index.js';
  */
 
 /** One source's answer about a session's workspace, with the time that source said it (when known). */
-export type WorkspaceClaim = StoredClaim;
+/** `earlierDirs`: where the source said the session was before (a moved ledger session); checked for exclusion, never stored. */
+export type WorkspaceClaim = StoredClaim & { earlierDirs?: readonly string[] };
 
 /**
  * The decided workspace and where it came from. The sources in trust order are the ledger's own

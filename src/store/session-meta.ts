@@ -256,7 +256,9 @@ export class SessionMetaStore {
    */
   recordDecision(sessionId: string, dir: string, from: WorkspaceFrom, conflict: readonly StoredClaim[] | undefined, now = Date.now()): void {
     this.inTransaction(() => {
-      this.stmts.putDecision.run(sessionId, from, conflict && conflict.length > 0 ? JSON.stringify(conflict) : null, now);
+      // Only what a claim is (a caller's claims may carry more for its own checks).
+      const stored = conflict?.map(({ from: by, dir: at, atMs }) => (atMs === undefined ? { from: by, dir: at } : { from: by, dir: at, atMs }));
+      this.stmts.putDecision.run(sessionId, from, stored && stored.length > 0 ? JSON.stringify(stored) : null, now);
       if (this.stmts.sessionWorkspace.get(sessionId) !== dir) this.stmts.setSessionWorkspace.run(sessionId, dir);
       this.stmts.setConversationWorkspace.run(dir, sessionId, dir);
     });

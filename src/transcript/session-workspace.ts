@@ -33,6 +33,11 @@ const MAX_SCANNED_LINES = 200;
 
 export interface FileWorkspace {
   workspaceDir?: string;
+  /**
+   * The other directories the ledger named before its last record (a session that moved): not the
+   * workspace, but what was said there is in the history, so exclusion checks them too.
+   */
+  earlierDirs?: string[];
   /** The file it came from, relative to the session directory; absent when no file says. */
   from?: string;
   /** When the record said it: the record's `updatedAtMs`, else the event's `createdAtMs`. */
@@ -84,11 +89,18 @@ function laterLedgerClaims(file: string, sessionId: string): LedgerClaim[] {
   return claims;
 }
 
-/** The session's metadata as a replay leaves it: the last record in the file's (seq) order. */
-async function ledgerWorkspace(file: string, sessionId: string): Promise<LedgerClaim | undefined> {
+/**
+ * The session's metadata as a replay leaves it: the last record in the file's (seq) order, with the
+ * directories the records before it named.
+ */
+async function ledgerWorkspace(file: string, sessionId: string): Promise<(LedgerClaim & { earlierDirs: string[] }) | undefined> {
   try {
     const first = await firstLedgerClaim(file, sessionId);
-    return laterLedgerClaims(file, sessionId).at(-1) ?? first;
+    const claims = [...(first ? [first] : []), ...laterLedgerClaims(file, sessionId)];
+    const last = claims.at(-1);
+    if (!last) return undefined;
+    const earlierDirs = [...new Set(claims.map((c) => c.workspaceDir))].filter((dir) => dir !== last.workspaceDir);
+    return { ...last, earlierDirs };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -102,6 +114,7 @@ export async function workspaceFromFiles(session: SessionRef): Promise<FileWorks
   // A current session has no ledger: one stat, rather than a stream opened to fail.
   if (choice.source !== 'ledger' && !existsSync(ledger)) return {};
   const found = await ledgerWorkspace(ledger, session.sessionId);
-  if (found !== undefined) return { ...found, from: LEDGER_FILE };
-  return {};
+  if (found === undefined) return {};
+  const { earlierDirs, ...claim } = found;
+  return { ...claim, from: LEDGER_FILE, ...(earlierDirs.length > 0 ? { earlierDirs } : {}) };
 }
