@@ -114,6 +114,28 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(storeBytes()).toContain(WORD[2]);
   });
 
+  it('leaves no copy of the text on a page some earlier write freed', async () => {
+    writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1], { question: WORD[1] }));
+    writeMessagesSession(tree.dataDir, 2, turnsEnvelopes('s2', [1], { question: WORD[2] }));
+    await importAll();
+    // What a rebalanced b-tree or an index merge leaves: pages back on the free list, still holding
+    // what was on them (a writer zeroes only the space it frees inside a page).
+    const db = new Database(path.join(tree.stateDir, 'everme.db'));
+    db.pragma('secure_delete = OFF');
+    db.exec('CREATE TABLE stale (body TEXT)');
+    db.prepare('INSERT INTO stale VALUES (?)').run(`${WORD[1]} `.repeat(4000));
+    db.exec('DROP TABLE stale');
+    expect(Number(db.pragma('freelist_count', { simple: true }))).toBeGreaterThan(0);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    expect(storeBytes()).toContain(WORD[1]);
+
+    const r = envelopeOf(await cli(['forget', '--session', sessionIdFor(1), '--yes', '--json']));
+    expect(r.data).toMatchObject({ checkpointed: true });
+    expect(storeBytes()).not.toContain(WORD[1]);
+    expect(await searchHits(WORD[2])).toHaveLength(1);
+  });
+
   it('forgets while another process reads the store, and says the last bytes leave the log once that reader closes', async () => {
     writeTree();
     await importAll();

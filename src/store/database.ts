@@ -368,7 +368,8 @@ export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): 
     db.pragma('synchronous = NORMAL');
     // A page SQLite rebuilds (a split, a root that grows a level) would keep old copies of its rows in
     // its free space, where a forget's own `secure_delete` never reaches: every writer zeroes that
-    // space as it goes. FAST adds no I/O (freed pages are left to the forget, which uses ON).
+    // space as it goes. FAST adds no I/O: whole pages freed are left to the forget, which zeroes
+    // every free page (forget-store.ts).
     db.pragma('secure_delete = FAST');
     db.pragma('foreign_keys = ON');
     migrate(db);

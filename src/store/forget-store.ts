@@ -73,8 +73,8 @@ function toCandidate(row: CandidateRow): ForgetCandidate {
  * Deleted rows are not enough for "the file no longer contains the text": SQLite leaves freed pages
  * as they were and FTS5 keeps a deleted row's terms in old segments until they are merged. So the
  * connection turns on `secure_delete` (freed content is overwritten with zeros), `cleanup()`
- * merges the index (`optimize` rewrites it without the deleted entries) and checkpoints the WAL
- * back into the file, truncating it.
+ * merges the index (`optimize` rewrites it without the deleted entries), zeroes every free page
+ * (`scrubFreePages`) and checkpoints the WAL back into the file, truncating it.
  */
 export class ForgetStore {
   private readonly stmts;
@@ -147,7 +147,30 @@ export class ForgetStore {
    */
   cleanup(): { checkpointed: boolean } {
     this.db.prepare("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')").run();
+    this.scrubFreePages();
     const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
     return { checkpointed: result === undefined || result.busy === 0 };
   }
+
+  /**
+   * Overwrites every free page with zeros. Pages other writes freed earlier (a rebalanced b-tree,
+   * an index merge: writers zero only the space they free inside a page) can hold old copies of the
+   * forgotten rows, and this connection's `secure_delete` reaches only what it frees itself. A blob
+   * of zeros as large as the free list takes those pages, and dropping it frees them zeroed again.
+   */
+  private scrubFreePages(): void {
+    const pageSize = Number(this.db.pragma('page_size', { simple: true }));
+    const free = Number(this.db.pragma('freelist_count', { simple: true }));
+    if (free === 0) return;
+    this.db.transaction(() => {
+      this.db.exec('CREATE TABLE everme_scrub (b BLOB)');
+      const insert = this.db.prepare<[number]>('INSERT INTO everme_scrub (b) VALUES (zeroblob(?))');
+      // In blobs well under SQLite's 1e9-byte limit; a page's own header leaves the last one a little short.
+      const pagesPerBlob = Math.floor(SCRUB_BLOB_BYTES / pageSize);
+      for (let left = free; left > 0; left -= pagesPerBlob) insert.run(Math.min(left, pagesPerBlob) * pageSize);
+      this.db.exec('DROP TABLE everme_scrub');
+    })();
+  }
 }
+
+const SCRUB_BLOB_BYTES = 256 * 1024 * 1024;
