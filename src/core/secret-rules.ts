@@ -85,7 +85,6 @@ function token(prefix: string, cls: string, n: number, m?: number, flags = 'g'):
 const ALNUM = 'A-Za-z0-9';
 const TOKEN = 'A-Za-z0-9_\\-';
 
-
 /** Values that are clearly not secrets: type names and unset markers in code, env-var references, placeholders. */
 export const NOT_A_SECRET =
   /^(?:string|number|boolean|bool|str|int|any|unknown|void|null|nil|none|undefined|true|false|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^<>]*>|\*+|x+|\.{3}|…)$/i;
