@@ -69,64 +69,64 @@ describe('a ledger-era session continued by a newer build (ledger.jsonl and a no
     expect(third.messages).toBe(0);
   });
 
-  it('forgets what a rewind dropped, the messages first delivered under ledger keys included', async () => {
+  /** The ledger example imported into the local store: what it holds, and a way to write the newer file. */
+  async function importedLedger() {
     const dataDir = copyTree(path.join(minimaxFixtures, 'ledger-session'));
     const env: HarnessEnv = { dataDir, stateDir: path.join(tempDir(), 'state'), gateway };
     const conversationId = conversationIdFor(SESSION_ID);
     await runEngine(env, 'import', 'local', { sinceMs: SINCE_MS });
-    const ledgerEra = storedSignatures(env.stateDir, conversationId);
-    continueWithMessagesFile(dataDir);
-    await runEngine(env, 'import', 'local', { sinceMs: SINCE_MS });
+    const replay = JSON.parse(fs.readFileSync(path.join(minimaxFixtures, 'ledger-session', 'expected-replay.json'), 'utf8')) as ExpectedReplay;
+    return {
+      dataDir,
+      env,
+      history: replay.piHistory,
+      ledgerEra: storedSignatures(env.stateDir, conversationId),
+      stored: () => storedSignatures(env.stateDir, conversationId),
+      writeMessages: (envelopes: readonly unknown[]) => fs.writeFileSync(path.join(dataDir, SESSION_DIR, 'messages.jsonl'), jsonlOf(envelopes)),
+      importAgain: () => runEngine(env, 'import', 'local', { sinceMs: SINCE_MS }),
+    };
+  }
+
+  const said = (role: 'user' | 'assistant', text: string, timestamp: number) => ({
+    role,
+    content: [{ type: 'text', text }],
+    ...(role === 'assistant' ? { stopReason: 'stop' } : {}),
+    timestamp,
+  });
+
+  it('forgets what a rewind dropped, the messages first delivered under ledger keys included', async () => {
+    const s = await importedLedger();
+    continueWithMessagesFile(s.dataDir);
+    await s.importAgain();
 
     // The user rewinds to after the first exchange and asks again: the runtime replaces the file (§3).
-    const replay = JSON.parse(fs.readFileSync(path.join(minimaxFixtures, 'ledger-session', 'expected-replay.json'), 'utf8')) as ExpectedReplay;
-    const kept = replay.piHistory.slice(0, 2);
-    const retry = [
-      { role: 'user', content: [{ type: 'text', text: 'Try it another way.' }], timestamp: replay.piHistory.at(-1)!.timestamp + 120_000 },
-      { role: 'assistant', content: [{ type: 'text', text: 'Done the other way.' }], stopReason: 'stop', timestamp: replay.piHistory.at(-1)!.timestamp + 121_000 },
-    ];
-    const envelopes = [...kept, ...retry].map((message, i) => ({ message_id: `msg-continued-${i < 2 ? i : 100 + i}`, turn_id: `turn_r_${i}`, message }));
-    fs.writeFileSync(path.join(dataDir, SESSION_DIR, 'messages.jsonl'), jsonlOf(envelopes));
-    const rewound = await runEngine(env, 'import', 'local', { sinceMs: SINCE_MS });
-    expect(rewound.messages).toBe(2);
-    expect(storedSignatures(env.stateDir, conversationId)).toEqual([
-      ...ledgerEra.slice(0, 2),
-      signature({ role: 'user', timestamp: retry[0]!.timestamp, content: 'Try it another way.' }),
-      signature({ role: 'assistant', timestamp: retry[1]!.timestamp, content: 'Done the other way.' }),
+    const end = s.history.at(-1)!.timestamp;
+    const retry = [said('user', 'Try it another way.', end + 120_000), said('assistant', 'Done the other way.', end + 121_000)];
+    s.writeMessages([...s.history.slice(0, 2), ...retry].map((message, i) => ({ message_id: `msg-continued-${i < 2 ? i : 100 + i}`, turn_id: `turn_r_${i}`, message })));
+    expect((await s.importAgain()).messages).toBe(2);
+    expect(s.stored()).toEqual([
+      ...s.ledgerEra.slice(0, 2),
+      signature({ role: 'user', timestamp: end + 120_000, content: 'Try it another way.' }),
+      signature({ role: 'assistant', timestamp: end + 121_000, content: 'Done the other way.' }),
     ]);
-    expect(duplicateKeys(env.stateDir)).toEqual([]);
+    expect(duplicateKeys(s.env.stateDir)).toEqual([]);
   });
 
   it('keeps every ledger-era message while the newer file ends with ones it carried over (it may still be being copied)', async () => {
-    const dataDir = copyTree(path.join(minimaxFixtures, 'ledger-session'));
-    const env: HarnessEnv = { dataDir, stateDir: path.join(tempDir(), 'state'), gateway };
-    const conversationId = conversationIdFor(SESSION_ID);
-    await runEngine(env, 'import', 'local', { sinceMs: SINCE_MS });
-    const ledgerEra = storedSignatures(env.stateDir, conversationId);
-    const replay = JSON.parse(fs.readFileSync(path.join(minimaxFixtures, 'ledger-session', 'expected-replay.json'), 'utf8')) as ExpectedReplay;
-    const copied = replay.piHistory.slice(0, 2).map((message, i) => ({ message_id: `msg-copy-${i}`, turn_id: 'turn_copy', message }));
-    fs.writeFileSync(path.join(dataDir, SESSION_DIR, 'messages.jsonl'), jsonlOf(copied));
-    expect(await runEngine(env, 'import', 'local', { sinceMs: SINCE_MS })).toMatchObject({ messages: 0, removed: 0 });
-    expect(storedSignatures(env.stateDir, conversationId)).toEqual(ledgerEra);
+    const s = await importedLedger();
+    s.writeMessages(s.history.slice(0, 2).map((message, i) => ({ message_id: `msg-copy-${i}`, turn_id: 'turn_copy', message })));
+    expect(await s.importAgain()).toMatchObject({ messages: 0, removed: 0 });
+    expect(s.stored()).toEqual(s.ledgerEra);
   });
 
   it('keeps every ledger-era message when the newer file starts afresh, without the ledger history', async () => {
-    const dataDir = copyTree(path.join(minimaxFixtures, 'ledger-session'));
-    const env: HarnessEnv = { dataDir, stateDir: path.join(tempDir(), 'state'), gateway };
-    const conversationId = conversationIdFor(SESSION_ID);
-    await runEngine(env, 'import', 'local', { sinceMs: SINCE_MS });
-    const ledgerEra = storedSignatures(env.stateDir, conversationId);
-    const replay = JSON.parse(fs.readFileSync(path.join(minimaxFixtures, 'ledger-session', 'expected-replay.json'), 'utf8')) as ExpectedReplay;
-    const later = replay.piHistory.at(-1)!.timestamp + 60_000;
-    const fresh = [
-      { role: 'user', content: [{ type: 'text', text: 'A new question.' }], timestamp: later },
-      { role: 'assistant', content: [{ type: 'text', text: 'A new answer.' }], stopReason: 'stop', timestamp: later + 1000 },
-    ];
-    fs.writeFileSync(path.join(dataDir, SESSION_DIR, 'messages.jsonl'), jsonlOf(fresh.map((message, i) => ({ message_id: `msg-fresh-${i}`, turn_id: 'turn_f', message }))));
-    const next = await runEngine(env, 'import', 'local', { sinceMs: SINCE_MS });
-    expect(next).toMatchObject({ messages: 2, removed: 0 });
-    expect(storedSignatures(env.stateDir, conversationId)).toEqual([
-      ...ledgerEra,
+    const s = await importedLedger();
+    const later = s.history.at(-1)!.timestamp + 60_000;
+    const fresh = [said('user', 'A new question.', later), said('assistant', 'A new answer.', later + 1000)];
+    s.writeMessages(fresh.map((message, i) => ({ message_id: `msg-fresh-${i}`, turn_id: 'turn_f', message })));
+    expect(await s.importAgain()).toMatchObject({ messages: 2, removed: 0 });
+    expect(s.stored()).toEqual([
+      ...s.ledgerEra,
       signature({ role: 'user', timestamp: later, content: 'A new question.' }),
       signature({ role: 'assistant', timestamp: later + 1000, content: 'A new answer.' }),
     ]);
