@@ -1,9 +1,10 @@
-import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import { entryPath } from '../core/entry-path.js';
 import type { KnownManifest } from '../store/session-manifests.js';
 import { knownManifest, sessionRefOf } from './manifest.js';
+import { chooseHistoryFile } from './session-history.js';
 import type { SessionRef } from './types.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -156,16 +157,6 @@ export function newerCopy(a: Candidate, b: Candidate): Candidate {
   return a.ref.dir > b.ref.dir ? a : b;
 }
 
-function holdsHistory(dir: string): boolean {
-  return ['messages.jsonl', 'ledger.jsonl'].some((name) => {
-    try {
-      return statSync(path.join(dir, name)).size > 0;
-    } catch {
-      return false;
-    }
-  });
-}
-
 /**
  * Sessions under `<data>/v2/sessions/YYYY/MM/DD/*-session_*`, in date-directory then name order,
  * identified by their manifest. Date directories that certainly predate `sinceMs` are not opened.
@@ -188,7 +179,7 @@ export async function* discoverSessions(dataDir: string, opts: DiscoverOptions):
         // A directory without any manifest is not a session, or is still being created (the runtime
         // writes the manifest first); one that holds history without it is said, not lost silently.
         if (!result.missing) opts.onInvalidManifest(dir, result.reason, result.symlink === true);
-        else if (holdsHistory(dir)) opts.onInvalidManifest(dir, 'missing', false);
+        else if (chooseHistoryFile(dir).source !== 'none') opts.onInvalidManifest(dir, 'missing', false);
         continue;
       }
       const { known } = result;
