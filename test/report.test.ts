@@ -73,6 +73,9 @@ describe('everme report', () => {
     expect(body.data.totals.invalid_manifest).toBe(2);
     const rows = body.data.conversations.filter((c) => c.source === 'manifest');
     expect(rows).toHaveLength(2);
+    const dirs = rows.map((c) => (c as ReportRow & { sessionDir?: string }).sessionDir);
+    expect(dirs).toContain(lost);
+    expect(dirs.every((dir) => !dir?.endsWith('session_bXZzX25ldw'))).toBe(true);
   });
 
   it('shows a table grouped by conversation with file:line samples and never content', () => {
