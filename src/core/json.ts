@@ -1,3 +1,21 @@
+import type * as z from 'zod';
+
+/**
+ * JSON text read through its schema: text that is not JSON and JSON of another shape both give
+ * undefined. For lines, columns and bodies written by another build or program, where one bad value
+ * is skipped, not thrown.
+ */
+export function parseJsonAs<T extends z.ZodType>(text: string, schema: T): z.infer<T> | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = schema.safeParse(json);
+  return parsed.success ? parsed.data : undefined;
+}
+
 /** Type guards for values that came out of `JSON.parse` (or any other untyped source). */
 
 /** A non-null, non-array object: the shape a JSON object parses to. */

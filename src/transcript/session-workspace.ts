@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
+import { parseJsonAs } from '../core/json.js';
 import { LEDGER_FILE } from './ledger-replay.js';
 import { readLines } from './line-reader.js';
 import { chooseHistoryFile } from './session-history.js';
@@ -48,16 +49,10 @@ type LedgerClaim = { workspaceDir: string; updatedAtMs?: number };
 
 /** The workspace one line's metadata event names for this session, if it is one. */
 function claimOf(line: string, sessionId: string): LedgerClaim | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  const event = metadataEvent.safeParse(json);
-  if (!event.success || event.data.sessionId !== sessionId) return undefined;
-  const at = event.data.record.updatedAtMs ?? event.data.createdAtMs;
-  return at === undefined ? { workspaceDir: event.data.record.workspaceDir } : { workspaceDir: event.data.record.workspaceDir, updatedAtMs: at };
+  const event = parseJsonAs(line, metadataEvent);
+  if (event?.sessionId !== sessionId) return undefined;
+  const at = event.record.updatedAtMs ?? event.createdAtMs;
+  return at === undefined ? { workspaceDir: event.record.workspaceDir } : { workspaceDir: event.record.workspaceDir, updatedAtMs: at };
 }
 
 async function firstLedgerClaim(file: string, sessionId: string): Promise<LedgerClaim | undefined> {

@@ -4,6 +4,7 @@ import { EvermeError, type ErrorType } from '../../core/errors.js';
 import { assertKeySafeTransport } from '../../config/transport.js';
 import { DEFAULT_API_BASE } from '../../config/settings.js';
 import { redactOutput } from '../../core/redact-output.js';
+import { parseJsonAs } from '../../core/json.js';
 import { abortReason, postJson, RequestTimedOut, ResponseTooLarge, type PostedResponse } from './http-post.js';
 import type { AgentMessage } from '../../core/agent-message.js';
 import {
@@ -179,14 +180,7 @@ function errorCodeOf(err: unknown): string | undefined {
 }
 
 function parseEnvelope(text: string): GatewayEnvelope | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = envelopeSchema.safeParse(json);
-  return parsed.success ? parsed.data : undefined;
+  return parseJsonAs(text, envelopeSchema);
 }
 
 /** The gateway's error name is shown to users; keep it to an identifier so no payload leaks through. */
