@@ -213,12 +213,21 @@ describe('everme export', { timeout: 120_000 }, () => {
     await importDemo();
     const file = path.join(tree.root, 'broken.jsonl');
     const good = (await cli(['export', '--conversation', LEDGER_SESSION])).stdout.split('\n').filter(Boolean);
-    fs.writeFileSync(file, [good[0], '{"conversationId": "x", "key": "k", "message": {"role": "robot"}}', 'not json', ...good.slice(1)].join('\n') + '\n');
+    const garbage = Array.from({ length: 6 }, (_, i) => `not json ${i}`);
+    fs.writeFileSync(file, [good[0], '{"conversationId": "x", "key": "k", "message": {"role": "robot"}}', 'not json', ...good.slice(1), ...garbage].join('\n') + '\n');
+    const firstGarbage = good.length + 3;
     const fresh = localEnv(path.join(tree.root, 'state-c'));
     const r = envelopeOf(await cli(['import', '--from-export', file, '--json'], fresh));
-    expect(r.data).toMatchObject({ conversations: 1, messages: good.length, warnings: { invalid_record: 1, invalid_json: 1 } });
+    expect(r.data).toMatchObject({
+      conversations: 1,
+      messages: good.length,
+      warnings: { invalid_record: 1, invalid_json: 7 },
+      // The first five of each code, like report's samples.
+      warningLines: { invalid_record: [2], invalid_json: [3, firstGarbage, firstGarbage + 1, firstGarbage + 2, firstGarbage + 3] },
+    });
     const text = await cli(['import', '--from-export', file], localEnv(path.join(tree.root, 'state-d')));
-    expect(text.stdout).toContain('warnings: invalid_json 1, invalid_record 1 (lines skipped)');
+    expect(text.stdout).toContain('warnings: invalid_json 7, invalid_record 1 (lines skipped)');
+    expect(text.stdout).toContain(`  invalid_json: lines 3, ${firstGarbage}, ${firstGarbage + 1}, ${firstGarbage + 2}, ${firstGarbage + 3} …\n  invalid_record: line 2`);
     expect(text.stdout).not.toContain('not json');
   });
 

@@ -7,7 +7,7 @@ import { ExclusionPolicy } from '../config/exclude.js';
 import { sessionIdOf } from '../core/conversation-id.js';
 import { EvermeError } from '../core/errors.js';
 import { redactText } from '../core/redact.js';
-import { totalsByCode, WarningCollector, type WarningCode } from '../core/warnings.js';
+import { totalsByCode, WarningCollector, type WarningCode, type WarningEntry } from '../core/warnings.js';
 import type { KeyedMessage } from '../core/agent-message.js';
 import { exclusionSource, type Settings } from '../config/settings.js';
 import { admitWorkspace, gateAgentMessage } from '../memory/gate.js';
@@ -29,6 +29,8 @@ export interface ImportExportSummary {
   /** Conversations left out: forgotten here, or of an excluded workspace. */
   skipped: { forgotten: number; excluded: number };
   warnings: Partial<Record<WarningCode, number>>;
+  /** The lines each warning was raised at, the first MAX_WARNING_SAMPLES of each (as `report` samples them). */
+  warningLines: Partial<Record<WarningCode, number[]>>;
 }
 
 type Db = Database.Database;
@@ -220,6 +222,13 @@ async function loadLines(abs: string, db: Db, settings: Settings, summary: Impor
   }
   flush(pending);
   summary.warnings = totalsByCode(warnings.entries());
+  summary.warningLines = linesByCode(warnings.entries());
+}
+
+function linesByCode(entries: readonly WarningEntry[]): Partial<Record<WarningCode, number[]>> {
+  const lines: Partial<Record<WarningCode, number[]>> = {};
+  for (const entry of entries) lines[entry.code] = entry.samples.map((s) => s.line);
+  return lines;
 }
 
 /**
@@ -232,7 +241,7 @@ async function loadLines(abs: string, db: Db, settings: Settings, summary: Impor
 export async function importExport(settings: Settings, file: string, signal?: AbortSignal): Promise<ImportExportSummary> {
   const { abs, digest } = await locateExport(file);
   const db = openDatabase(settings.stateDir);
-  const summary: ImportExportSummary = { file: abs, alreadyImported: false, conversations: 0, messages: 0, skipped: { forgotten: 0, excluded: 0 }, warnings: {} };
+  const summary: ImportExportSummary = { file: abs, alreadyImported: false, conversations: 0, messages: 0, skipped: { forgotten: 0, excluded: 0 }, warnings: {}, warningLines: {} };
   try {
     const seen = db.prepare<[string], number>('SELECT 1 FROM imported_exports WHERE digest = ?').pluck();
     if (seen.get(digest) !== undefined) return { ...summary, alreadyImported: true };
