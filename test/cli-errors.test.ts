@@ -135,11 +135,27 @@ describe('bad input gets a clear answer', () => {
     const env = hermeticEnv(tempDir('everme-home-'), { EVERME_STATE_DIR: tempDir('everme-state-') });
     const full = fs.openSync('/dev/full', 'w');
     try {
-      // import and search through oclif (text and --json), sync through its own entry.
-      for (const args of [['import', '--since', '2026-07-01'], ['search', 'widget'], ['search', 'widget', '--json'], ['sync', '--json']]) {
-        const r = spawnSync(process.execPath, [cliEntry, ...args, '--data-dir', demo], { env, encoding: 'utf8', stdio: ['ignore', full, 'pipe'] });
+      // import and search through oclif (text and --json), sync through its own entry; help and the
+      // version, which oclif prints before any command starts; status --json, whose "problems found"
+      // exit 1 an output that never arrived replaces; export, whose writer meets the failure too.
+      const demoDir = ['--data-dir', demo];
+      const runs = [
+        ['import', '--since', '2026-07-01', ...demoDir],
+        ['search', 'widget', ...demoDir],
+        ['search', 'widget', '--json', ...demoDir],
+        ['sync', '--json', ...demoDir],
+        ['--help'],
+        ['search', '--help'],
+        ['--version'],
+        ['status', '--json', ...demoDir],
+        ['export', ...demoDir],
+      ];
+      for (const args of runs) {
+        const r = spawnSync(process.execPath, [cliEntry, ...args], { env, encoding: 'utf8', stdio: ['ignore', full, 'pipe'] });
         expect(r.status, args.join(' ')).toBe(5);
         expect(r.stderr).toMatch(/^error: Could not write the output to stdout \(ENOSPC\)\nhint: What the command did .* is kept/m);
+        // Said once, and nothing else: no stack, no raw errno line.
+        expect(r.stderr.match(/^error: /gm), args.join(' ')).toHaveLength(1);
         expect(r.stderr).not.toMatch(/\n\s+at /);
       }
     } finally {
