@@ -36,6 +36,17 @@ describe('bad input gets a clear answer', () => {
     [['sync', 'extra'], /^Unexpected argument: extra$/],
     [['status', 'extra'], /^Unexpected argument: extra$/],
     [['install', '--api-key', '', '--dry-run'], /^--api-key is empty$/],
+    // A blank value names nothing: read, it was an id no conversation has (and forget tombstoned
+    // it) or the current directory.
+    [['forget', '--conversation', '', '--yes'], /^--conversation is empty$/],
+    [['forget', '--session', ' ', '--yes'], /^--session is empty$/],
+    [['forget', '--project', '', '--yes'], /^--project is empty$/],
+    [['search', 'widget', '--project', ''], /^--project is empty$/],
+    [['export', '--conversation', ''], /^--conversation is empty$/],
+    [['export', '--project', ''], /^--project is empty$/],
+    [['report', '--conversation', ''], /^--conversation is empty$/],
+    [['import', '--from-export', ''], /^--from-export is empty$/],
+    [['show', ''], /^The session id is empty$/],
     [['install', '--api-base', 'ftp://x', '--dry-run'], /^--api-base must be an http\(s\) URL$/],
   ])('%j is invalid_args, exit 2, one envelope and no stack trace', (args, message) => {
     const r = run([...args, '--json']);

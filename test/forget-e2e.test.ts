@@ -201,11 +201,19 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(json.error).toMatchObject({ type: 'invalid_args' });
     expect(await searchHits(WORD[3])).toHaveLength(1);
 
-    for (const bad of [['forget'], ['forget', '--session', 'a', '--project', 'b'], ['forget', '--undo', '--project', 'x'], ['forget', '--before', 'soon']]) {
+    const blank = [
+      ['forget', '--conversation', '', '--yes'],
+      ['forget', '--session', '', '--yes'],
+    ];
+    for (const bad of [['forget'], ['forget', '--session', 'a', '--project', 'b'], ['forget', '--undo', '--project', 'x'], ['forget', '--before', 'soon'], ...blank]) {
       const r = await cli(bad);
       expect(r.code, bad.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/^error: .*\nhint: /);
     }
+    // Nothing was tombstoned: a blank id is refused before the store is opened.
+    const reader = new Database(path.join(tree.stateDir, 'everme.db'), { readonly: true });
+    expect(reader.prepare('SELECT count(*) AS n FROM tombstones').get()).toEqual({ n: 0 });
+    reader.close();
   });
 });
 
