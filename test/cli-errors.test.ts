@@ -64,6 +64,11 @@ describe('bad input gets a clear answer', () => {
     [['--json'], 'missing_command', /^No command given, only --json$/],
     [['--json', 'nosuch'], 'unknown_command', /^Unknown command: nosuch$/],
     [['--json', 'sync'], 'flag_before_command', /^--json goes after the command$/],
+    // The word after --data-dir is its value, not a command.
+    [['--json', '--data-dir', '/tmp/somewhere'], 'missing_command', /^No command given, only --json$/],
+    [['--data-dir', '/tmp/somewhere', '--json'], 'missing_command', /^No command given, only --data-dir$/],
+    [['--data-dir', '/tmp/somewhere', '--json', 'nosuch'], 'unknown_command', /^Unknown command: nosuch$/],
+    [['--data-dir', '/tmp/somewhere', 'sync', '--json'], 'flag_before_command', /^--data-dir goes after the command$/],
   ])('%j, a flag where the command belongs, is one invalid_args envelope (exit 2)', (args, code, message) => {
     const r = run(args);
     expect(r.status).toBe(2);
@@ -72,6 +77,13 @@ describe('bad input gets a clear answer', () => {
     expect(body.error).toMatchObject({ type: 'invalid_args', code });
     expect(body.error.message).toMatch(message);
     expect(body.error.hint).toBeTruthy();
+  });
+
+  it('takes `everme --data-dir D` for a missing command, not for a command named D', () => {
+    const r = run(['--data-dir', '/tmp/somewhere']);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: No command given, only --data-dir\nhint: Name a command and put the flags after it\. Commands: /);
   });
 
   it('prints error: and hint: on stderr and nothing on stdout in text mode', () => {
