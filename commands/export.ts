@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { runExport } from '../src/cli/export-flow.js';
-import { sinceFlag } from '../src/cli/flags.js';
+import { CONVERSATION_HINT, namingFlag, PROJECT_HINT, sinceFlag } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
 import { renderExportSummary } from '../src/cli/render-import-export.js';
 import type { ExportFormat, ExportSummary } from '../src/export/export-memory.js';
@@ -18,8 +18,8 @@ export default class Export extends EvermeCommand<typeof Export> {
   ];
   static override flags = {
     format: Flags.string({ description: 'jsonl or markdown', options: ['jsonl', 'markdown'], default: 'jsonl' }),
-    conversation: Flags.string({ description: 'one conversation, by the id it was listed under (or the session id mvs_…)' }),
-    project: Flags.string({ description: 'conversations whose workspace is this directory or lies under it' }),
+    conversation: namingFlag('one conversation, by the id it was listed under (or the session id mvs_…)', CONVERSATION_HINT),
+    project: namingFlag('conversations whose workspace is this directory or lies under it', PROJECT_HINT),
     since: sinceFlag('conversations with a message on or after this day (YYYY-MM-DD, UTC)'),
     out: Flags.string({ description: 'a directory, or - for stdout (jsonl only; the default for jsonl)' }),
   };

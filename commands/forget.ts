@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
+import { CONVERSATION_HINT, namingFlag, PROJECT_HINT } from '../src/cli/flags.js';
 import { runForget, type ForgetOutcome } from '../src/cli/forget-flow.js';
 import { renderForget } from '../src/forget/render-forget.js';
 
@@ -15,9 +16,9 @@ export default class Forget extends EvermeCommand<typeof Forget> {
     '<%= config.bin %> forget --undo --conversation minimaxcode-mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40',
   ];
   static override flags = {
-    conversation: Flags.string({ description: 'one conversation, by the id it was listed under (or the session id mvs_…)' }),
-    session: Flags.string({ description: 'the conversation of one session (mvs_…)' }),
-    project: Flags.string({ description: 'every conversation whose workspace is this directory or lies under it' }),
+    conversation: namingFlag('one conversation, by the id it was listed under (or the session id mvs_…)', CONVERSATION_HINT),
+    session: namingFlag('the conversation of one session (mvs_…)', 'Pass --session mvs_… (a session id).'),
+    project: namingFlag('every conversation whose workspace is this directory or lies under it', PROJECT_HINT),
     before: Flags.string({ description: 'every conversation whose last message is before this day (YYYY-MM-DD, UTC)' }),
     'dry-run': Flags.boolean({ description: 'list what would be forgotten; change nothing', default: false }),
     yes: Flags.boolean({ description: 'do not ask (required with --json or without a terminal)', default: false }),

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { concurrencyFlag, sinceFlag, sinkFlag } from '../src/cli/flags.js';
+import { concurrencyFlag, namingFlag, sinceFlag, sinkFlag } from '../src/cli/flags.js';
 import { runImport } from '../src/cli/import-flow.js';
 import { renderImportExport } from '../src/cli/render-import-export.js';
 import { renderRunSummary } from '../src/cli/render-run.js';
@@ -19,7 +19,7 @@ export default class Import extends EvermeCommand<typeof Import> {
   ];
   static override flags = {
     since: sinceFlag('first day to import (YYYY-MM-DD, UTC); required unless --from-export'),
-    'from-export': Flags.string({ description: 'load a jsonl file written by `everme export` into the local store (once), instead of reading sessions' }),
+    'from-export': namingFlag('load a jsonl file written by `everme export` into the local store (once), instead of reading sessions', 'Pass the .jsonl file `everme export` wrote.'),
     sink: sinkFlag('where memories go (default: everme when an API key is configured, else local)'),
     concurrency: concurrencyFlag,
     'dry-run': Flags.boolean({ description: 'read and convert, but touch neither the network nor the state', default: false }),

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { sinceFlag } from '../src/cli/flags.js';
+import { CONVERSATION_HINT, namingFlag, sinceFlag } from '../src/cli/flags.js';
 import { EvermeError } from '../src/core/errors.js';
 import { WARNING_CODES, type WarningCode } from '../src/core/warnings.js';
 import { buildReport, renderReport, type WarningReport } from '../src/report/warning-report.js';
@@ -15,7 +15,7 @@ export default class Report extends EvermeCommand<typeof Report> {
     '<%= config.bin %> report --conversation mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40',
   ];
   static override flags = {
-    conversation: Flags.string({ description: 'one conversation, by the id it was listed under (or the session id mvs_…)' }),
+    conversation: namingFlag('one conversation, by the id it was listed under (or the session id mvs_…)', CONVERSATION_HINT),
     code: Flags.string({ description: `one warning code (${WARNING_CODES.join(', ')})` }),
     since: sinceFlag('only sessions created on or after this day (YYYY-MM-DD, UTC)'),
   };

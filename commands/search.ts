@@ -1,6 +1,6 @@
-import { Args, Flags } from '@oclif/core';
+import { Args } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { limitFlag, sinkFlag } from '../src/cli/flags.js';
+import { limitFlag, namingFlag, PROJECT_HINT, sinkFlag } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
 import { runSearch } from '../src/cli/search-flow.js';
 import { formatHits, localOnlyNote } from '../src/recall/recall-markdown.js';
@@ -20,7 +20,7 @@ export default class Search extends EvermeCommand<typeof Search> {
   };
   static override flags = {
     limit: limitFlag,
-    project: Flags.string({ description: 'only conversations whose workspace is this directory or lies under it (embedded store)' }),
+    project: namingFlag('only conversations whose workspace is this directory or lies under it (embedded store)', PROJECT_HINT),
     sink: sinkFlag('where to search (default: everme when an API key is configured, else local)'),
   };
 

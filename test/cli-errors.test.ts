@@ -36,6 +36,17 @@ describe('bad input gets a clear answer', () => {
     [['sync', 'extra'], /^Unexpected argument: extra$/],
     [['status', 'extra'], /^Unexpected argument: extra$/],
     [['install', '--api-key', '', '--dry-run'], /^--api-key is empty$/],
+    // A blank value names nothing: read, it was an id no conversation has (and forget tombstoned
+    // it) or the current directory.
+    [['forget', '--conversation', '', '--yes'], /^--conversation is empty$/],
+    [['forget', '--session', ' ', '--yes'], /^--session is empty$/],
+    [['forget', '--project', '', '--yes'], /^--project is empty$/],
+    [['search', 'widget', '--project', ''], /^--project is empty$/],
+    [['export', '--conversation', ''], /^--conversation is empty$/],
+    [['export', '--project', ''], /^--project is empty$/],
+    [['report', '--conversation', ''], /^--conversation is empty$/],
+    [['import', '--from-export', ''], /^--from-export is empty$/],
+    [['show', ''], /^The session id is empty$/],
     [['install', '--api-base', 'ftp://x', '--dry-run'], /^--api-base must be an http\(s\) URL$/],
   ])('%j is invalid_args, exit 2, one envelope and no stack trace', (args, message) => {
     const r = run([...args, '--json']);
@@ -53,6 +64,11 @@ describe('bad input gets a clear answer', () => {
     [['--json'], 'missing_command', /^No command given, only --json$/],
     [['--json', 'nosuch'], 'unknown_command', /^Unknown command: nosuch$/],
     [['--json', 'sync'], 'flag_before_command', /^--json goes after the command$/],
+    // The word after --data-dir is its value, not a command.
+    [['--json', '--data-dir', '/tmp/somewhere'], 'missing_command', /^No command given, only --json$/],
+    [['--data-dir', '/tmp/somewhere', '--json'], 'missing_command', /^No command given, only --data-dir$/],
+    [['--data-dir', '/tmp/somewhere', '--json', 'nosuch'], 'unknown_command', /^Unknown command: nosuch$/],
+    [['--data-dir', '/tmp/somewhere', 'sync', '--json'], 'flag_before_command', /^--data-dir goes after the command$/],
   ])('%j, a flag where the command belongs, is one invalid_args envelope (exit 2)', (args, code, message) => {
     const r = run(args);
     expect(r.status).toBe(2);
@@ -61,6 +77,13 @@ describe('bad input gets a clear answer', () => {
     expect(body.error).toMatchObject({ type: 'invalid_args', code });
     expect(body.error.message).toMatch(message);
     expect(body.error.hint).toBeTruthy();
+  });
+
+  it('takes `everme --data-dir D` for a missing command, not for a command named D', () => {
+    const r = run(['--data-dir', '/tmp/somewhere']);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: No command given, only --data-dir\nhint: Name a command and put the flags after it\. Commands: /);
   });
 
   it('prints error: and hint: on stderr and nothing on stdout in text mode', () => {
@@ -135,11 +158,27 @@ describe('bad input gets a clear answer', () => {
     const env = hermeticEnv(tempDir('everme-home-'), { EVERME_STATE_DIR: tempDir('everme-state-') });
     const full = fs.openSync('/dev/full', 'w');
     try {
-      // import and search through oclif (text and --json), sync through its own entry.
-      for (const args of [['import', '--since', '2026-07-01'], ['search', 'widget'], ['search', 'widget', '--json'], ['sync', '--json']]) {
-        const r = spawnSync(process.execPath, [cliEntry, ...args, '--data-dir', demo], { env, encoding: 'utf8', stdio: ['ignore', full, 'pipe'] });
+      // import and search through oclif (text and --json), sync through its own entry; help and the
+      // version, which oclif prints before any command starts; status --json, whose "problems found"
+      // exit 1 an output that never arrived replaces; export, whose writer meets the failure too.
+      const demoDir = ['--data-dir', demo];
+      const runs = [
+        ['import', '--since', '2026-07-01', ...demoDir],
+        ['search', 'widget', ...demoDir],
+        ['search', 'widget', '--json', ...demoDir],
+        ['sync', '--json', ...demoDir],
+        ['--help'],
+        ['search', '--help'],
+        ['--version'],
+        ['status', '--json', ...demoDir],
+        ['export', ...demoDir],
+      ];
+      for (const args of runs) {
+        const r = spawnSync(process.execPath, [cliEntry, ...args], { env, encoding: 'utf8', stdio: ['ignore', full, 'pipe'] });
         expect(r.status, args.join(' ')).toBe(5);
         expect(r.stderr).toMatch(/^error: Could not write the output to stdout \(ENOSPC\)\nhint: What the command did .* is kept/m);
+        // Said once, and nothing else: no stack, no raw errno line.
+        expect(r.stderr.match(/^error: /gm), args.join(' ')).toHaveLength(1);
         expect(r.stderr).not.toMatch(/\n\s+at /);
       }
     } finally {

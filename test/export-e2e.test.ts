@@ -4,8 +4,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../src/core/agent-message.js';
 import { cliEntry, repoRoot } from './support/cli.js';
-import { cliEnv, envelopeOf, runCli, spawnAsync } from './support/cli-process.js';
+import { cliEnv, envelopeOf, runCli, spawnAsync, startCli, waitFor } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
+import { storeCount } from './support/store-count.js';
 
 const MESSAGES_SESSION = 'mvs_3f9c2a7d41e84b0c9d5a6e1f7b2c8d40';
 const LEDGER_SESSION = 'mvs_9d2e4c6a8b0f41d3a5c7e9f1b3d5f7a9';
@@ -35,6 +36,23 @@ async function cli(args: string[], env = localEnv()) {
 async function importDemo(env = localEnv()): Promise<void> {
   const r = await cli(['import', '--since', '2026-07-01', '--json'], env);
   expect(r.code, r.stderr).toBe(0);
+}
+
+/** An export of `conversations` conversations of `turns` messages each, written as `everme export` writes one. */
+function writeLargeExport(file: string, conversations: number, turns: number): string[] {
+  const out: string[] = [];
+  for (let c = 0; c < conversations; c++) {
+    const conversationId = `minimaxcode-mvs_${c.toString(16).padStart(32, '0')}`;
+    for (let m = 0; m < turns; m++) {
+      const timestamp = 1_784_613_773_910 + c * 100_000 + m * 1000;
+      const content = `widget message ${c} ${m} ${'lorem ipsum widget '.repeat(10)}`;
+      const message = m % 2 === 0 ? { role: 'user', timestamp, content } : { role: 'assistant', timestamp, turnComplete: true, content };
+      const conversation = m === 0 ? { conversation: { sessionId: conversationId.slice('minimaxcode-'.length), source: 'ledger', workspaceDir: '/home/demo/projects/widget' } } : {};
+      out.push(JSON.stringify({ conversationId, ...conversation, key: `${c}-${m}`, message }));
+    }
+  }
+  fs.writeFileSync(file, out.join('\n') + '\n');
+  return out;
 }
 
 function lines(text: string): Line[] {
@@ -195,12 +213,21 @@ describe('everme export', { timeout: 120_000 }, () => {
     await importDemo();
     const file = path.join(tree.root, 'broken.jsonl');
     const good = (await cli(['export', '--conversation', LEDGER_SESSION])).stdout.split('\n').filter(Boolean);
-    fs.writeFileSync(file, [good[0], '{"conversationId": "x", "key": "k", "message": {"role": "robot"}}', 'not json', ...good.slice(1)].join('\n') + '\n');
+    const garbage = Array.from({ length: 6 }, (_, i) => `not json ${i}`);
+    fs.writeFileSync(file, [good[0], '{"conversationId": "x", "key": "k", "message": {"role": "robot"}}', 'not json', ...good.slice(1), ...garbage].join('\n') + '\n');
+    const firstGarbage = good.length + 3;
     const fresh = localEnv(path.join(tree.root, 'state-c'));
     const r = envelopeOf(await cli(['import', '--from-export', file, '--json'], fresh));
-    expect(r.data).toMatchObject({ conversations: 1, messages: good.length, warnings: { invalid_record: 1, invalid_json: 1 } });
+    expect(r.data).toMatchObject({
+      conversations: 1,
+      messages: good.length,
+      warnings: { invalid_record: 1, invalid_json: 7 },
+      // The first five of each code, like report's samples.
+      warningLines: { invalid_record: [2], invalid_json: [3, firstGarbage, firstGarbage + 1, firstGarbage + 2, firstGarbage + 3] },
+    });
     const text = await cli(['import', '--from-export', file], localEnv(path.join(tree.root, 'state-d')));
-    expect(text.stdout).toContain('warnings: invalid_json 1, invalid_record 1 (lines skipped)');
+    expect(text.stdout).toContain('warnings: invalid_json 7, invalid_record 1 (lines skipped)');
+    expect(text.stdout).toContain(`  invalid_json: lines 3, ${firstGarbage}, ${firstGarbage + 1}, ${firstGarbage + 2}, ${firstGarbage + 3} …\n  invalid_record: line 2`);
     expect(text.stdout).not.toContain('not json');
   });
 
@@ -233,5 +260,31 @@ describe('everme export', { timeout: 120_000 }, () => {
     expect(kept.length).toBeGreaterThan(0);
     expect(kept.length).toBeLessThan(conversations.length);
     expect(await exported(excluding)).toEqual(kept);
+  });
+
+  it('import --from-export stops at Ctrl-C with exit 130, keeps what it committed, and a re-run loads every line exactly once', async () => {
+    const file = path.join(tree.root, 'large.jsonl');
+    const written = writeLargeExport(file, 2000, 20);
+    const stateDir = path.join(tree.root, 'state-large');
+    const env = localEnv(stateDir);
+    const args = ['import', '--from-export', file, '--data-dir', tree.dataDir, '--json'];
+    const run = startCli(args, env);
+    await waitFor(() => storeCount(stateDir, 'SELECT count(*) FROM messages') > 0, 30_000, 'the first committed batch');
+    run.child.kill('SIGINT');
+    const interrupted = await run.done;
+
+    expect(interrupted.code, interrupted.stderr).toBe(130);
+    expect(envelopeOf(interrupted)).toMatchObject({ ok: false, error: { type: 'cancelled' } });
+    const committed = storeCount(stateDir, 'SELECT count(*) FROM messages');
+    expect(committed).toBeGreaterThan(0);
+    expect(committed).toBeLessThan(written.length);
+    // Not recorded as loaded: the same file is read again, not recognised as done.
+    expect(storeCount(stateDir, 'SELECT count(*) FROM imported_exports')).toBe(0);
+
+    const rerun = await runCli(args, env);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(envelopeOf(rerun).data).toMatchObject({ alreadyImported: false, messages: written.length - committed });
+    const stored = lines((await cli(['export'], env)).stdout).map((l) => `${l.conversationId} ${l.key}`);
+    expect(stored.sort()).toEqual(lines(written.join('\n')).map((l) => `${l.conversationId} ${l.key}`).sort());
   });
 });

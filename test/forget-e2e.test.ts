@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliEntry } from './support/cli.js';
-import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
+import { cliEnv, envelopeOf, runCli, waitFor } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
 import { appendLines, conversationFor, sessionIdFor, turnsEnvelopes, writeLedgerSession, writeMessagesSession } from './support/delivery-trees.js';
 
@@ -201,11 +201,19 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(json.error).toMatchObject({ type: 'invalid_args' });
     expect(await searchHits(WORD[3])).toHaveLength(1);
 
-    for (const bad of [['forget'], ['forget', '--session', 'a', '--project', 'b'], ['forget', '--undo', '--project', 'x'], ['forget', '--before', 'soon']]) {
+    const blank = [
+      ['forget', '--conversation', '', '--yes'],
+      ['forget', '--session', '', '--yes'],
+    ];
+    for (const bad of [['forget'], ['forget', '--session', 'a', '--project', 'b'], ['forget', '--undo', '--project', 'x'], ['forget', '--before', 'soon'], ...blank]) {
       const r = await cli(bad);
       expect(r.code, bad.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/^error: .*\nhint: /);
     }
+    // Nothing was tombstoned: a blank id is refused before the store is opened.
+    const reader = new Database(path.join(tree.stateDir, 'everme.db'), { readonly: true });
+    expect(reader.prepare('SELECT count(*) AS n FROM tombstones').get()).toEqual({ n: 0 });
+    reader.close();
   });
 });
 
@@ -213,10 +221,26 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
 const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
 
 describe('everme forget on a terminal', { timeout: 120_000 }, () => {
+  const forgetCommand = (): string => [process.execPath, cliEntry, 'forget', '--session', sessionIdFor(2), '--data-dir', tree.dataDir].map((a) => `'${a}'`).join(' ');
+
   function onTerminal(answer: string): { status: number | null; output: string } {
-    const command = [process.execPath, cliEntry, 'forget', '--session', sessionIdFor(2), '--data-dir', tree.dataDir].map((a) => `'${a}'`).join(' ');
-    const r = spawnSync('script', ['-qec', command, '/dev/null'], { input: `${answer}\n`, env: localEnv(), encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync('script', ['-qec', forgetCommand(), '/dev/null'], { input: `${answer}\n`, env: localEnv(), encoding: 'utf8', timeout: 60_000 });
     return { status: r.status, output: r.stdout };
+  }
+
+  /** A key pressed once the question is on the screen, as a user at the prompt presses it. */
+  async function keyAtPrompt(key: string): Promise<{ status: number | null; output: string }> {
+    const child = spawn('script', ['-qec', forgetCommand(), '/dev/null'], { env: localEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const done = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    await waitFor(() => output.includes('[y/N]'), 60_000, 'the question');
+    child.stdin.write(key);
+    const status = await done;
+    clearTimeout(timer);
+    child.stdin.end();
+    return { status, output };
   }
 
   it.skipIf(!hasScript)('asks before forgetting; anything but yes keeps everything', async () => {
@@ -226,6 +250,15 @@ describe('everme forget on a terminal', { timeout: 120_000 }, () => {
     expect(declined.output).toContain('about to forget 1 conversation');
     expect(declined.output).toContain('Forget these 1 conversation(s)? [y/N]');
     expect(declined.status).toBe(130);
+    expect(await searchHits(WORD[2])).toHaveLength(1);
+
+    // Ctrl-C and Ctrl-D at the prompt are a no, not a failure.
+    for (const key of ['\x03', '\x04']) {
+      const aborted = await keyAtPrompt(key);
+      expect(aborted.status, JSON.stringify(key)).toBe(130);
+      expect(aborted.output).toContain('\nerror: Nothing was forgotten');
+      expect(aborted.output).not.toContain('Aborted');
+    }
     expect(await searchHits(WORD[2])).toHaveLength(1);
 
     const accepted = onTerminal('y');

@@ -104,6 +104,21 @@ describe('everme search, embedded store', () => {
     expect(ids).toEqual(new Set([conversationIdFor(1), conversationIdFor(2), conversationIdFor(5)]));
   });
 
+  it('--project and --data-dir take ~ for the home directory, as export and forget do (bash leaves a ~ after = alone)', async () => {
+    const home = { HOME: root };
+    const env = envelope(await search('flamingo OR zebracache OR payload', ['--project=~/projects/widget', '--json'], home));
+    expect(new Set(env.data!.results.map((r) => r.conversationId))).toEqual(new Set([conversationIdFor(1), conversationIdFor(2), conversationIdFor(5)]));
+
+    const viaTilde = await new Promise<Run>((resolve) => {
+      const args = [runJs, 'search', `--data-dir=~/${path.relative(root, store.dataDir)}`, '--json', '--', 'payload'];
+      execFile(process.execPath, args, { env: cleanEnv({ EVERME_STATE_DIR: store.stateDir, ...home }), timeout: 60_000, encoding: 'utf8' }, (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+      );
+    });
+    expect(viaTilde.code, viaTilde.stderr).toBe(0);
+    expect(envelope(viaTilde).data!.results.length).toBeGreaterThan(0);
+  });
+
   it('--limit bounds the results', async () => {
     const env = envelope(await search('payload', ['--limit', '1', '--json']));
     expect(env.data!.results).toHaveLength(1);

@@ -23,14 +23,27 @@ const commandNotFound: Hook<'command_not_found'> = function (opts) {
   return Promise.resolve();
 };
 
+/** The global flags whose value is the next word (`--data-dir D`): D is that value, never a command. */
+const TAKES_VALUE = new Set(['--data-dir']);
+
+/** The first word that is neither a flag nor a flag's value: what the user meant as the command. */
+function firstWord(words: readonly string[]): string | undefined {
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (TAKES_VALUE.has(word)) i++;
+    else if (!word.startsWith('-')) return word;
+  }
+  return undefined;
+}
+
 function notFoundError(id: string, argv: readonly string[], known: readonly string[]): EvermeError {
   const commands = `Commands: ${known.join(', ')}. See \`everme --help\`.`;
   // `everme --json …`: a flag where the command belongs; the command, if any, is the first word after it.
   if (id.startsWith('-')) {
     const command = argv.find((arg) => known.includes(arg));
     if (command !== undefined) return new EvermeError('invalid_args', `${id} goes after the command`, { code: 'flag_before_command', hint: `Put the flags after \`everme ${command}\`; \`everme ${command} --help\` lists them.` });
-    const word = argv.find((arg) => !arg.startsWith('-'));
-    if (word === undefined) return new EvermeError('invalid_args', `No command given, only ${id}`, { code: 'missing_command', hint: commands });
+    const word = firstWord([id, ...argv]);
+    if (word === undefined) return new EvermeError('invalid_args', `No command given, only ${id}`, { code: 'missing_command', hint: `Name a command and put the flags after it. ${commands}` });
     return new EvermeError('invalid_args', `Unknown command: ${word}`, { code: 'unknown_command', hint: commands });
   }
   // `everme sync extra` reaches here as `sync:extra` (oclif joins the words to look for a command):

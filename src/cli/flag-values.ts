@@ -1,4 +1,5 @@
 import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
+import { EvermeError } from '../core/errors.js';
 
 /**
  * What the shared flags accept and mean, without oclif: `flags.ts` defines the flags from these, and
@@ -19,4 +20,13 @@ export function sinkFrom(flag: SinkName | undefined, settings: Settings): SinkNa
 export interface SinceDay {
   text: string;
   ms: number;
+}
+
+/**
+ * A value that names something (an id, a directory, a file). A blank one names nothing: read as
+ * given it was an id no conversation has (and `forget` tombstoned it) or the current directory.
+ */
+export function nonBlank(value: string, what: string, hint: string): string {
+  if (value.trim() === '') throw new EvermeError('invalid_args', `${what} is empty`, { code: 'empty_value', hint });
+  return value;
 }

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
 import { MAX_RECALL_LIMIT } from '../recall/recall.js';
-import { CONCURRENCY_RANGE, SINKS, type SinceDay } from './flag-values.js';
+import { CONCURRENCY_RANGE, nonBlank, SINKS, type SinceDay } from './flag-values.js';
 
 export { sinkFrom, type SinceDay } from './flag-values.js';
 
@@ -16,6 +16,14 @@ export const dataDirFlag = Flags.string({
   description: 'MiniMax Code data directory (default: $MINIMAX_DATA_DIR, $MAVIS_DATA_DIR, ~/.minimax)',
   helpGroup: 'GLOBAL',
 });
+
+/** A flag that names an id, a directory or a file: a blank value is invalid_args with `hint`, never read. */
+export function namingFlag(description: string, hint: string) {
+  return Flags.custom<string>({ description, parse: (input, _context, opts) => Promise.resolve(nonBlank(input, `--${opts.name}`, hint)) })();
+}
+
+export const CONVERSATION_HINT = 'Pass --conversation ID: an id `everme export` or `everme forget --dry-run` listed, or a session id mvs_….';
+export const PROJECT_HINT = 'Pass --project DIR (`--project .` for the current directory).';
 
 /** `--sink local|everme`; absent means the configured default (see `sinkFrom`). */
 export function sinkFlag(description: string) {

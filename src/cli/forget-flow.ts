@@ -36,14 +36,14 @@ function selectorOf(request: ForgetRequest): ConversationSelector {
 }
 
 /** Forgetting needs a yes: --yes, or an answer on the terminal after the list of what goes. */
-async function confirmForget(forgetter: Forgetter, planned: ForgetCandidate[], json: boolean): Promise<void> {
-  if (json || !process.stdin.isTTY || !process.stderr.isTTY) {
+async function confirmForget(forgetter: Forgetter, planned: ForgetCandidate[], context: FlowContext): Promise<void> {
+  if (context.json || !process.stdin.isTTY || !process.stderr.isTTY) {
     throw new EvermeError('invalid_args', `Forgetting ${planned.length} conversation(s) needs confirmation`, {
       hint: 'Add --yes to confirm (required with --json or without a terminal); --dry-run lists them first.',
     });
   }
   process.stderr.write(`${renderForget(forgetter.dryRun(planned), { asking: true })}\n`);
-  if (!(await confirmOnTerminal(`Forget these ${planned.length} conversation(s)? [y/N] `))) {
+  if (!(await confirmOnTerminal(`Forget these ${planned.length} conversation(s)? [y/N] `, context.signal))) {
     throw new EvermeError('cancelled', 'Nothing was forgotten');
   }
 }
@@ -59,7 +59,7 @@ export async function runForget(request: ForgetRequest, context: FlowContext): P
     if (request.undo && selector.kind === 'conversation') return { kind: 'undone', undone: forgetter.undo(selector.conversationId) };
     const planned = forgetter.plan(selector);
     if (request.dryRun || planned.length === 0) return { kind: 'forget', result: forgetter.dryRun(planned) };
-    if (!request.yes) await confirmForget(forgetter, planned, context.json);
+    if (!request.yes) await confirmForget(forgetter, planned, context);
     return { kind: 'forget', result: await forgetter.apply(planned, { signal: context.signal }) };
   } finally {
     forgetter.close();

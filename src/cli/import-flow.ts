@@ -35,7 +35,7 @@ export async function runImport(request: ImportRequest, context: FlowContext): P
   checkImportRequest(request);
   const settings = context.settings();
   const { since } = request;
-  if (since === undefined) return { kind: 'export', loaded: await importExport(settings, request.fromExport!) };
+  if (since === undefined) return { kind: 'export', loaded: await importExport(settings, request.fromExport!, context.signal) };
   const progress = createProgress('import', { json: context.json });
   const summary = await runPipeline({
     mode: 'import',

@@ -1,4 +1,4 @@
-import { EvermeError, exitCodeFor } from '../core/errors.js';
+import { EvermeError, exitCodeFor, stdoutUnwritable } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
 
 /** stdout carries results only; everything for humans that is not the result goes to stderr. */
@@ -6,28 +6,42 @@ export function writeStdout(text: string): void {
   process.stdout.write(redactOutput(text.endsWith('\n') ? text : `${text}\n`));
 }
 
+/** stdout_unwritable was reported: every later failed write (and the writer's own error) is the same failure. */
+let stdoutFailed = false;
+
 function onStdoutError(err: NodeJS.ErrnoException): void {
   // The reader stopped early (`| head`): what it did not read was not wanted.
   if (err.code === 'EPIPE') return;
-  const failure = new EvermeError('io', `Could not write the output to stdout (${err.code ?? err.message})`, {
-    code: 'stdout_unwritable',
-    hint: 'What the command did (an import or sync committed) is kept; only its output was lost. Point stdout at a file or pipe that can take it.',
-  });
-  const code = reportErrorText(failure);
-  if (!process.exitCode) process.exitCode = code;
+  reportStdoutUnwritable(stdoutUnwritable(err));
+}
+
+/**
+ * Once, however many writes failed. Exit 5 replaces a success and exit 1 (status's "problems found",
+ * a generic failure), which say less than an output that never arrived; a failure with its own code
+ * (usage 2, auth 3, network 4, Ctrl-C 130) keeps it.
+ */
+function reportStdoutUnwritable(failure: EvermeError): number {
+  const code = exitCodeFor(failure.type);
+  if (!stdoutFailed) {
+    stdoutFailed = true;
+    reportErrorText(failure);
+  }
+  if (!process.exitCode || process.exitCode === 1) process.exitCode = code;
+  return typeof process.exitCode === 'number' ? process.exitCode : code;
 }
 
 /**
  * A stdout that cannot take the result (a file on a full disk, `> /dev/full`) fails the write
  * after the command returned, in an 'error' event. oclif's listener rethrows every such error
- * but EPIPE, so the user got node's stack trace and exit 1. Called once the command's modules are
- * loaded (oclif adds its listener when its Command class loads): this listener is then the only
- * one, and the failure is one `io` line on stderr, exit 5.
+ * but EPIPE, so the user got node's stack trace and exit 1. Called once oclif is loaded (it adds its
+ * listener when its Command class loads), before it prints help or a version, and again by each
+ * command: this listener is then the only one, and the failure is one `io` line on stderr, exit 5.
  */
 export function guardStdout(): void {
-  if (process.stdout.listeners('error').includes(onStdoutError)) return;
-  process.stdout.removeAllListeners('error');
-  process.stdout.on('error', onStdoutError);
+  for (const listener of process.stdout.listeners('error')) {
+    if (listener !== onStdoutError) process.stdout.off('error', listener as (err: Error) => void);
+  }
+  if (!process.stdout.listeners('error').includes(onStdoutError)) process.stdout.on('error', onStdoutError);
 }
 
 export function writeStderr(text: string): void {
@@ -69,6 +83,8 @@ export function reportErrorText(err: EvermeError): number {
  * for a defect (`internal`), never for a user's mistake.
  */
 export function reportFailure(failure: EvermeError, json: boolean, thrown: unknown): number {
+  // Not on stdout, which is what failed; said once, however many writes met it.
+  if (failure.code === 'stdout_unwritable') return reportStdoutUnwritable(failure);
   if (failure.type === 'internal' && process.env.EVERME_DEBUG) {
     process.stderr.write(`${thrown instanceof Error ? (thrown.stack ?? String(thrown)) : String(thrown)}\n`);
   }

@@ -1,3 +1,4 @@
+import { WARNING_CODES } from '../core/warnings.js';
 import type { ImportExportSummary } from '../export/import-export.js';
 import type { ExportSummary } from '../export/export-memory.js';
 
@@ -10,6 +11,12 @@ export function renderImportExport(s: ImportExportSummary): string {
   const skipped = Object.entries(s.warnings).map(([code, count]) => `${code} ${count}`);
   // These lines of the file were skipped; the file is not a session, so `everme report` does not list them.
   lines.push(skipped.length === 0 ? 'warnings: none' : `warnings: ${skipped.join(', ')} (lines skipped)`);
+  // Where, never what: the line numbers (the first few of each code), as `report` samples a session's.
+  for (const code of WARNING_CODES) {
+    const count = s.warnings[code] ?? 0;
+    const at = s.warningLines[code] ?? [];
+    if (at.length > 0) lines.push(`  ${code}: line${count === 1 ? '' : 's'} ${at.join(', ')}${count > at.length ? ' …' : ''}`);
+  }
   return lines.join('\n');
 }
 

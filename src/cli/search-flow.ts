@@ -1,4 +1,4 @@
-import path from 'node:path';
+import { resolveUserPath } from '../config/exclude.js';
 import type { SinkName } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { openRecall, type RecallSearch } from '../recall/recall.js';
@@ -17,7 +17,7 @@ export interface SearchRequest {
 export interface SearchOutcome {
   result: RecallSearch;
   sink: SinkName;
-  /** The --project directory, resolved. */
+  /** The --project directory, resolved (`~` expanded, as export and forget do). */
   project?: string;
 }
 
@@ -28,7 +28,7 @@ export async function runSearch(request: SearchRequest, context: FlowContext): P
   }
   const settings = context.settings();
   const sink = sinkFrom(request.sink, settings);
-  const project = request.project === undefined ? undefined : path.resolve(request.project);
+  const project = request.project === undefined ? undefined : resolveUserPath(request.project);
   if (project !== undefined && sink === 'everme' && !context.json) {
     writeStderr('note: --project filters the embedded store only; the EverMe gateway searches all your memories');
   }

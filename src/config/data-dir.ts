@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
+import { resolveUserPath } from './exclude.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -16,9 +17,13 @@ function nonEmpty(value: string | undefined): string | undefined {
  * $XDG_DATA_HOME/minimax.
  */
 export function resolveDataDir(flag: string | undefined, env: Env = process.env): string {
-  const explicit = nonEmpty(flag) ?? nonEmpty(env.MINIMAX_DATA_DIR) ?? nonEmpty(env.MAVIS_DATA_DIR);
-  if (explicit) return path.resolve(explicit);
   const home = nonEmpty(env.HOME) ?? homedir();
+  // Typed by the user: `--data-dir=~/x` reaches us with its `~` (the shell expands it only at a word's start).
+  const typed = nonEmpty(flag);
+  if (typed) return resolveUserPath(typed, home);
+  // A variable is taken as set: a shell already expanded the `~` of `MINIMAX_DATA_DIR=~/x`.
+  const explicit = nonEmpty(env.MINIMAX_DATA_DIR) ?? nonEmpty(env.MAVIS_DATA_DIR);
+  if (explicit) return path.resolve(explicit);
   const classic = path.join(home, '.minimax');
   if (existsSync(classic) || existsSync(path.join(home, '.mavis')) || process.platform !== 'linux') return classic;
   const xdg = nonEmpty(env.XDG_DATA_HOME) ?? path.join(home, '.local', 'share');

@@ -96,6 +96,15 @@ export function databaseUnavailable(sqliteCode: string, file?: string, cause?: u
   });
 }
 
+/** stdout refused a write (a full disk, `> /dev/full`): one error, whether the write's listener or the writer met it. */
+export function stdoutUnwritable(err: NodeJS.ErrnoException): EvermeError {
+  return new EvermeError('io', `Could not write the output to stdout (${err.code ?? err.message})`, {
+    code: 'stdout_unwritable',
+    hint: 'What the command did (an import or sync committed) is kept; only its output was lost. Point stdout at a file or pipe that can take it.',
+    cause: err,
+  });
+}
+
 /** `SQLITE_CORRUPT`, `SQLITE_IOERR_SHORT_READ`…: the code of a failure that means the store is unusable. */
 export function unusableSqliteCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | undefined)?.code;

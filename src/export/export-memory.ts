@@ -1,6 +1,6 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import path from 'node:path';
-import { EvermeError } from '../core/errors.js';
+import { EvermeError, stdoutUnwritable } from '../core/errors.js';
 import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
 import type { Settings } from '../config/settings.js';
 import { resolveConversationId } from '../store/conversation-ids.js';
@@ -73,7 +73,7 @@ class Output {
           if (err.code === 'EPIPE') {
             this.closed = true;
             resolve();
-          } else reject(err);
+          } else reject(this.owned ? err : stdoutUnwritable(err));
         };
         this.stream.once('error', onError);
         this.stream.once('drain', done);

@@ -7,7 +7,7 @@ import { ExclusionPolicy } from '../config/exclude.js';
 import { sessionIdOf } from '../core/conversation-id.js';
 import { EvermeError } from '../core/errors.js';
 import { redactText } from '../core/redact.js';
-import { totalsByCode, WarningCollector, type WarningCode } from '../core/warnings.js';
+import { totalsByCode, WarningCollector, type WarningCode, type WarningEntry } from '../core/warnings.js';
 import type { KeyedMessage } from '../core/agent-message.js';
 import { exclusionSource, type Settings } from '../config/settings.js';
 import { admitWorkspace, gateAgentMessage } from '../memory/gate.js';
@@ -29,6 +29,8 @@ export interface ImportExportSummary {
   /** Conversations left out: forgotten here, or of an excluded workspace. */
   skipped: { forgotten: number; excluded: number };
   warnings: Partial<Record<WarningCode, number>>;
+  /** The lines each warning was raised at, the first MAX_WARNING_SAMPLES of each (as `report` samples them). */
+  warningLines: Partial<Record<WarningCode, number[]>>;
 }
 
 type Db = Database.Database;
@@ -172,17 +174,37 @@ function pendingWriter(db: Db, summary: ImportExportSummary): (pending: Pending 
   };
 }
 
+function interrupted(): EvermeError {
+  return new EvermeError('cancelled', 'Interrupted: the lines read so far are committed; run the same command again to continue');
+}
+
+/** One turn of the event loop: the only place a Ctrl-C's handler can run while the file is read. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Every line of the file into the store, through the gate, a batch at a time. */
-async function loadLines(abs: string, db: Db, settings: Settings, summary: ImportExportSummary): Promise<void> {
+async function loadLines(abs: string, db: Db, settings: Settings, summary: ImportExportSummary, signal: AbortSignal | undefined): Promise<void> {
   const warnings = new WarningCollector();
   const name = path.basename(abs);
   const taken = await conversationGate(db, settings, summary);
+  if (signal?.aborted) throw interrupted();
   const flush = pendingWriter(db, summary);
   let pending: Pending | undefined;
+  let linesRead = 0;
   // An export is a finished file: its last line counts even without a newline, and a line over
   // the cap is reported, never dropped in silence.
-  const lines = readLines(abs, { finished: true, report: (code, line) => warnings.add(code, { file: name, line }) });
+  const lines = readLines(abs, { finished: true, signal, report: (code, line) => warnings.add(code, { file: name, line }) });
   for await (const { line, lineNo } of lines) {
+    // The reader reads with synchronous calls, so Ctrl-C is let in once every BATCH lines (not on
+    // each line). What was read is committed (a re-run skips it by key); the file is not marked done.
+    if (signal && ++linesRead % BATCH === 0) {
+      await nextTurn();
+      if (signal.aborted) {
+        flush(pending);
+        throw interrupted();
+      }
+    }
     const parsed = parseExportLine(line, (code) => warnings.add(code, { file: name, line: lineNo }));
     if (!parsed) continue;
     const { conversationId, conversation, key, message } = parsed;
@@ -200,6 +222,13 @@ async function loadLines(abs: string, db: Db, settings: Settings, summary: Impor
   }
   flush(pending);
   summary.warnings = totalsByCode(warnings.entries());
+  summary.warningLines = linesByCode(warnings.entries());
+}
+
+function linesByCode(entries: readonly WarningEntry[]): Partial<Record<WarningCode, number[]>> {
+  const lines: Partial<Record<WarningCode, number[]>> = {};
+  for (const entry of entries) lines[entry.code] = entry.samples.map((s) => s.line);
+  return lines;
 }
 
 /**
@@ -209,14 +238,14 @@ async function loadLines(abs: string, db: Db, settings: Settings, summary: Impor
  * again. Forgotten conversations and excluded workspaces stay out here too. A malformed line costs
  * that line (a warning with its line number, never its content).
  */
-export async function importExport(settings: Settings, file: string): Promise<ImportExportSummary> {
+export async function importExport(settings: Settings, file: string, signal?: AbortSignal): Promise<ImportExportSummary> {
   const { abs, digest } = await locateExport(file);
   const db = openDatabase(settings.stateDir);
-  const summary: ImportExportSummary = { file: abs, alreadyImported: false, conversations: 0, messages: 0, skipped: { forgotten: 0, excluded: 0 }, warnings: {} };
+  const summary: ImportExportSummary = { file: abs, alreadyImported: false, conversations: 0, messages: 0, skipped: { forgotten: 0, excluded: 0 }, warnings: {}, warningLines: {} };
   try {
     const seen = db.prepare<[string], number>('SELECT 1 FROM imported_exports WHERE digest = ?').pluck();
     if (seen.get(digest) !== undefined) return { ...summary, alreadyImported: true };
-    await loadLines(abs, db, settings, summary);
+    await loadLines(abs, db, settings, summary, signal);
     db.prepare<[string, number, number, number]>('INSERT INTO imported_exports (digest, conversations, messages, imported_at_ms) VALUES (?, ?, ?, ?)').run(
       digest,
       summary.conversations,
