@@ -1,9 +1,8 @@
-import path from 'node:path';
-import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
-import { sinkFlag } from '../src/cli/flags.js';
+import { namingFlag, PROJECT_HINT, sinkFlag } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
 import { serveRecall } from '../src/mcp/server.js';
+import { resolveUserPath } from '../src/config/exclude.js';
 
 export default class Mcp extends EvermeCommand<typeof Mcp> {
   static override summary = 'Serve recall over MCP on stdio (mem_search, mem_get, mem_timeline, mem_context)';
@@ -13,13 +12,13 @@ export default class Mcp extends EvermeCommand<typeof Mcp> {
     'All are read-only. stdout carries only protocol frames; diagnostics go to stderr.';
   static override examples = ['<%= config.bin %> mcp', '<%= config.bin %> mcp --project ~/src/widget'];
   static override flags = {
-    project: Flags.string({ description: 'the project mem_context describes (default: the current directory)' }),
+    project: namingFlag('the project mem_context describes (default: the current directory)', PROJECT_HINT),
     sink: sinkFlag('where to recall from (default: everme when an API key is configured, else local)'),
   };
 
   async run(): Promise<void> {
     const { flags } = this;
-    const project = path.resolve(flags.project ?? process.cwd());
+    const project = resolveUserPath(flags.project ?? process.cwd());
     await serveRecall({ settings: () => this.settings(), sink: flags.sink, project, log: writeStderr, signal: this.abort.signal });
   }
 }

@@ -178,6 +178,13 @@ describe('everme mcp over stdio, local store', () => {
     expect(text).toContain(conversationIdFor(100 + MANY - 1));
   });
 
+  it('mem_context reads --project ~/dir as the home directory\'s dir, as search, export and forget do', async () => {
+    // The shell leaves ~ alone after `--project=`; resolved as a path it was ./~/nowhere.
+    const tilde = await connect(['--project=~/nowhere'], { cwd: root, env: { HOME: root } });
+    const { text } = await call(tilde.client, 'mem_context', {});
+    expect(text).toContain(`No conversations recorded for ${path.join(root, 'nowhere')}`);
+  });
+
   it('mem_context trims a long index to 10,000 characters by whole conversations', async () => {
     const many = await connect(['--project', path.join(projects, 'many')], { cwd: root });
     const { text } = await call(many.client, 'mem_context', {});

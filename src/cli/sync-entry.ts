@@ -51,7 +51,11 @@ export function readSyncFlags(argv: readonly string[]): EntryFlags | undefined {
   if (new Set(names).size !== names.length) return undefined;
   const { session, since, sink, concurrency, json } = parsed.values;
   const request: SyncRequest = {};
-  if (session !== undefined) request.session = session;
+  if (session !== undefined) {
+    // A blank id is oclif's to refuse (invalid_args with a hint), as every other naming flag is.
+    if (session.trim() === '') return undefined;
+    request.session = session;
+  }
   if (sink !== undefined) {
     if (!(SINKS as readonly string[]).includes(sink)) return undefined;
     request.sink = sink as SinkName;
