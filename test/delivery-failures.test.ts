@@ -213,6 +213,31 @@ describe('exactly once at each of two sinks (the gateway and the embedded store)
     expectBothSinksExactlyOnce();
   });
 
+  it("on a disk the store's rows fill, the gateway's marks of what it acknowledged were committed first: the re-run sends nothing", async () => {
+    writeTree();
+    // Whatever commits first takes the last free space: once a conversation's rows are in the store,
+    // its gateway marks no longer fit, as on a disk those rows filled.
+    const db = openDatabase(env.stateDir);
+    db.exec(`CREATE TRIGGER full_disk BEFORE INSERT ON delivered WHEN EXISTS (SELECT 1 FROM messages WHERE conversation_id = NEW.conversation_id)
+      BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`);
+    db.close();
+    const first = await run();
+    expect(runOutcomeError(first)).toBeUndefined();
+    expect(first.sinks.map((s) => [s.sink, s.sessions.delivered, s.sessions.failed])).toEqual([
+      ['everme', 3, 0],
+      ['local', 3, 0],
+    ]);
+
+    const freed = openDatabase(env.stateDir);
+    freed.exec('DROP TRIGGER full_disk');
+    freed.close();
+    const before = agentMemoryRequests();
+    const second = await run();
+    expect(runOutcomeError(second)).toBeUndefined();
+    expect(agentMemoryRequests()).toBe(before);
+    expectBothSinksExactlyOnce();
+  });
+
   it('with EVERME_LOCAL_STORE=0 delivers to the gateway alone and leaves the store empty', async () => {
     writeTree();
     const summary = await runEngine({ ...env, localStore: false }, 'import', 'everme', { concurrency: 1 });

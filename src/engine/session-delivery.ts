@@ -1,6 +1,6 @@
 import type { SinkName } from '../config/settings.js';
 import { toEvermeError, type EvermeError } from '../core/errors.js';
-import type { ConversationMeta, DeliveryMode, PlanPart, SessionContext, SessionEnd, SessionStateWrite, Sink, SinkSession } from '../sinks/sink.js';
+import type { ConversationMeta, DeliveryMode, Handoff, PlanPart, SessionContext, SessionEnd, SessionStateWrite, Sink, SinkSession } from '../sinks/sink.js';
 import type { FingerprintStore, SessionFingerprint } from '../store/fingerprint-store.js';
 import type { SessionStore } from '../store/session-store.js';
 import { chooseHistoryFile, type HistoryFileChoice, type HistoryFileStat } from '../transcript/session-history.js';
@@ -384,20 +384,36 @@ function failRun(run: SinkRun, reason: unknown): void {
 }
 
 /**
- * Ends the session at every sink still in it, all at once; resolves once each holds it, with the
- * wait for their commits (which a failed commit fails the sink of).
+ * Ends the session at every sink still in it; resolves once the gateway holds it (the store is
+ * handed the session's end once the gateway's marks are committed), with the wait for every commit
+ * (which a failed commit fails the sink of).
+ *
+ * The gateway's marks and the store's rows share one file, so on a full disk whichever commits first
+ * takes the space. The store's rows are written again by the next run at no cost to anyone; marks
+ * of requests the gateway acknowledged, once lost, make the next run send those requests again. So
+ * the store's last write of a session is made only after the gateway's marks for it committed (or
+ * failed).
  */
 async function handOff(active: SinkRun[], endFor: (run: SinkRun) => SessionEnd): Promise<() => Promise<void>> {
   const live = active.filter((run) => run.outcome.status !== 'failed' && run.session);
-  const handoffs = await Promise.allSettled(live.map((run) => run.session!.finish(endFor(run))));
-  const durable = handoffs.map((handoff, i) => {
+  const sending = live.filter((run) => run.sink.takes === 'requests');
+  const storing = live.filter((run) => run.sink.takes !== 'requests');
+  const finish = (run: SinkRun): Promise<Handoff> => run.session!.finish(endFor(run));
+  const sent = await Promise.allSettled(sending.map(finish));
+  const marks = sent.map((handoff, i) => {
     if (handoff.status === 'fulfilled') return handoff.value.durable;
-    failRun(live[i]!, handoff.reason);
+    failRun(sending[i]!, handoff.reason);
     return Promise.resolve();
   });
+  const marked = sending.length === 0 ? undefined : Promise.allSettled(marks);
+  const stored = storing.map((run) => (marked ? marked.then(() => finish(run)) : finish(run)).then((handoff) => handoff.durable));
+  // Awaited by the caller once every sink holds the session; a failure meanwhile is not unhandled.
+  for (const commit of stored) commit.catch(() => undefined);
+  const runs = [...sending, ...storing];
+  const durable = [...marks, ...stored];
   return async () => {
     (await Promise.allSettled(durable)).forEach((result, i) => {
-      if (result.status === 'rejected') failRun(live[i]!, result.reason);
+      if (result.status === 'rejected') failRun(runs[i]!, result.reason);
     });
   };
 }
