@@ -5,6 +5,7 @@ import { runOutcomeError } from '../src/cli/render-run.js';
 import { exitCodeFor } from '../src/core/errors.js';
 import { startFakeGateway, type Fault, type FakeGateway } from './support/fake-gateway.js';
 import { openDatabase } from '../src/store/database.js';
+import { sinkStatuses } from '../src/status/sink-status.js';
 import { conversationFor, expectedTurns, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { duplicateKeys, gatewaySignatures, runEngine, storeCounts, storedSignatures, type HarnessEnv } from './support/delivery-harness.js';
 import { tempDir } from './transcript-helpers.js';
@@ -236,6 +237,26 @@ describe('exactly once at each of two sinks (the gateway and the embedded store)
     expect(runOutcomeError(second)).toBeUndefined();
     expect(agentMemoryRequests()).toBe(before);
     expectBothSinksExactlyOnce();
+  });
+
+  it('counts as delivered by the store only the messages it committed, in the summary and in `everme status`', async () => {
+    writeTree();
+    const db = openDatabase(env.stateDir);
+    db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.conversation_id = '${conversationFor(2)}' BEGIN SELECT RAISE(ABORT, 'disk full'); END;`);
+    db.close();
+    const first = await run();
+    const stored = storeCounts(env.stateDir).messages;
+    const [everme, local] = first.sinks;
+    expect(local).toMatchObject({ sink: 'local', sessions: { delivered: 2, failed: 1 }, messages: stored });
+    expect(everme!.messages).toBeGreaterThan(stored);
+
+    const status = openDatabase(env.stateDir);
+    const lastRuns = sinkStatuses(status, ['everme', 'local']).map((s) => [s.sink, s.lastRun?.messages]);
+    status.close();
+    expect(lastRuns).toEqual([
+      ['everme', everme!.messages],
+      ['local', stored],
+    ]);
   });
 
   it('with EVERME_LOCAL_STORE=0 delivers to the gateway alone and leaves the store empty', async () => {
