@@ -1,3 +1,5 @@
+import { statfsSync } from 'node:fs';
+import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { LocalStore } from '../../store/local-store.js';
 import { InlineWriter, type LocalWriter } from '../../store/local-writer.js';
@@ -19,6 +21,13 @@ const MAX_HELD_BYTES = 8 * 1024 * 1024;
 export const MAX_COMMIT_BACKLOG_BYTES = 24 * 1024 * 1024;
 
 /**
+ * Free space under which the disk counts as nearly full (`Sink.nearlyFull`): a few sessions' commits
+ * (a held session commits at 8 MiB of rows, more with its index) could fill it. Above it, the store
+ * commits beside the gateway's requests, as it always did; below it, after their marks.
+ */
+const NEARLY_FULL_BYTES = 64 * 1024 * 1024;
+
+/**
  * The embedded store: a stored message IS its high-water mark (its key is unique per
  * conversation), so messages and marks can never disagree and nothing is written twice.
  * A session's rows (encoded by the plan phase, see MessageRows) are held and committed together
@@ -37,10 +46,21 @@ export class LocalSink implements Sink {
   private readonly watched = new WeakSet<AbortSignal>();
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly writer: LocalWriter = new InlineWriter(db),
   ) {
     this.store = new LocalStore(db);
+  }
+
+  /** One statfs per session: microseconds, where a full disk costs the gateway a resend. */
+  nearlyFull(): boolean {
+    try {
+      const fs = statfsSync(path.dirname(this.db.name));
+      return fs.bavail * fs.bsize < NEARLY_FULL_BYTES;
+    } catch {
+      // An in-memory database (a dry run), or a directory gone: nothing to protect.
+      return false;
+    }
   }
 
   deliveredKeys(conversationId: string): Set<string> {
