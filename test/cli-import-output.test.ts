@@ -84,6 +84,19 @@ describe('everme import output', () => {
     expect(again.stdout.trimEnd().split('\n').at(-1)).toBe('warnings: none');
   });
 
+  it("with two sinks, the top messages line names the sink it counts, each sink's line its own", async () => {
+    writeMessagesSession(dataDir, 1, turnsEnvelopes('g', [0]));
+    expect((await runCli(importArgs(), { ...gatewayEnv(), EVERME_LOCAL_STORE: '0' })).code).toBe(0);
+    // The store, enabled again, catches up on the session the gateway already holds.
+    const both = await runCli(importArgs(), gatewayEnv());
+    expect(both.code).toBe(0);
+    const lines = both.stdout.trimEnd().split('\n');
+    expect(lines).toContain('sessions: 1 scanned, 1 delivered, 0 unchanged, 0 empty, 0 failed');
+    expect(lines).toContain('messages (everme): 0 delivered in 0 requests');
+    expect(lines).toContain('  everme: 1 unchanged; 0 messages delivered in 0 requests');
+    expect(lines).toContain('  local: 1 delivered; 4 messages delivered in 1 requests');
+  });
+
   it('defaults to the everme sink when <data>/everme.env holds a key, and to the embedded store otherwise', async () => {
     writeMessagesSession(dataDir, 1, turnsEnvelopes('d', [0]));
     const local = await runCli(importArgs('--json'), localEnv());

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -5,6 +6,7 @@ import { runOutcomeError } from '../src/cli/render-run.js';
 import { exitCodeFor } from '../src/core/errors.js';
 import { startFakeGateway, type Fault, type FakeGateway } from './support/fake-gateway.js';
 import { openDatabase } from '../src/store/database.js';
+import { sinkStatuses } from '../src/status/sink-status.js';
 import { conversationFor, expectedTurns, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { duplicateKeys, gatewaySignatures, runEngine, storeCounts, storedSignatures, type HarnessEnv } from './support/delivery-harness.js';
 import { tempDir } from './transcript-helpers.js';
@@ -213,6 +215,26 @@ describe('exactly once at each of two sinks (the gateway and the embedded store)
     expectBothSinksExactlyOnce();
   });
 
+  it('counts as delivered by the store only the messages it committed, in the summary and in `everme status`', async () => {
+    writeTree();
+    const db = openDatabase(env.stateDir);
+    db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.conversation_id = '${conversationFor(2)}' BEGIN SELECT RAISE(ABORT, 'disk full'); END;`);
+    db.close();
+    const first = await run();
+    const stored = storeCounts(env.stateDir).messages;
+    const [everme, local] = first.sinks;
+    expect(local).toMatchObject({ sink: 'local', sessions: { delivered: 2, failed: 1 }, messages: stored });
+    expect(everme!.messages).toBeGreaterThan(stored);
+
+    const status = openDatabase(env.stateDir);
+    const lastRuns = sinkStatuses(status, ['everme', 'local']).map((s) => [s.sink, s.lastRun?.messages]);
+    status.close();
+    expect(lastRuns).toEqual([
+      ['everme', everme!.messages],
+      ['local', stored],
+    ]);
+  });
+
   it('with EVERME_LOCAL_STORE=0 delivers to the gateway alone and leaves the store empty', async () => {
     writeTree();
     const summary = await runEngine({ ...env, localStore: false }, 'import', 'everme', { concurrency: 1 });
@@ -220,5 +242,50 @@ describe('exactly once at each of two sinks (the gateway and the embedded store)
     expect(summary.sessions.delivered).toBe(3);
     expectEveryMessageExactlyOnce();
     expect(storeCounts(env.stateDir)).toEqual({ conversations: 0, messages: 0 });
+  });
+});
+
+/**
+ * A 32 MiB tmpfs for the state directory: a disk the store could fill, as `statfs` sees it. Mounting
+ * takes root (CI runs as root); elsewhere these tests are skipped, and say why.
+ */
+const smallDisk = ((): string | undefined => {
+  const dir = tempDir();
+  return spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=32m', 'tmpfs', dir]).status === 0 ? dir : undefined;
+})();
+
+describe.skipIf(smallDisk === undefined)('on a nearly full disk, at two sinks (needs `mount -t tmpfs`, so root)', () => {
+  const run = () => runEngine({ ...env, timeoutMs: 10_000 }, 'import', 'everme', { concurrency: 1 });
+  afterAll(() => {
+    spawnSync('umount', ['-l', smallDisk!]);
+  });
+  beforeEach(() => {
+    env = { ...env, stateDir: fs.mkdtempSync(path.join(smallDisk!, 'state-')) };
+  });
+
+  it("the gateway's marks of what it acknowledged commit before the store's rows: a re-run once space is freed sends nothing", async () => {
+    writeTree();
+    // The disk's last space goes to whichever commits first: once a conversation's rows are in the
+    // store, its gateway marks no longer fit.
+    const db = openDatabase(env.stateDir);
+    db.exec(`CREATE TRIGGER full_disk BEFORE INSERT ON delivered WHEN EXISTS (SELECT 1 FROM messages WHERE conversation_id = NEW.conversation_id)
+      BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`);
+    db.close();
+    const first = await run();
+    expect(runOutcomeError(first)).toBeUndefined();
+    expect(first.sinks.map((s) => [s.sink, s.sessions.delivered, s.sessions.failed])).toEqual([
+      ['everme', 3, 0],
+      ['local', 3, 0],
+    ]);
+
+    const freed = openDatabase(env.stateDir);
+    freed.exec('DROP TRIGGER full_disk');
+    freed.close();
+    const before = agentMemoryRequests();
+    const second = await run();
+    expect(runOutcomeError(second)).toBeUndefined();
+    expect(agentMemoryRequests()).toBe(before);
+    expectEveryMessageExactlyOnce();
+    for (const n of SESSIONS) expect(storedSignatures(env.stateDir, conversationFor(n))).toEqual(expectedTurns(`s${n}`, TURNS, BIG));
   });
 });

@@ -267,6 +267,14 @@ describe('GatewayClient against the fake gateway', () => {
       expect(fake.messagesFor(CID)).toEqual(messages);
     });
 
+    it('waits for the Retry-After of an errno 30104 in an HTTP 200 as for a 429, then resends', async () => {
+      fake.failNext({ kind: 'envelope', errno: 30104, error: 'rate_limited', retryAfter: '3' });
+      await post(client());
+      expect(sleeps).toEqual([3000]);
+      expect(fake.requests).toHaveLength(2);
+      expect(fake.messagesFor(CID)).toEqual(messages);
+    });
+
     it('surfaces rate_limit with retryAfterMs once the retries are used up', async () => {
       fake.failNext(...Array.from({ length: 3 }, () => ({ kind: 'rate_limit' as const, retryAfter: '2' })));
       const err = await failure(post(client({ maxRateLimitRetries: 2 })));

@@ -250,4 +250,17 @@ describe('everme search with the EverMe gateway configured', () => {
     expect(empty.code).toBe(3);
     expect(envelope(empty)).toMatchObject({ ok: false, error: { type: 'auth' } });
   });
+  it('with the gateway rate limiting, answers from the embedded store at once, without waiting out Retry-After', async () => {
+    const before = gateway.requestsTo('/mem/search').length;
+    gateway.failNext({ kind: 'rate_limit', retryAfter: '30', path: '/mem/search' });
+    const started = Date.now();
+    const run = await search('retry backoff', ['--json'], keyEnv);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(run.code).toBe(0);
+    const env = envelope(run);
+    expect(env.meta).toMatchObject({ sink: 'everme', gatewayFailure: { type: 'rate_limit' } });
+    expect(env.data!.results.length).toBeGreaterThan(0);
+    expect(env.data!.results.every((r) => r.source === 'local')).toBe(true);
+    expect(gateway.requestsTo('/mem/search')).toHaveLength(before + 1);
+  });
 });

@@ -284,4 +284,23 @@ describe('everme status', () => {
       await gateway.restart();
     }
   });
+  it('reports a gateway that rate limits the probe as rate limiting, at once, not as a network failure', async () => {
+    const dataDir = dataDirFromFixture('report');
+    const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };
+    expect((await cli(dataDir, ['install', '--json'], env)).status).toBe(0);
+    expect((await cli(dataDir, ['import', '--since', '2026-10-01', '--sink', 'local', '--json'])).status).toBe(0);
+    // Retry-After longer than the probe's 5 s deadline: waiting it out could only end in `cancelled`.
+    gateway.failNext({ kind: 'rate_limit', retryAfter: '10', path: '/mem/context' });
+    const probes = gateway.requestsTo('/mem/context').length;
+    const started = Date.now();
+    const limited = await cliAsync(dataDir, ['status', '--json'], env);
+    expect(Date.now() - started).toBeLessThan(5000);
+    const body = JSON.parse(limited.stdout) as { ok: boolean; error: { detail: { status: StatusData } } };
+    expect(body.ok).toBe(false);
+    const status = body.error.detail.status;
+    expect(status.gateway).toMatchObject({ configured: true, reachable: false, error: { type: 'rate_limit' } });
+    expect(status.problems).toEqual([expect.objectContaining({ what: expect.stringMatching(/ is rate limiting requests \(rate_limit\)$/) as unknown })]);
+    expect(status.problems[0]!.hint).not.toMatch(/network/i);
+    expect(gateway.requestsTo('/mem/context')).toHaveLength(probes + 1);
+  });
 });

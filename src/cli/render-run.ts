@@ -23,7 +23,9 @@ export function renderRunSummary(summary: RunSummary): string {
       (s.excluded ? `, ${s.excluded} excluded` : '') +
       (s.forgotten ? `, ${s.forgotten} forgotten` : '') +
       (s.skipped ? `, ${s.skipped} skipped (${skippedKindsText(summary.skippedKinds)}; EVERME_INCLUDE_KINDS reads them)` : ''),
-    `messages: ${summary.messages} ${verb} in ${summary.requests} requests${summary.removed ? `, ${summary.removed} removed (history rewritten)` : ''}`,
+    // `sessions` counts a session at any sink, these the named sink's alone: with two, the line names
+    // it, or a store that caught up on 4 sessions printed "4 delivered" over "messages: 0 delivered".
+    `messages${summary.sinks.length > 1 ? ` (${summary.sink})` : ''}: ${summary.messages} ${verb} in ${summary.requests} requests${summary.removed ? `, ${summary.removed} removed (history rewritten)` : ''}`,
   ];
   const projects = Object.entries(summary.projects).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   if (projects.length > 0) {

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { EvermeError } from '../core/errors.js';
 import { deliverySinks, type Settings, type SinkName } from '../config/settings.js';
 import { databasePath, openDatabase, openMemoryDatabase } from '../store/database.js';
-import { GatewayClient } from '../sinks/gateway/gateway-client.js';
+import { GatewayClient, type GatewayClientOptions } from '../sinks/gateway/gateway-client.js';
 import { GatewaySink } from '../sinks/gateway/gateway-sink.js';
 import { LocalSink } from '../sinks/local/local-sink.js';
 import { InlineWriter, ScalingWriter } from '../store/local-writer.js';
@@ -32,7 +32,7 @@ export interface Engine {
   close(): void;
 }
 
-export function gatewayClientFor(settings: Settings): GatewayClient {
+export function gatewayClientFor(settings: Settings, extra: Pick<GatewayClientOptions, 'maxRateLimitRetries'> = {}): GatewayClient {
   if (!settings.apiKey) {
     throw new EvermeError('not_logged_in', 'No EverMe credential is configured for the everme sink', {
       hint: 'Run `everme install --api-key <key>`, set EVERME_API_KEY (or EverMe\'s EVERME_AGENT_TOKEN and EVERME_AGENT_ID), or use `--sink local`.',
@@ -44,7 +44,17 @@ export function gatewayClientFor(settings: Settings): GatewayClient {
     userAgent: userAgentFor(settings.agentId),
     allowInsecureHttp: settings.allowInsecureHttp ?? false,
     ...(settings.requestTimeoutMs !== undefined ? { timeoutMs: settings.requestTimeoutMs } : {}),
+    ...extra,
   });
+}
+
+/**
+ * For reads (search, context, the status probe): a rate limit is answered at once, never waited
+ * out. A write's back-off keeps a run's place; a reader waiting up to three Retry-Afters (minutes)
+ * gets nothing for it, when the store can answer a search now and the status can say why.
+ */
+export function gatewayReadClientFor(settings: Settings): GatewayClient {
+  return gatewayClientFor(settings, { maxRateLimitRetries: 0 });
 }
 
 /**

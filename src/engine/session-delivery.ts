@@ -1,6 +1,6 @@
 import type { SinkName } from '../config/settings.js';
 import { toEvermeError, type EvermeError } from '../core/errors.js';
-import type { ConversationMeta, DeliveryMode, PlanPart, SessionContext, SessionEnd, SessionStateWrite, Sink, SinkSession } from '../sinks/sink.js';
+import type { ConversationMeta, DeliveryMode, Handoff, PlanPart, SessionContext, SessionEnd, SessionStateWrite, Sink, SinkSession } from '../sinks/sink.js';
 import type { FingerprintStore, SessionFingerprint } from '../store/fingerprint-store.js';
 import type { SessionStore } from '../store/session-store.js';
 import { chooseHistoryFile, type HistoryFileChoice, type HistoryFileStat } from '../transcript/session-history.js';
@@ -384,20 +384,40 @@ function failRun(run: SinkRun, reason: unknown): void {
 }
 
 /**
- * Ends the session at every sink still in it, all at once; resolves once each holds it, with the
- * wait for their commits (which a failed commit fails the sink of).
+ * Ends the session at every sink still in it; resolves once each holds it (a store that waits for
+ * the gateway's marks: once the gateway does), with the wait for every commit (which a failed
+ * commit fails the sink of).
+ *
+ * The gateway's marks and the store's rows share one file. On a nearly full disk whichever commits
+ * first takes the last space: the store's rows are written again by the next run at no cost to
+ * anyone, but marks of requests the gateway acknowledged, once lost, make the next run send those
+ * requests again. So there the store is handed the session's end only once the gateway's marks of
+ * it are committed (or failed). Elsewhere both go at once: the store does not wait for the
+ * gateway's last answer, and nothing is lost to space.
  */
 async function handOff(active: SinkRun[], endFor: (run: SinkRun) => SessionEnd): Promise<() => Promise<void>> {
   const live = active.filter((run) => run.outcome.status !== 'failed' && run.session);
-  const handoffs = await Promise.allSettled(live.map((run) => run.session!.finish(endFor(run))));
-  const durable = handoffs.map((handoff, i) => {
+  const sending = live.filter((run) => run.sink.takes === 'requests');
+  const yielding = sending.length > 0 ? live.filter((run) => run.sink.takes !== 'requests' && run.sink.nearlyFull?.() === true) : [];
+  const first = live.filter((run) => !yielding.includes(run));
+  const finish = (run: SinkRun): Promise<Handoff> => run.session!.finish(endFor(run));
+  const handed = await Promise.allSettled(first.map(finish));
+  const durable = handed.map((handoff, i) => {
     if (handoff.status === 'fulfilled') return handoff.value.durable;
-    failRun(live[i]!, handoff.reason);
+    failRun(first[i]!, handoff.reason);
     return Promise.resolve();
   });
+  const marked = Promise.allSettled(durable);
+  for (const run of yielding) {
+    const stored = marked.then(() => finish(run)).then((handoff) => handoff.durable);
+    // Awaited by the caller once every sink holds the session; a failure meanwhile is not unhandled.
+    stored.catch(() => undefined);
+    durable.push(stored);
+  }
+  const runs = [...first, ...yielding];
   return async () => {
     (await Promise.allSettled(durable)).forEach((result, i) => {
-      if (result.status === 'rejected') failRun(live[i]!, result.reason);
+      if (result.status === 'rejected') failRun(runs[i]!, result.reason);
     });
   };
 }

@@ -9,7 +9,7 @@ import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
 import { LocalStore, type ConversationSummary, type SearchHit, type StoredMessage } from '../store/local-store.js';
 import { clampLimit } from '../store/limits.js';
-import { gatewayClientFor } from '../engine/engine-context.js';
+import { gatewayReadClientFor } from '../engine/engine-context.js';
 
 export const MAX_RECALL_LIMIT = 50;
 /** Conversations an index may list; the renderer trims them to its character budget. */
@@ -350,5 +350,5 @@ function interleave<T>(a: readonly T[], b: readonly T[]): T[] {
 
 /** The recall side of the chosen sink (the gateway's with the local store beside it, see GatewayRecall). */
 export function openRecall(settings: Settings, sink: SinkName): Recall {
-  return sink === 'everme' ? new GatewayRecall(gatewayClientFor(settings), new LocalRecall(settings.stateDir)) : new LocalRecall(settings.stateDir);
+  return sink === 'everme' ? new GatewayRecall(gatewayReadClientFor(settings), new LocalRecall(settings.stateDir)) : new LocalRecall(settings.stateDir);
 }

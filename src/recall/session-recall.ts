@@ -65,7 +65,7 @@ function localProjectStart(stateDir: string, request: SessionStartRequest): Loca
  */
 export async function gatewaySessionStartContext(settings: Settings, request: SessionStartRequest): Promise<SessionStartRecall> {
   // Loaded only here: the client and its schemas are startup time the local path does not pay.
-  const [{ GatewayRecall }, { gatewayClientFor }] = await Promise.all([import('./recall.js'), import('../engine/engine-context.js')]);
+  const [{ GatewayRecall }, { gatewayReadClientFor }] = await Promise.all([import('./recall.js'), import('../engine/engine-context.js')]);
   let local: LocalStart | undefined;
   try {
     local = localProjectStart(settings.stateDir, request);
@@ -76,7 +76,7 @@ export async function gatewaySessionStartContext(settings: Settings, request: Se
   try {
     // Inside the try: a client refused its configuration (an insecure API base) is the gateway's
     // part failing too, and costs the local part no more than a gateway that is down.
-    const recall = new GatewayRecall(gatewayClientFor(settings));
+    const recall = new GatewayRecall(gatewayReadClientFor(settings));
     const context = await recall.context({ signal: deadline });
     return { text: renderSessionStartContext(context, request.maxChars, local) };
   } catch (err) {

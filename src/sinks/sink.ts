@@ -97,6 +97,11 @@ export interface Sink {
    * unchanged sessions, and for a sink that says no each ends at its checks.
    */
   readonly endsUnchanged: boolean;
+  /**
+   * The disk this sink commits to is nearly full: what it commits may take the space another sink's
+   * marks need, so it is handed a session's end only once their marks are committed (see handOff).
+   */
+  nearlyFull?(): boolean;
   /** Keys of the conversation's messages this sink has acknowledged (its high-water marks). */
   deliveredKeys(conversationId: string): Set<string>;
   /** Opens one session's delivery; resolves once the sink can take another session without its backlog growing past its bound. */

@@ -10,7 +10,7 @@ import { databasePath, openDatabase } from '../store/database.js';
 import { LocalStore } from '../store/local-store.js';
 import { discoverSessions } from '../transcript/discover.js';
 import { readSessionIndex } from '../transcript/session-index.js';
-import { gatewayClientFor } from '../engine/engine-context.js';
+import { gatewayReadClientFor } from '../engine/engine-context.js';
 import { RunStore, type RunRecord } from '../store/run-store.js';
 import { WarningStore } from '../store/warning-store.js';
 import { EvermeError, toEvermeError } from '../core/errors.js';
@@ -104,18 +104,32 @@ async function gatewayStatus(settings: Settings, problems: StatusProblem[]): Pro
   const base = redactOutput(settings.apiBase);
   gateway.apiBase = base;
   try {
-    await gatewayClientFor(settings).context({}, AbortSignal.timeout(5000));
+    // No rate-limit retries: the 5 s deadline ended a Retry-After wait, and the probe said `cancelled`.
+    await gatewayReadClientFor(settings).context({}, AbortSignal.timeout(5000));
     gateway.reachable = true;
   } catch (err) {
     const e = toEvermeError(err);
     gateway.reachable = false;
     gateway.error = { type: e.type, message: e.message };
-    problems.push({
-      what: `the EverMe gateway at ${base} did not answer (${e.type})`,
-      hint: e.type === 'auth' ? 'Check the API key: `everme install --api-key <key>`.' : 'Check the network or EVERME_API_BASE; captured sessions wait and are sent by the next sync.',
-    });
+    problems.push(gatewayProblem(base, e));
   }
   return gateway;
+}
+
+/** A gateway that rate limits did answer: it is no network problem, and it passes. */
+function gatewayProblem(base: string, e: EvermeError): StatusProblem {
+  if (e.type === 'rate_limit') {
+    return { what: `the EverMe gateway at ${base} is rate limiting requests (rate_limit)`, hint: 'It answered; captured sessions wait and are sent by the next sync. Try again in a moment.' };
+  }
+  return {
+    what: `the EverMe gateway at ${base} did not answer (${e.type})`,
+    hint: e.type === 'auth' ? 'Check the API key: `everme install --api-key <key>`.' : 'Check the network or EVERME_API_BASE; captured sessions wait and are sent by the next sync.',
+  };
+}
+
+function gatewayLine(gateway: StatusReport['gateway']): string {
+  if (gateway.reachable) return 'answers';
+  return gateway.error?.type === 'rate_limit' ? 'is rate limiting (rate_limit)' : `does not answer (${gateway.error?.type})`;
 }
 
 /** An everme.env that is not a file is read as empty: its credentials would silently not apply. */
@@ -240,7 +254,7 @@ export function renderStatus(s: StatusReport): string {
   const lines = [
     `data dir:     ${s.dataDir} (${s.sessions} sessions${s.unreadableDirs.length > 0 ? `; ${s.unreadableDirs.length} ${s.unreadableDirs.length === 1 ? 'directory' : 'directories'} could not be read` : ''})`,
     `session index: ${sessionIndexLine(s.sessionIndex, s.sessions)}`,
-    `sink:         ${s.sink}${s.gateway.configured ? ` → ${s.gateway.apiBase} ${s.gateway.reachable ? 'answers' : `does not answer (${s.gateway.error?.type})`}` : ''}`,
+    `sink:         ${s.sink}${s.gateway.configured ? ` → ${s.gateway.apiBase} ${gatewayLine(s.gateway)}` : ''}`,
     ...(s.sinks.length > 1 ? s.sinks.map(renderSinkStatus) : []),
     `credential:   ${credentialLine(s.credential)}`,
     `last import:  ${run(s.lastImport)}${s.lastImport?.since ? ` since ${s.lastImport.since}` : ''}`,

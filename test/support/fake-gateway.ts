@@ -19,7 +19,8 @@ export type Fault = (
   | { kind: 'rate_limit'; retryAfter?: string }
   | { kind: 'reset'; afterStore?: boolean }
   | { kind: 'hang' }
-  | { kind: 'envelope'; errno: number; error?: string }
+  /** An HTTP 200 whose envelope carries `errno` (and a Retry-After header, when given). */
+  | { kind: 'envelope'; errno: number; error?: string; retryAfter?: string }
   | { kind: 'non_json'; status: number }
   | { kind: 'delay'; ms: number }
   | { kind: 'oversized_response'; bytes?: number }
@@ -230,7 +231,7 @@ export async function startFakeGateway(opts: { token?: string } = {}): Promise<F
       case 'hang':
         return true;
       case 'envelope':
-        fail(res, 200, fault.errno, fault.error ?? 'injected_errno');
+        send(res, 200, { status: fault.errno, requestId: randomUUID(), error: fault.error ?? 'injected_errno' }, fault.retryAfter === undefined ? {} : { 'Retry-After': fault.retryAfter });
         return true;
       case 'non_json':
         res.writeHead(fault.status, { 'Content-Type': 'text/html' });

@@ -285,9 +285,10 @@ export class GatewayClient {
       let delay: number | undefined;
       if (outcome.type === 'network' && !outcome.detail.reachedServer && refusedRetries < REFUSED_RETRY_DELAYS_MS.length) {
         delay = REFUSED_RETRY_DELAYS_MS[refusedRetries++];
-      } else if (outcome.code === 'http_429' && rateLimitRetries < this.maxRateLimitRetries) {
+      } else if (outcome.type === 'rate_limit' && typeof outcome.detail.retryAfterMs === 'number' && rateLimitRetries < this.maxRateLimitRetries) {
+        // A 429, or an errno 30104 that says when to come back (its Retry-After): the server took nothing.
         rateLimitRetries++;
-        delay = outcome.detail.retryAfterMs as number;
+        delay = outcome.detail.retryAfterMs;
       }
       if (delay === undefined) throw this.toError(outcome, attempts, path);
       try {

@@ -1,8 +1,10 @@
+import { statfsSync } from 'node:fs';
+import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { LocalStore } from '../../store/local-store.js';
 import { InlineWriter, type LocalWriter } from '../../store/local-writer.js';
 import type { MessageRows } from '../../store/message-rows.js';
-import type { ConversationMeta, Handoff, PlanPart, SessionContext, SessionEnd, SessionTally, Sink, SinkSession } from '../sink.js';
+import type { ConversationMeta, Handoff, PlanPart, SessionContext, SessionEnd, SessionStateWrite, SessionTally, Sink, SinkSession } from '../sink.js';
 
 /** Past this many held messages, or bytes, a session's rows are committed early, to bound memory. */
 const MAX_HELD_MESSAGES = 5000;
@@ -17,6 +19,13 @@ const MAX_HELD_BYTES = 8 * 1024 * 1024;
  * 24 MiB now peaks at ~217 MB on the 10x tree, where the reader waited 6 s for commits, not 15 s.
  */
 export const MAX_COMMIT_BACKLOG_BYTES = 24 * 1024 * 1024;
+
+/**
+ * Free space under which the disk counts as nearly full (`Sink.nearlyFull`): a few sessions' commits
+ * (a held session commits at 8 MiB of rows, more with its index) could fill it. Above it, the store
+ * commits beside the gateway's requests, as it always did; below it, after their marks.
+ */
+const NEARLY_FULL_BYTES = 64 * 1024 * 1024;
 
 /**
  * The embedded store: a stored message IS its high-water mark (its key is unique per
@@ -37,10 +46,21 @@ export class LocalSink implements Sink {
   private readonly watched = new WeakSet<AbortSignal>();
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly writer: LocalWriter = new InlineWriter(db),
   ) {
     this.store = new LocalStore(db);
+  }
+
+  /** One statfs per session: microseconds, where a full disk costs the gateway a resend. */
+  nearlyFull(): boolean {
+    try {
+      const fs = statfsSync(path.dirname(this.db.name));
+      return fs.bavail * fs.bsize < NEARLY_FULL_BYTES;
+    } catch {
+      // An in-memory database (a dry run), or a directory gone: nothing to protect.
+      return false;
+    }
   }
 
   deliveredKeys(conversationId: string): Set<string> {
@@ -68,6 +88,7 @@ class LocalSession implements SinkSession {
   readonly tally: SessionTally = { requests: 0, messages: 0, removed: 0, invalidResponses: [], warnings: [] };
   private held: MessageRows[] = [];
   private heldMessages = 0;
+  private heldRequests = 0;
   private heldBytes = 0;
 
   constructor(
@@ -82,13 +103,12 @@ class LocalSession implements SinkSession {
    * live heap after a full GC peaked at 40 MB this way, 24 MB without.
    */
   deliver(part: PlanPart): Promise<void> {
-    this.tally.requests += part.requestCount;
-    this.tally.messages += part.messageCount;
+    this.heldRequests += part.requestCount;
     if (part.rows) this.held.push(part.rows);
     this.heldMessages += part.messageCount;
     this.heldBytes += part.bytes;
     if (this.heldMessages < MAX_HELD_MESSAGES && this.heldBytes < MAX_HELD_BYTES) return Promise.resolve();
-    return this.writer.write({ conversation: part.conversation, rows: this.take() }, this.takeBytes());
+    return this.commit(part.conversation);
   }
 
   retract(conversation: ConversationMeta, keys: string[]): void {
@@ -97,8 +117,7 @@ class LocalSession implements SinkSession {
 
   finish({ conversation, state }: SessionEnd): Promise<Handoff> {
     if (!state) return Promise.resolve({ durable: Promise.resolve() });
-    const bytes = this.takeBytes();
-    const durable = this.writer.write({ conversation, rows: this.take(), state }, bytes);
+    const durable = this.commit(conversation, state);
     // Awaited by the caller once every sink holds the session; a failure meanwhile is not unhandled.
     durable.catch(() => undefined);
     return Promise.resolve({ durable });
@@ -108,10 +127,26 @@ class LocalSession implements SinkSession {
     this.take();
   }
 
+  /**
+   * Commits the rows held; their messages count as delivered once committed, never when handed over:
+   * a write that fails (a full disk) delivered nothing, and the summary and `everme status` say so.
+   */
+  private commit(conversation: ConversationMeta, state?: SessionStateWrite): Promise<void> {
+    const messages = this.heldMessages;
+    const requests = this.heldRequests;
+    const bytes = this.takeBytes();
+    const committed = this.writer.write({ conversation, rows: this.take(), ...(state ? { state } : {}) }, bytes);
+    return committed.then(() => {
+      this.tally.messages += messages;
+      this.tally.requests += requests;
+    });
+  }
+
   private take(): MessageRows[] {
     const rows = this.held;
     this.held = [];
     this.heldMessages = 0;
+    this.heldRequests = 0;
     return rows;
   }
 
