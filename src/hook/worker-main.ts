@@ -76,6 +76,8 @@ async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: stri
     engine = openEngine(settings, defaultSink(settings));
     const session = await locateSession(settings.dataDir, slot.sessionId, { remembered: sessionDir });
     if (!session) return 'gone';
+    // The hook remembers the first copy it found by name; the next hooks hand over the one chosen here.
+    if (session.dir !== sessionDir) slot.rememberSessionDir(session.dir);
     engine.marks.sessions.rememberDir(slot.sessionId, session.dir);
     // The payload's cwd is one claim about the workspace; each run decides among the claims.
     if (cwd) new SessionMetaStore(engine.db).recordCwd(slot.sessionId, cwd);
