@@ -21,6 +21,12 @@ const HARD_STOP_MS = MAX_LIFETIME_MS + 2 * 60 * 1000;
  * makes one run per window (coalesced), not one request per turn.
  */
 export const URGENT_GAP_MS = 1500;
+/**
+ * Runs after one that answered a Stop or a boundary, `URGENT_GAP_MS` apart, found news or not: the
+ * host may fire Stop a moment before the final answer reaches the file. Bounded, so a worker whose
+ * session went quiet still exits within seconds.
+ */
+const LATE_LOOKS = 2;
 /** How often a worker waiting out the interval looks for such a mark. */
 const MARK_POLL_MS = 200;
 /** Failures the user must act on; transient ones (network, upstream) are simply retried later. */
@@ -49,8 +55,8 @@ type BusyEnd = 'idle' | 'failed' | 'expired' | 'gone';
 
 /**
  * Waits until the next run is due: one interval after the last run, or only `URGENT_GAP_MS` after
- * it when a hook marked the end of a turn or a boundary (looked for while waiting) or the last run
- * answered such a mark and found news (`followUp`).
+ * it when a hook marked the end of a turn or a boundary (looked for while waiting) or a recent run
+ * answered such a mark (`followUp`, see `LATE_LOOKS`).
  */
 async function waitForNextRun(settings: Settings, slot: HookSlot, marks: DeliveryMarks, followUp: boolean): Promise<void> {
   for (;;) {
@@ -84,6 +90,7 @@ async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: stri
     // Read once per worker: the host writes its row at the session's start, a title after a turn or so.
     const sessionIndex = readSessionIndex(settings.dataDir, { sessionIds: [slot.sessionId] });
     let followUp = false;
+    let lateLooks = 0;
     for (;;) {
       await waitForNextRun(settings, slot, marks, followUp);
       const taken = marks.take();
@@ -99,11 +106,16 @@ async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: stri
         return 'failed';
       }
       if (Date.now() > deadline) return 'expired';
-      // Progress means the agent is writing: look once more, so what it writes after the last hook
-      // still arrives without another one. After a turn's end that look comes soon: the host may
-      // fire Stop a moment before the final answer reaches the file.
+      // After a turn's end, look again soon (LATE_LOOKS times) whatever this run found. Otherwise
+      // progress means the agent is writing: look once more, an interval later, so what it writes
+      // after the last hook still arrives without another one.
+      if (taken.turn || taken.boundary) lateLooks = LATE_LOOKS;
+      followUp = lateLooks > 0;
+      if (followUp) {
+        lateLooks -= 1;
+        continue;
+      }
       const progressed = summary.messages > 0 || summary.removed > 0;
-      followUp = progressed && (taken.turn || taken.boundary);
       if (!progressed && !slot.hasPending()) return 'idle';
     }
   } finally {
