@@ -9,12 +9,8 @@ import { SessionMetaStore } from '../store/session-meta.js';
 import { readSessionIndex } from '../transcript/session-index.js';
 import { locateSession } from '../transcript/session-locate.js';
 import { DeliveryMarks } from './delivery-marks.js';
-import { HookSlot } from './hook-slot.js';
+import { HookSlot, WORKER_HARD_STOP_MS, WORKER_MAX_LIFETIME_MS } from './hook-slot.js';
 
-/** A worker never lives forever, whatever the agent does: no new run starts past this. */
-const MAX_LIFETIME_MS = 15 * 60 * 1000;
-/** And a run that is stuck past the lifetime (a hanging request, a held lock) is cut off here. */
-const HARD_STOP_MS = MAX_LIFETIME_MS + 2 * 60 * 1000;
 /**
  * After a Stop, PreCompact or SessionEnd the worker runs this soon after its last run rather than a
  * whole interval later: the finished turn arrives within seconds, and a burst of short turns still
@@ -132,7 +128,7 @@ export async function runWorker(sessionId: string, sessionDir: string, cwd: stri
   const settings = loadSettings(resolveDataDir(undefined));
   const slot = new HookSlot(settings.stateDir, sessionId);
   slot.setOwner(process.pid);
-  const deadline = Date.now() + MAX_LIFETIME_MS;
+  const deadline = Date.now() + WORKER_MAX_LIFETIME_MS;
   try {
     for (;;) {
       const end = await runWhileBusy(settings, slot, sessionDir, cwd, deadline);
@@ -164,7 +160,7 @@ function isMainModule(): boolean {
 if (isMainModule()) {
   const [sessionId, sessionDir, cwd] = process.argv.slice(2);
   if (sessionId && sessionDir) {
-    setTimeout(() => process.exit(0), HARD_STOP_MS).unref();
+    setTimeout(() => process.exit(0), WORKER_HARD_STOP_MS).unref();
     runWorker(sessionId, sessionDir, cwd || undefined).then(
       () => process.exit(0),
       () => process.exit(0),
