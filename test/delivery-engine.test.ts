@@ -260,6 +260,30 @@ describe.each<SinkName>(['everme', 'local'])('rewritten files (%s sink)', (sink)
     }
   });
 
+  it('after a rewind that leaves messages.jsonl empty, removes (embedded store) or reports (gateway) all of it; a new empty session stays silent', async () => {
+    const dir = writeMessagesSession(env.dataDir, 1, turnsEnvelopes('gone', [0, 1]));
+    // Just created: the runtime makes its messages.jsonl empty.
+    writeMessagesSession(env.dataDir, 2, []);
+    await runEngine(env, 'import', sink);
+
+    // Rewound to before the first message: the runtime replaces the file with an empty one.
+    replaceFile(path.join(dir, 'messages.jsonl'), '');
+    const sync = await runEngine(env, 'sync', sink);
+    expect(sync.sessions).toMatchObject({ delivered: 1, empty: 1 });
+    expect(sync.messages).toBe(0);
+    if (sink === 'local') {
+      expect(sync.removed).toBe(8);
+      expect(held(sink, conversationFor(1))).toEqual([]);
+    } else {
+      expect(sync.warnings).toEqual({ history_rewritten: 8 });
+      expect(held(sink, conversationFor(1))).toEqual(expectedTurns('gone', [0, 1]));
+    }
+    expect(held(sink, conversationFor(2))).toEqual([]);
+
+    const again = await runEngine(env, 'sync', sink);
+    expect(again.sessions).toMatchObject({ delivered: 0, unchanged: 1, empty: 1 });
+  });
+
   it('removes (embedded store) or reports (gateway) a ledger turn retracted after import, and delivers the next turn once', async () => {
     const ledger = writeLedgerSession(env.dataDir, 3, 'led', [0, 1, 2]);
     await runEngine(env, 'import', sink);

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EvermeError } from '../src/core/errors.js';
+import { processStamp, processStartTime } from '../src/core/process-liveness.js';
 import { SessionLocks } from '../src/engine/session-lock.js';
 import { openDatabase } from '../src/store/database.js';
 import { startFakeGateway, type Fault } from './support/fake-gateway.js';
@@ -64,6 +65,25 @@ describe('SessionLocks', () => {
     const locks = new SessionLocks(db, 'survivor');
     expect(locks.tryAcquire(SESSION)).toBe(true);
     expect(holderOf(db)).toEqual({ owner: 'survivor', pid: process.pid });
+    db.close();
+  });
+
+  // Where the OS tells a process's start time (Linux /proc); elsewhere the pid check alone stands.
+  it.skipIf(processStartTime(process.pid) === undefined)('takes over the lock of a dead owner whose pid another process now has, and only that one', () => {
+    const db = openDatabase(tempDir());
+    const lockedBy = (owner: string) =>
+      db.prepare('INSERT OR REPLACE INTO session_locks (session_id, owner, pid, acquired_at_ms) VALUES (?, ?, ?, ?)').run(SESSION, owner, process.pid, Date.now());
+    const locks = new SessionLocks(db, 'survivor');
+    // This very process holds the pid, but it started long after the owner the row records.
+    lockedBy(`${process.pid}@1:dead-owner`);
+    expect(locks.tryAcquire(SESSION)).toBe(true);
+    locks.release(SESSION);
+    // The same pid and start time: the owner runs.
+    lockedBy(`${processStamp()}:live-owner`);
+    expect(locks.tryAcquire(SESSION)).toBe(false);
+    // A row from an earlier build names the pid alone: the pid check decides, as before.
+    lockedBy(`${process.pid}:older-build`);
+    expect(locks.tryAcquire(SESSION)).toBe(false);
     db.close();
   });
 

@@ -22,6 +22,7 @@ import {
   writeSession,
   type CliRun,
 } from './support/hook-harness.js';
+import { storeCount } from './support/store-count.js';
 import { makeSession, tempDir } from './transcript-helpers.js';
 
 const INTERVAL_MS = '300';
@@ -275,6 +276,29 @@ describe('everme hook (the real CLI, fail-open)', () => {
     expect(sorted(contentsOf(sessionId))).toEqual(sorted(turnContents(1)));
     expect(readFileSync(path.join(stateDir, 'hook', `${sessionId}.dir`), 'utf8')).toBe(sessionDir);
     expect(readHookEvents(stateDir).map((e) => e.outcome)).toEqual(['claimed']);
+  });
+
+  it('follows the newest copy of a session, not a restored older copy in a later date directory', async () => {
+    const { dataDir, stateDir } = dirs();
+    const sessionId = newSessionId();
+    // The live session in an old date directory; a restored backup (older manifest, turn 1 only)
+    // in today's, which the hook's search by name finds first.
+    const live = writeSession(dataDir, sessionId, [1, 2], '2026/01/05');
+    makeSession(dataDir, todayUtc(), sessionId, { createdAtMs: Date.now() - 60_000, files: { 'messages.jsonl': turnLines(1).join('\n') + '\n' } });
+    const env = gatewayEnv(dataDir, stateDir);
+    const stored = () => storeCount(stateDir, 'SELECT count(*) FROM messages');
+
+    expectFailOpen(await runHookCli(hookStdin(sessionId, { hook_event_name: 'Stop' }), env));
+    await waitForWorkers(stateDir);
+    expect(sorted(contentsOf(sessionId))).toEqual(sorted([1, 2].flatMap(turnContents)));
+    expect(readFileSync(path.join(stateDir, 'hook', `${sessionId}.dir`), 'utf8')).toBe(live);
+
+    // The live copy goes on; the next hook still reads it, and nothing stored is taken for gone.
+    appendTurns(live, [3]);
+    expectFailOpen(await runHookCli(hookStdin(sessionId, { hook_event_name: 'Stop' }), env));
+    await waitForWorkers(stateDir);
+    expect(sorted(contentsOf(sessionId))).toEqual(sorted([1, 2, 3].flatMap(turnContents)));
+    expect(stored()).toBe(12);
   });
 
   it('fails open with one short redacted line when its state directory cannot be written', async () => {

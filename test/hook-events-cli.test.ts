@@ -10,6 +10,7 @@ import { readHookEvents } from '../src/hook/hook-events.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { ensureBuilt, hookEnv, newSessionId, runCli, turnContents, waitFor, waitForWorkers, writeSession, type CliRun } from './support/hook-harness.js';
 import { appendLines, chatContents, chatTurnLines, finalAnswerLine, hostPayload, toolCallLines, type HostEvent } from './support/host-payloads.js';
+import { storeCount } from './support/store-count.js';
 import { tempDir } from './transcript-helpers.js';
 
 let gw: FakeGateway;
@@ -117,6 +118,26 @@ describe('Stop: every turn, without waiting for the debounce interval', () => {
     await waitForWorkers(stateDir, 30_000);
     expect(sorted(contentsOf(sessionId))).toEqual(sorted(turnContents(1)));
     expect(gw.flushes).toEqual([]);
+  });
+  it('delivers a final answer that lands a moment after Stop, within seconds, though the run Stop woke found nothing new', async () => {
+    const { dataDir, stateDir } = dirs();
+    const sessionId = newSessionId();
+    const sessionDir = writeSession(dataDir, sessionId, []);
+    const env = gatewayEnv(dataDir, stateDir);
+    const finishedRuns = () => storeCount(stateDir, 'SELECT count(*) FROM runs WHERE finished_at_ms IS NOT NULL');
+    appendLines(sessionDir, toolCallLines(1));
+    expectSilentExit(await fire('PostToolUse', sessionId, env, { tool_use_id: 'call_1' }));
+    await waitFor(() => contentsOf(sessionId).includes('output 1') && finishedRuns() === 1, 10_000, 'the tool round');
+    // The worker now waits out the 60 s interval. Stop fires first; the answer lands only once the
+    // run it woke has read the file and ended.
+    expectSilentExit(await fire('Stop', sessionId, env, { last_assistant_message: 'answer 1' }));
+    await waitFor(() => finishedRuns() === 2, 10_000, 'the run Stop woke');
+    appendLines(sessionDir, [finalAnswerLine(1)]);
+    // Far below the 60 s interval the worker would otherwise wait, and the next event it would need.
+    await waitFor(() => contentsOf(sessionId).includes('answer 1'), 15_000, 'the final answer');
+    await waitForWorkers(stateDir, 30_000);
+    expect(sorted(contentsOf(sessionId))).toEqual(sorted(turnContents(1)));
+    expect(readHookEvents(stateDir).map((e) => e.outcome)).toEqual(['claimed', 'debounced']);
   });
 });
 

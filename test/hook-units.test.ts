@@ -5,7 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hookEventsFile, readHookEvents, recordHookEvent } from '../src/hook/hook-events.js';
 import { hookEventKind, hookRouteFromArgv, parseHookInput, readStdinCapped, recordedEventName } from '../src/hook/hook-input.js';
-import { HookSlot, workerSlotOwners } from '../src/hook/hook-slot.js';
+import { processStamp, processStartTime } from '../src/core/process-liveness.js';
+import { HookSlot, WORKER_HARD_STOP_MS, workerSlotOwners } from '../src/hook/hook-slot.js';
 import { findSessionDir } from '../src/hook/session-dir-finder.js';
 import { ensureBuilt, newSessionId, todayUtc } from './support/hook-harness.js';
 import { makeSession, repoRoot, tempDir } from './transcript-helpers.js';
@@ -52,7 +53,32 @@ describe('HookSlot: the per-session claim', () => {
 
     writeFileSync(workerFile(stateDir, id), String(deadPid()));
     expect(new HookSlot(stateDir, id).tryClaim()).toBe(true);
-    expect(readFileSync(workerFile(stateDir, id), 'utf8')).toBe(String(process.pid));
+    expect(readFileSync(workerFile(stateDir, id), 'utf8')).toBe(processStamp());
+  });
+
+  it.skipIf(processStartTime(process.pid) === undefined)('takes over a dead owner\'s claim whose pid another process now has, but not its owner\'s', () => {
+    const stateDir = dir();
+    const id = newSessionId();
+    mkdirSync(path.join(stateDir, 'hook'), { recursive: true });
+    // This very process has the pid, but started long after the owner the claim records.
+    writeFileSync(workerFile(stateDir, id), `${process.pid}@1`);
+    expect(new HookSlot(stateDir, id).tryClaim(424242)).toBe(true);
+    writeFileSync(workerFile(stateDir, id), processStamp());
+    expect(new HookSlot(stateDir, id).tryClaim(424242)).toBe(false);
+  });
+
+  it('takes over a claim older than a worker can live, whatever process its pid now names', () => {
+    const stateDir = dir();
+    const id = newSessionId();
+    mkdirSync(path.join(stateDir, 'hook'), { recursive: true });
+    // A pid alone, as earlier builds (and systems without start times) write it, of a live process.
+    writeFileSync(workerFile(stateDir, id), String(process.pid));
+    const beforeHardStop = (Date.now() - WORKER_HARD_STOP_MS + 60_000) / 1000;
+    utimesSync(workerFile(stateDir, id), beforeHardStop, beforeHardStop);
+    expect(new HookSlot(stateDir, id).tryClaim(424242)).toBe(false);
+    const pastHardStop = (Date.now() - WORKER_HARD_STOP_MS - 120_000) / 1000;
+    utimesSync(workerFile(stateDir, id), pastHardStop, pastHardStop);
+    expect(new HookSlot(stateDir, id).tryClaim(424242)).toBe(true);
   });
 
   it('treats a claim file that has no pid yet as being written, unless it is old', () => {

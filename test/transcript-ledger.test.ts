@@ -171,6 +171,21 @@ describe('ledger replay', () => {
     expect(retracted.items.map((i) => i.key)).toEqual(k0);
   });
 
+  it('keeps the keys of the messages a replacement carries over after a summary, and keys stay unique', async () => {
+    seqCounter = 0;
+    const before = await replayLines([append('a', 'b', 'c')]);
+    seqCounter = 0;
+    const compacted = await replayLines([append('a', 'b', 'c'), replace('summary', 'b', 'c'), append('d')]);
+    const [, kb, kc] = before.items.map((i) => i.key);
+    expect(compacted.texts).toEqual(['summary', 'b', 'c', 'd']);
+    expect(compacted.items.slice(1, 3).map((i) => i.key)).toEqual([kb, kc]);
+
+    // The same message twice around a carried one: its chained key would be the carried key again.
+    seqCounter = 0;
+    const repeated = await replayLines([append('a', 'b'), replace('b', 'a', 'b')]);
+    expect(new Set(repeated.items.map((i) => i.key)).size).toBe(3);
+  });
+
   it('keys the same message the same however its JSON keys are ordered', () => {
     expect(canonicalJson({ b: 1, a: [{ d: 2, c: 'é' }] })).toBe(canonicalJson({ a: [{ c: 'é', d: 2 }], b: 1 }));
     expect(canonicalJson({ b: 1, a: null })).toBe('{"a":null,"b":1}');

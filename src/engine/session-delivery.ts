@@ -129,15 +129,15 @@ export function startDelivery(session: SessionRef, ctx: DeliveryContext): Sessio
   try {
     // Before anything of the session is read: a forgotten conversation is never delivered again.
     if (ctx.snapshot ? ctx.snapshot.forgotten(outcome.conversationId) : ctx.privacy?.forgotten(outcome.conversationId)) return ended(outcome, 'forgotten');
-    const chosen = chooseHistoryFile(session.dir);
+    for (const run of active) run.stored = ctx.snapshot ? ctx.snapshot.fingerprint(run.sink.name, session.sessionId) : ctx.marks.fingerprints.get(run.sink.name, session.sessionId);
+    // A session read before is read again when a rewind left its messages.jsonl empty, so what it
+    // had is removed; one never read (just created, its file still empty) stays silent.
+    const chosen = chooseHistoryFile(session.dir, { emptied: active.some((run) => run.stored !== undefined) });
     outcome.source = chosen.source;
     if (!isChosen(chosen)) return ended(outcome, 'empty');
     // Equal path, size, mtime and inode already mean equal fingerprints: the head is read only when
     // the file changed, for the fingerprint committed after this read.
-    for (const run of active) {
-      run.stored = ctx.snapshot ? ctx.snapshot.fingerprint(run.sink.name, session.sessionId) : ctx.marks.fingerprints.get(run.sink.name, session.sessionId);
-      run.changed = !unchangedByStat(run.stored, chosen.file, chosen.stat);
-    }
+    for (const run of active) run.changed = !unchangedByStat(run.stored, chosen.file, chosen.stat);
     if (active.some((run) => run.changed)) return new StartedDelivery(session, outcome, runs, active, chosen, undefined);
     // Not read, but the session index or a hook may place it elsewhere now.
     const recheck = ctx.privacy?.redecide(session);

@@ -1,23 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { EvermeError } from '../core/errors.js';
-import { processAlive } from '../core/process-liveness.js';
+import { claimantAlive, parseProcessStamp, processStamp, type ProcessStamp } from '../core/process-liveness.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * A lock row's owner: its pid, with the start time its owner string leads with (`pid@start:…`, see
+ * `processStamp`), so a pid reused by another process is not taken for the owner. No column holds
+ * it: the owner string already names the process, and older rows (`pid:…`) keep the pid check alone.
+ */
+function ownerOf(row: { owner: string; pid: number }): ProcessStamp {
+  const stamp = parseProcessStamp(row.owner.slice(0, row.owner.indexOf(':')));
+  return stamp?.pid === row.pid ? stamp : { pid: row.pid };
+}
+
+/**
  * A per-session lock held in the shared SQLite file, so an import and a hook worker never work on
  * one session at once. SQLite serialises the claim (BEGIN IMMEDIATE); a holder that died (kill -9)
- * is recognised by its pid and its claim taken over. The lock is not re-entrant: two directories
- * carrying one session id (a restored copy) are worked on one after the other even in one run, and
- * each instance is its own owner, so two engines in one process exclude each other too.
+ * is recognised by its pid and start time (`claimantAlive`) and its claim taken over. The lock is
+ * not re-entrant: two directories carrying one session id (a restored copy) are worked on one after
+ * the other even in one run, and each instance is its own owner, so two engines in one process
+ * exclude each other too.
  */
 export class SessionLocks {
   private readonly claim: (sessionId: string) => boolean;
   private readonly releaseStmt: Database.Statement;
   private readonly held = new Set<string>();
 
-  constructor(db: Database.Database, private readonly owner = `${process.pid}:${randomUUID()}`) {
+  constructor(db: Database.Database, private readonly owner = `${processStamp()}:${randomUUID()}`) {
     const select = db.prepare('SELECT owner, pid FROM session_locks WHERE session_id = ?');
     const upsert = db.prepare(
       'INSERT INTO session_locks (session_id, owner, pid, acquired_at_ms) VALUES (?, ?, ?, ?) ' +
@@ -26,7 +37,7 @@ export class SessionLocks {
     this.releaseStmt = db.prepare('DELETE FROM session_locks WHERE session_id = ? AND owner = ?');
     const claim = db.transaction((sessionId: string): boolean => {
       const row = select.get(sessionId) as { owner: string; pid: number } | undefined;
-      if (row && row.owner !== this.owner && processAlive(row.pid)) return false;
+      if (row && row.owner !== this.owner && claimantAlive(ownerOf(row))) return false;
       upsert.run(sessionId, this.owner, process.pid, Date.now());
       return true;
     });

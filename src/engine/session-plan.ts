@@ -157,7 +157,10 @@ export async function planSession(job: PlanJob, emit: EmitPart): Promise<PlanRes
   const { session } = job;
   const conversationId = conversationIdFor(session.sessionId);
   const warnings = new WarningCollector();
-  const history = openSessionHistory(session, warnings);
+  // What was delivered of a session whose messages.jsonl a rewind left empty is gone, all of it. The
+  // checks chose the empty file (its fingerprint) only for a session read before.
+  const emptied = job.fingerprint?.size === 0 || job.targets.some((target) => target.delivered.size > 0);
+  const history = openSessionHistory(session, warnings, {}, { emptied });
   if (history.source === 'none' || !history.file) return { status: 'empty' };
   const { file: historyFile, source } = history;
   // The file may have been chosen differently a moment ago (a messages.jsonl got its first bytes).

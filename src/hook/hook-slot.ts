@@ -2,14 +2,23 @@ import { closeSync, linkSync, openSync, readdirSync, readFileSync, renameSync, r
 import path from 'node:path';
 import { hookStateDir } from '../store/hook-workspace.js';
 import { makeDirs, PRIVATE_DIR_MODE } from '../core/private-dir.js';
-import { processAlive } from '../core/process-liveness.js';
+import { claimantAlive, parseProcessStamp, processStamp, type ProcessStamp } from '../core/process-liveness.js';
 
 /** A claim file without a pid yet is being written by its claimer, unless it is this old. */
 const UNWRITTEN_CLAIM_GRACE_MS = 10_000;
+/** A worker never lives forever, whatever the agent does: no new run starts past this. */
+export const WORKER_MAX_LIFETIME_MS = 15 * 60 * 1000;
+/** And a run that is stuck past the lifetime (a hanging request, a held lock) is cut off here. */
+export const WORKER_HARD_STOP_MS = WORKER_MAX_LIFETIME_MS + 2 * 60 * 1000;
+/**
+ * A claim last written this long ago has no live owner, whatever its pid now names: a worker writes
+ * its claim as it starts and is gone by its hard stop. The minute over it absorbs a slow start.
+ */
+const CLAIM_MAX_AGE_MS = WORKER_HARD_STOP_MS + 60_000;
 /** How long a session id that no directory matched is not searched for through the whole tree again. */
 const MISS_TTL_MS = 10 * 60 * 1000;
 
-/** A session's worker claim: `<state>/hook/<session>.worker`, holding the owner's pid. */
+/** A session's worker claim: `<state>/hook/<session>.worker`, holding the owner's `processStamp`. */
 const WORKER_SUFFIX = '.worker';
 
 /** A positive integer from a small file; an empty or torn file (a write in progress) is undefined. */
@@ -24,19 +33,37 @@ function readNumber(file: string): number | undefined {
   }
 }
 
+/** The stamp in a claim file; an empty or torn file (a write in progress) is undefined. */
+function readStamp(file: string): ProcessStamp | undefined {
+  try {
+    return parseProcessStamp(readFileSync(file, 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+}
+
 interface ClaimIdentity {
   ino: number;
   mtimeMs: number;
-  owner: number | undefined;
+  /** The file's text, when it is a stamp. */
+  owner: string | undefined;
 }
 
 function claimIdentity(file: string): ClaimIdentity | undefined {
   try {
     const st = statSync(file);
-    return { ino: st.ino, mtimeMs: st.mtimeMs, owner: readNumber(file) };
+    const text = readFileSync(file, 'utf8').trim();
+    return { ino: st.ino, mtimeMs: st.mtimeMs, owner: parseProcessStamp(text) ? text : undefined };
   } catch {
     return undefined;
   }
+}
+
+/** Whether a claim still stands: its owner runs (`claimantAlive`), or, not written yet, it is fresh. */
+function claimStands(claim: ClaimIdentity, now = Date.now()): boolean {
+  const age = now - claim.mtimeMs;
+  if (claim.owner === undefined) return age < UNWRITTEN_CLAIM_GRACE_MS;
+  return age < CLAIM_MAX_AGE_MS && claimantAlive(parseProcessStamp(claim.owner)!);
 }
 
 /**
@@ -78,7 +105,7 @@ export class HookSlot {
       try {
         const fd = openSync(this.workerFile, 'wx', 0o600);
         try {
-          writeSync(fd, String(pid));
+          writeSync(fd, processStamp(pid));
         } finally {
           closeSync(fd);
         }
@@ -88,7 +115,7 @@ export class HookSlot {
       }
       const seen = claimIdentity(this.workerFile);
       if (!seen) continue;
-      if (seen.owner === undefined ? Date.now() - seen.mtimeMs < UNWRITTEN_CLAIM_GRACE_MS : processAlive(seen.owner)) return false;
+      if (claimStands(seen)) return false;
       if (!this.evictStale(seen)) return false;
     }
     return false;
@@ -123,13 +150,13 @@ export class HookSlot {
   setOwner(pid: number): void {
     this.ensureDir();
     const tmp = `${this.workerFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, String(pid), { mode: 0o600 });
+    writeFileSync(tmp, processStamp(pid), { mode: 0o600 });
     renameSync(tmp, this.workerFile);
   }
 
   /** Lets go of the slot only if this process still holds it: a successor's claim is never removed. */
   release(pid = process.pid): void {
-    if (readNumber(this.workerFile) === pid) rmSync(this.workerFile, { force: true });
+    if (readStamp(this.workerFile)?.pid === pid) rmSync(this.workerFile, { force: true });
   }
 
   markPending(): void {
@@ -240,7 +267,7 @@ export function workerSlotOwners(stateDir: string): number[] {
   }
   // A pid of 0 would name a process group: never a worker.
   return names.filter((name) => name.endsWith(WORKER_SUFFIX)).flatMap((name) => {
-    const pid = readNumber(path.join(dir, name));
+    const pid = readStamp(path.join(dir, name))?.pid;
     return pid !== undefined && pid > 0 ? [pid] : [];
   });
 }

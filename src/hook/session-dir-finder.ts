@@ -34,7 +34,8 @@ export interface FindOptions {
 /**
  * Finds a session directory by name only, cheapest first: a remembered path, the recent day
  * directories (today and yesterday, UTC and local, since both eras name them differently), then the whole date tree
- * by directory listing. No manifest is opened here; the worker confirms identity.
+ * by directory listing. No manifest is opened here; the worker confirms identity and, of several
+ * copies, reads the newest (`locateSession`), so the first name found here only says the session exists.
  */
 export function findSessionDir(dataDir: string, sessionId: string, opts: FindOptions = {}): string | undefined {
   const suffix = sessionDirSuffix(sessionId);

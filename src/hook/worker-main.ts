@@ -9,18 +9,20 @@ import { SessionMetaStore } from '../store/session-meta.js';
 import { readSessionIndex } from '../transcript/session-index.js';
 import { locateSession } from '../transcript/session-locate.js';
 import { DeliveryMarks } from './delivery-marks.js';
-import { HookSlot } from './hook-slot.js';
+import { HookSlot, WORKER_HARD_STOP_MS, WORKER_MAX_LIFETIME_MS } from './hook-slot.js';
 
-/** A worker never lives forever, whatever the agent does: no new run starts past this. */
-const MAX_LIFETIME_MS = 15 * 60 * 1000;
-/** And a run that is stuck past the lifetime (a hanging request, a held lock) is cut off here. */
-const HARD_STOP_MS = MAX_LIFETIME_MS + 2 * 60 * 1000;
 /**
  * After a Stop, PreCompact or SessionEnd the worker runs this soon after its last run rather than a
  * whole interval later: the finished turn arrives within seconds, and a burst of short turns still
  * makes one run per window (coalesced), not one request per turn.
  */
 export const URGENT_GAP_MS = 1500;
+/**
+ * Runs after one that answered a Stop or a boundary, `URGENT_GAP_MS` apart, found news or not: the
+ * host may fire Stop a moment before the final answer reaches the file. Bounded, so a worker whose
+ * session went quiet still exits within seconds.
+ */
+const LATE_LOOKS = 2;
 /** How often a worker waiting out the interval looks for such a mark. */
 const MARK_POLL_MS = 200;
 /** Failures the user must act on; transient ones (network, upstream) are simply retried later. */
@@ -49,8 +51,8 @@ type BusyEnd = 'idle' | 'failed' | 'expired' | 'gone';
 
 /**
  * Waits until the next run is due: one interval after the last run, or only `URGENT_GAP_MS` after
- * it when a hook marked the end of a turn or a boundary (looked for while waiting) or the last run
- * answered such a mark and found news (`followUp`).
+ * it when a hook marked the end of a turn or a boundary (looked for while waiting) or a recent run
+ * answered such a mark (`followUp`, see `LATE_LOOKS`).
  */
 async function waitForNextRun(settings: Settings, slot: HookSlot, marks: DeliveryMarks, followUp: boolean): Promise<void> {
   for (;;) {
@@ -76,12 +78,15 @@ async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: stri
     engine = openEngine(settings, defaultSink(settings));
     const session = await locateSession(settings.dataDir, slot.sessionId, { remembered: sessionDir });
     if (!session) return 'gone';
+    // The hook remembers the first copy it found by name; the next hooks hand over the one chosen here.
+    if (session.dir !== sessionDir) slot.rememberSessionDir(session.dir);
     engine.marks.sessions.rememberDir(slot.sessionId, session.dir);
     // The payload's cwd is one claim about the workspace; each run decides among the claims.
     if (cwd) new SessionMetaStore(engine.db).recordCwd(slot.sessionId, cwd);
     // Read once per worker: the host writes its row at the session's start, a title after a turn or so.
     const sessionIndex = readSessionIndex(settings.dataDir, { sessionIds: [slot.sessionId] });
     let followUp = false;
+    let lateLooks = 0;
     for (;;) {
       await waitForNextRun(settings, slot, marks, followUp);
       const taken = marks.take();
@@ -97,11 +102,16 @@ async function runWhileBusy(settings: Settings, slot: HookSlot, sessionDir: stri
         return 'failed';
       }
       if (Date.now() > deadline) return 'expired';
-      // Progress means the agent is writing: look once more, so what it writes after the last hook
-      // still arrives without another one. After a turn's end that look comes soon: the host may
-      // fire Stop a moment before the final answer reaches the file.
+      // After a turn's end, look again soon (LATE_LOOKS times) whatever this run found. Otherwise
+      // progress means the agent is writing: look once more, an interval later, so what it writes
+      // after the last hook still arrives without another one.
+      if (taken.turn || taken.boundary) lateLooks = LATE_LOOKS;
+      followUp = lateLooks > 0;
+      if (followUp) {
+        lateLooks -= 1;
+        continue;
+      }
       const progressed = summary.messages > 0 || summary.removed > 0;
-      followUp = progressed && (taken.turn || taken.boundary);
       if (!progressed && !slot.hasPending()) return 'idle';
     }
   } finally {
@@ -118,7 +128,7 @@ export async function runWorker(sessionId: string, sessionDir: string, cwd: stri
   const settings = loadSettings(resolveDataDir(undefined));
   const slot = new HookSlot(settings.stateDir, sessionId);
   slot.setOwner(process.pid);
-  const deadline = Date.now() + MAX_LIFETIME_MS;
+  const deadline = Date.now() + WORKER_MAX_LIFETIME_MS;
   try {
     for (;;) {
       const end = await runWhileBusy(settings, slot, sessionDir, cwd, deadline);
@@ -150,7 +160,7 @@ function isMainModule(): boolean {
 if (isMainModule()) {
   const [sessionId, sessionDir, cwd] = process.argv.slice(2);
   if (sessionId && sessionDir) {
-    setTimeout(() => process.exit(0), HARD_STOP_MS).unref();
+    setTimeout(() => process.exit(0), WORKER_HARD_STOP_MS).unref();
     runWorker(sessionId, sessionDir, cwd || undefined).then(
       () => process.exit(0),
       () => process.exit(0),

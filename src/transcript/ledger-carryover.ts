@@ -1,29 +1,14 @@
-import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { WarningCollector } from '../core/warnings.js';
-import { canonicalJson, keyLedgerHistory, LEDGER_FILE, readLedger } from './ledger-replay.js';
+import { contentSignature, keyLedgerHistory, LEDGER_FILE, readLedger } from './ledger-replay.js';
 import type { SessionRef } from './types.js';
-
-/**
- * What identifies one message across the switch from ledger keys to `message_id` keys: its role,
- * its timestamp and a digest of its content (the runtime copies messages, it does not rewrite them).
- */
-export function contentSignature(message: Record<string, unknown>): string | undefined {
-  const { role, timestamp } = message;
-  if (typeof role !== 'string' || typeof timestamp !== 'number') return undefined;
-  const digest = createHash('sha256')
-    .update(canonicalJson(message['content'] ?? ''))
-    .update('\n')
-    .update(typeof message['toolCallId'] === 'string' ? message['toolCallId'] : '')
-    .digest('hex');
-  return `${role}\n${timestamp}\n${digest}`;
-}
 
 /**
  * A ledger-era session continued by a newer build has both files, and its history now comes from
  * `messages.jsonl`, keyed by `message_id`. What was delivered under ledger keys is matched to those
- * messages by content, so that only what is really new is sent.
+ * messages by content (`contentSignature`: role, timestamp, content digest), so that only what is
+ * really new is sent.
  */
 export interface LedgerCarryover {
   /** The delivered ledger key of a message with this content, used up once claimed; or undefined. */

@@ -82,6 +82,11 @@ export interface LedgerEntry {
   message: Record<string, unknown>;
   /** Line of the event that last put this message into the history. */
   lineNo: number;
+  /**
+   * Its key, once known: carried over by a replacement from the message it matched, or its place in
+   * the hash chain, remembered because an entry's predecessor never changes while it is in a history.
+   */
+  key?: string;
 }
 
 export interface LedgerReplay {
@@ -96,8 +101,45 @@ function compareEvents(a: LedgerEvent, b: LedgerEvent): number {
   return a.eventId < b.eventId ? -1 : 1;
 }
 
+/**
+ * What identifies one message wherever the runtime copies it (a replacement's kept turns, a newer
+ * build's messages.jsonl): its role, its timestamp and a digest of its content. The runtime copies
+ * messages, it does not rewrite them.
+ */
+export function contentSignature(message: Record<string, unknown>): string | undefined {
+  const { role, timestamp } = message;
+  if (typeof role !== 'string' || typeof timestamp !== 'number') return undefined;
+  const digest = createHash('sha256')
+    .update(canonicalJson(message['content'] ?? ''))
+    .update('\n')
+    .update(typeof message['toolCallId'] === 'string' ? message['toolCallId'] : '')
+    .digest('hex');
+  return `${role}\n${timestamp}\n${digest}`;
+}
+
+/**
+ * The replacement's entries, each that matches a message of the history it replaces by content
+ * signature keeping that message's key. A compaction that keeps the recent turns copies them after
+ * its summary; without this they would be new messages under new keys, sent and stored twice.
+ */
+function carryKeys(sessionId: string, before: LedgerEntry[], messages: readonly Record<string, unknown>[], lineNo: number): LedgerEntry[] {
+  const bySignature = new Map<string, string[]>();
+  for (const item of keyLedgerHistory(sessionId, before, LEDGER_FILE)) {
+    const signature = contentSignature(item.message);
+    if (signature === undefined) continue;
+    const keys = bySignature.get(signature);
+    if (keys) keys.push(item.key);
+    else bySignature.set(signature, [item.key]);
+  }
+  return messages.map((message) => {
+    const signature = bySignature.size === 0 ? undefined : contentSignature(message);
+    const key = signature === undefined ? undefined : bySignature.get(signature)?.shift();
+    return key === undefined ? { message, lineNo } : { message, lineNo, key };
+  });
+}
+
 /** Replays events (already filtered to one session) in `seq`, then `eventId`, order. */
-export function replayLedgerEvents(events: readonly LedgerEvent[]): LedgerReplay {
+export function replayLedgerEvents(sessionId: string, events: readonly LedgerEvent[]): LedgerReplay {
   let history: LedgerEntry[] = [];
   let deleted = false;
   let workspaceDir: string | undefined;
@@ -110,7 +152,7 @@ export function replayLedgerEvents(events: readonly LedgerEvent[]): LedgerReplay
         for (const message of effect.messages) history.push({ message, lineNo: event.lineNo });
         break;
       case 'replace':
-        history = effect.messages.map((message) => ({ message, lineNo: event.lineNo }));
+        history = carryKeys(sessionId, history, effect.messages, event.lineNo);
         break;
       case 'clear':
         history = [];
@@ -167,7 +209,7 @@ export async function readLedger(
     }
     events.push({ seq: event.seq, eventId: event.eventId, lineNo, effect });
   }
-  return replayLedgerEvents(events);
+  return replayLedgerEvents(sessionId, events);
 }
 
 /**
@@ -209,14 +251,29 @@ function isSorted(keys: readonly string[]): boolean {
 
 /**
  * Ledger messages have no ids, so each key is a hash chain over the effective history:
- * key_i = sha256(key_{i-1} + '\n' + canonical(message_i)), seeded with the session id. An unchanged
- * prefix keeps its keys after a replacement; a changed message and everything after it get new keys.
+ * key_i = sha256(key_{i-1} + '\n' + canonical(message_i)), seeded with the session id, except that a
+ * message a replacement carried over keeps its earlier key (see `carryKeys`). An unchanged prefix
+ * keeps its keys after a replacement; a changed message gets a new key, and so does what follows it
+ * unless it too was carried over. A chained key that would repeat one already in the history (the
+ * same message twice around a carried one) is chained once more, so keys stay unique.
  */
 export function keyLedgerHistory(sessionId: string, history: readonly LedgerEntry[], relFile: string): HistoryItem[] {
+  const used = new Set<string>();
+  for (const entry of history) if (entry.key !== undefined) used.add(entry.key);
   let previous = sessionId;
-  return history.map(({ message, lineNo }) => {
-    const key = createHash('sha256').update(`${previous}\n${canonicalJson(message)}`).digest('hex').slice(0, 32);
-    previous = key;
-    return { key, message, location: { file: relFile, line: lineNo } };
+  return history.map((entry) => {
+    if (entry.key === undefined) {
+      const canonical = canonicalJson(entry.message);
+      let key = chainKey(previous, canonical);
+      while (used.has(key)) key = chainKey(key, canonical);
+      used.add(key);
+      entry.key = key;
+    }
+    previous = entry.key;
+    return { key: entry.key, message: entry.message, location: { file: relFile, line: entry.lineNo } };
   });
+}
+
+function chainKey(previous: string, canonical: string): string {
+  return createHash('sha256').update(`${previous}\n${canonical}`).digest('hex').slice(0, 32);
 }

@@ -23,15 +23,15 @@ export interface HistoryFileChoice {
   stat?: HistoryFileStat;
 }
 
-function nonEmptyFile(file: string): HistoryFileStat | undefined {
+function fileStat(file: string): (HistoryFileStat & { regular: boolean }) | undefined {
   try {
     // lstat: a symlink is chosen as itself, so that reading it reports `symlinked_file` instead of
     // following it to a file outside the session (or silently falling back to another file). A
     // missing file is answered without an exception: every ledger-era session has no messages.jsonl,
     // and a no-op sync asks this of every session.
     const s = lstatSync(file, { throwIfNoEntry: false });
-    if (s === undefined) return undefined;
-    return (s.isFile() || s.isSymbolicLink()) && s.size > 0 ? { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino, dev: s.dev } : undefined;
+    if (s === undefined || !(s.isFile() || s.isSymbolicLink())) return undefined;
+    return { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino, dev: s.dev, regular: s.isFile() };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
@@ -39,21 +39,35 @@ function nonEmptyFile(file: string): HistoryFileStat | undefined {
   }
 }
 
+export interface ChooseOptions {
+  /**
+   * The session had history (something of it was delivered): an existing but empty messages.jsonl,
+   * with no ledger to fall back on, is then that history emptied by a rewind to before its first
+   * message, read as empty so that what was delivered goes; otherwise it is a session not begun.
+   */
+  emptied?: boolean;
+}
+
 /**
- * messages.jsonl when it has bytes (the runtime creates it empty), else ledger.jsonl, else nothing yet.
- * Decided by the files in the directory, never by the manifest's declared (absolute) paths or its era.
- * Two stats; synchronous so that opening a history needs no await.
+ * messages.jsonl when it has bytes (the runtime creates it empty), else ledger.jsonl, else nothing yet
+ * (or, `emptied`, the empty messages.jsonl). Decided by the files in the directory, never by the
+ * manifest's declared (absolute) paths or its era. Two stats; synchronous so that opening a history
+ * needs no await.
  */
-export function chooseHistoryFile(sessionDir: string): HistoryFileChoice {
+export function chooseHistoryFile(sessionDir: string, opts: ChooseOptions = {}): HistoryFileChoice {
+  let emptyMessages: HistoryFileChoice | undefined;
   for (const [source, relFile] of [
     ['messages', MESSAGES_FILE],
     ['ledger', LEDGER_FILE],
   ] as const) {
     const file = entryPath(sessionDir, relFile);
-    const fileStat = nonEmptyFile(file);
-    if (fileStat) return { source, file, relFile, stat: fileStat };
+    const found = fileStat(file);
+    if (found === undefined) continue;
+    const { regular, ...stat } = found;
+    if (stat.size > 0) return { source, file, relFile, stat };
+    if (source === 'messages' && regular) emptyMessages = { source, file, relFile, stat };
   }
-  return { source: 'none' };
+  return (opts.emptied ? emptyMessages : undefined) ?? { source: 'none' };
 }
 
 export interface SessionHistory extends HistoryFileChoice {
@@ -71,8 +85,9 @@ export function openSessionHistory(
   session: SessionRef,
   warnings: WarningCollector,
   opts: ReadLinesOptions = {},
+  choose: ChooseOptions = {},
 ): SessionHistory {
-  const choice = chooseHistoryFile(session.dir);
+  const choice = chooseHistoryFile(session.dir, choose);
   let workspaceDir: string | undefined;
 
   async function* items(): AsyncGenerator<HistoryItem> {

@@ -1,71 +1,68 @@
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
-import { recentDayPaths, sessionDirSuffix } from '../core/session-dirs.js';
-import { dayDirs, newerCopy, sessionDirNames, sessionsRoot, type UnreadableDirHandler } from './discover.js';
+import { sessionDirSuffix } from '../core/session-dirs.js';
+import { dayDirs, newerCopy, sessionDirNames, type UnreadableDirHandler } from './discover.js';
 import { readManifest, sessionRefOf } from './manifest.js';
 import type { SessionRef } from './types.js';
 
-/** The recent date directories (see `recentDayPaths`) under this data dir's session tree. */
-export function recentDayDirs(dataDir: string, nowMs: number): string[] {
-  return recentDayPaths(nowMs).map((day) => path.join(sessionsRoot(dataDir), day));
-}
-
 export interface LocateOptions {
-  /** A directory remembered from an earlier run; used when its manifest still names this session. */
+  /** A directory remembered from an earlier run; a candidate when its manifest still names this session. */
   remembered?: string;
-  /** Clock for choosing the recent directories; tests pin it. */
-  nowMs?: number;
   /** A directory whose name matches but whose manifest cannot be read or validated. */
   onInvalidManifest?: (dir: string, reason: string) => void;
   /** A date directory that could not be listed: the session may be in it. */
   onUnreadableDir?: UnreadableDirHandler;
 }
 
-async function confirmIn(dayDir: string, sessionId: string, opts: LocateOptions): Promise<SessionRef | undefined> {
+type Candidate = Parameters<typeof newerCopy>[0];
+
+/** The newest copy (see `newerCopy`) among this day's directories carrying the session id, except `skip`. */
+function confirmIn(dayDir: string, sessionId: string, opts: LocateOptions, skip: string | undefined): Candidate | undefined {
   const suffix = sessionDirSuffix(sessionId);
-  let best: { ref: SessionRef; manifestMtimeMs: number } | undefined;
+  let best: Candidate | undefined;
   for (const name of sessionDirNames(dayDir, opts.onUnreadableDir)) {
     if (!name.endsWith(suffix)) continue;
     const dir = path.join(dayDir, name);
+    if (dir === skip) continue;
     const result = readManifest(dir);
     if (!result.ok) {
       if (!result.missing) opts.onInvalidManifest?.(dir, result.reason);
       continue;
     }
-    // The name only suggests; the manifest decides. Two copies in one day: the same rule as discovery.
+    // The name only suggests; the manifest decides.
     if (result.manifest.sessionId !== sessionId) continue;
     const candidate = { ref: sessionRefOf(dir, result.manifest), manifestMtimeMs: result.mtimeMs };
     best = best ? newerCopy(best, candidate) : candidate;
   }
-  return best?.ref;
+  return best;
+}
+
+function rememberedCopy(dir: string | undefined, sessionId: string): Candidate | undefined {
+  if (!dir) return undefined;
+  const result = readManifest(dir);
+  if (!result.ok || result.manifest.sessionId !== sessionId) return undefined;
+  return { ref: sessionRefOf(path.resolve(dir), result.manifest), manifestMtimeMs: result.mtimeMs };
 }
 
 /**
- * Finds one session cheaply (the hook worker runs on every tool call): first in a remembered
- * directory, then in the recent date directories, then in the whole date tree, newest first, matching directory names before opening
- * any manifest.
+ * Finds one session (the hook worker, once per start; `show`, `sync --session`). Every directory
+ * carrying its id is compared, as discovery does (`newerCopy`): a restored copy in a later date
+ * directory, or a remembered directory, is read only when it is the newest copy, since reading a
+ * stale one would take what it lacks for gone. Directory names are matched before any manifest is
+ * opened, so each other day costs one listing.
  */
 export async function locateSession(
   dataDir: string,
   sessionId: string,
   opts: LocateOptions = {},
 ): Promise<SessionRef | undefined> {
-  if (opts.remembered) {
-    const result = readManifest(opts.remembered);
-    if (result.ok && result.manifest.sessionId === sessionId) return sessionRefOf(path.resolve(opts.remembered), result.manifest);
-  }
-  const recent = recentDayDirs(dataDir, opts.nowMs ?? Date.now());
-  for (const dayDir of recent) {
-    const found = await confirmIn(dayDir, sessionId, opts);
-    if (found) return found;
-  }
-  const checked = new Set(recent);
+  const remembered = rememberedCopy(opts.remembered, sessionId);
+  let best = remembered;
   for await (const day of dayDirs(dataDir, { newestFirst: true, onUnreadableDir: opts.onUnreadableDir })) {
-    if (checked.has(day.dir)) continue;
-    const found = await confirmIn(day.dir, sessionId, opts);
-    if (found) return found;
+    const found = confirmIn(day.dir, sessionId, opts, remembered?.ref.dir);
+    if (found) best = best ? newerCopy(best, found) : found;
   }
-  return undefined;
+  return best?.ref;
 }
 
 /**
