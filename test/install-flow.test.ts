@@ -174,7 +174,7 @@ describe('everme install', () => {
     expect(text).not.toContain('evt_agent0000000000');
   });
 
-  it('reports a symlink or a foreign directory at the plugin path and never writes through or into it', async () => {
+  it('reports a symlink or another plugin at the plugin path and never writes through or into it', async () => {
     for (const kind of ['symlink', 'foreign', 'other-manifest'] as const) {
       const data = dataDir();
       const plugins = path.join(data, 'plugins');
@@ -184,6 +184,8 @@ describe('everme install', () => {
       if (kind === 'foreign') {
         mkdirSync(path.join(plugins, 'everme-memory', 'hooks'), { recursive: true });
         writeFileSync(path.join(plugins, 'everme-memory', 'hooks', 'guard.sh'), '#!/bin/sh\n');
+        const guard = { hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: 'sh "$HOME/guard.sh"' }] }] } };
+        writeFileSync(path.join(plugins, 'everme-memory', 'hooks', 'hooks.json'), `${JSON.stringify(guard)}\n`);
       }
       if (kind === 'other-manifest') {
         mkdirSync(path.join(plugins, 'everme-memory', '.claude-plugin'), { recursive: true });

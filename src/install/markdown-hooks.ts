@@ -34,6 +34,19 @@ export function hookCommand(node: string, runJs: string, route: 'plugin' | 'mark
   return `${shellQuote(node)} ${shellQuote(runJs)} hook --route=${route}`;
 }
 
+/** A single-quoted word as shellQuote writes it. */
+const QUOTED = String.raw`'(?:[^']|'\\'')*'`;
+/**
+ * A command `everme install` wrote, of this version or an earlier one (which had no `--route`): a
+ * quoted node running a staged runtime's entry point. What decides whether a hook file or the
+ * plugin's hook document is everme's to rewrite or remove, whatever else sits beside it.
+ */
+const EVERME_COMMAND = new RegExp(String.raw`^${QUOTED} '(?:[^']|'\\'')*/everme/runtime/bin/run\.js' hook(?: --route=(?:plugin|markdown))?$`);
+
+export function isEvermeHookCommand(command: string): boolean {
+  return EVERME_COMMAND.test(command);
+}
+
 const DESCRIPTIONS: Record<HookEvent, string> = {
   PreToolUse: 'Capture this conversation into long-term memory before each tool call (everme)',
   PostToolUse: 'Capture this conversation into long-term memory after each tool call (everme)',

@@ -1,0 +1,72 @@
+/**
+ * What is everme's in the data dir is decided by what the files hold, not by where they are or what
+ * sits beside them: the built CLI, spawned with a HOME of its own, installs over and uninstalls from
+ * data dirs where the user (or Finder, an editor, EverMe's own installer) put things at or near the
+ * paths install writes, and leaves every byte of those alone.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from './support/cli.js';
+import { cliEnv, runCli, type CliResult } from './support/cli-process.js';
+import { filesContaining, tempDir } from './install-helpers.js';
+
+beforeAll(() => ensureBuilt());
+
+/** A data dir of its own under a HOME of its own. */
+function home(): { home: string; data: string } {
+  const dir = tempDir('everme-own-');
+  const data = path.join(dir, '.minimax');
+  mkdirSync(path.join(data, 'v2', 'sessions'), { recursive: true });
+  return { home: dir, data };
+}
+
+function everme(where: { home: string; data: string }, ...args: string[]): Promise<CliResult> {
+  return runCli([...args, '--data-dir', where.data], cliEnv(where.home));
+}
+
+const plugin = (data: string): string => path.join(data, 'plugins', 'everme-memory');
+
+describe('the everme-memory plugin directory', () => {
+  it('is everme\'s by what its two files hold: a stray .DS_Store or hooks.json.bak neither blocks install nor keeps uninstall from taking our hooks out', async () => {
+    const at = home();
+    expect((await everme(at, 'install')).code).toBe(0);
+    writeFileSync(path.join(plugin(at.data), '.DS_Store'), 'Bud1');
+    writeFileSync(path.join(plugin(at.data), 'hooks', 'hooks.json.bak'), '{"hooks":{}}\n');
+
+    const again = await everme(at, 'install', '--json');
+    expect(again.code, again.stderr).toBe(0);
+    const uninstall = await everme(at, 'uninstall');
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toMatch(/removed\s+plugin\s+\S+everme-memory\s+\(everme's files removed; the directory stays: it still holds \.DS_Store, hooks\/hooks\.json\.bak, which everme did not write\)/);
+    expect(existsSync(path.join(plugin(at.data), '.claude-plugin'))).toBe(false);
+    expect(existsSync(path.join(plugin(at.data), 'hooks', 'hooks.json'))).toBe(false);
+    expect(readFileSync(path.join(plugin(at.data), '.DS_Store'), 'utf8')).toBe('Bud1');
+    // No hook of ours is left to run a runtime that is gone.
+    expect(existsSync(path.join(at.data, 'everme', 'runtime'))).toBe(false);
+    expect(filesContaining(at.data, 'everme/runtime')).toEqual([]);
+
+    // The directory uninstall left (the user's .DS_Store in it) is no obstacle to installing again.
+    const reinstall = await everme(at, 'install');
+    expect(reinstall.code, reinstall.stderr).toBe(0);
+    expect(reinstall.stdout).toMatch(/created\s+plugin/);
+  });
+
+  it('is someone else\'s when one of its two files is: another plugin\'s manifest, or a hooks.json with commands not everme\'s', async () => {
+    for (const [rel, text] of [
+      ['.claude-plugin/plugin.json', '{"name":"my-plugin"}\n'],
+      ['hooks/hooks.json', '{"hooks":{"Stop":[{"matcher":"*","hooks":[{"type":"command","command":"/opt/mine/on-stop"}]}]}}\n'],
+    ] as const) {
+      const at = home();
+      mkdirSync(path.dirname(path.join(plugin(at.data), rel)), { recursive: true });
+      writeFileSync(path.join(plugin(at.data), rel), text);
+      const install = await everme(at, 'install');
+      expect(install.code, rel).toBe(1);
+      expect(install.stderr).toContain(`is not everme's: ${rel}`);
+      expect(readFileSync(path.join(plugin(at.data), rel), 'utf8')).toBe(text);
+      const uninstall = await everme(at, 'uninstall');
+      expect(uninstall.code, uninstall.stderr).toBe(0);
+      expect(readFileSync(path.join(plugin(at.data), rel), 'utf8')).toBe(text);
+    }
+  });
+});
