@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/cli.js';
-import { cliEnv, runCli, type CliResult } from './support/cli-process.js';
+import { cliEnv, envelopeOf, runCli, type CliResult } from './support/cli-process.js';
 import { filesContaining, tempDir } from './install-helpers.js';
 
 beforeAll(() => ensureBuilt());
@@ -68,5 +68,36 @@ describe('the everme-memory plugin directory', () => {
       expect(uninstall.code, uninstall.stderr).toBe(0);
       expect(readFileSync(path.join(plugin(at.data), rel), 'utf8')).toBe(text);
     }
+  });
+});
+
+describe('a server of the user\'s named everme-memory in mcp.json', () => {
+  it('is never merged into nor removed: install ends in mcp_server_conflict naming the file and the server, uninstall leaves it byte for byte', async () => {
+    const at = home();
+    const mcp = path.join(at.data, 'mcp.json');
+    const theirs = `${JSON.stringify({
+      mcpServers: {
+        'repo-notes': { command: 'node', args: ['/home/demo/tools/notes-mcp.js'] },
+        'everme-memory': { url: 'https://mcp.everme.example/mcp', headers: { Authorization: 'Bearer evt_a1b2c3d4e5f6g7h8' } },
+      },
+    }, null, 2)}\n`;
+    writeFileSync(mcp, theirs);
+
+    const install = await everme(at, 'install', '--json');
+    expect(install.code).toBe(1);
+    const envelope = envelopeOf(install);
+    expect(envelope.error).toMatchObject({ type: 'conflict', code: 'mcp_server_conflict' });
+    expect(envelope.error?.message).toContain(`${mcp} was left untouched: its "everme-memory" server is not everme's (it points at https://mcp.everme.example/mcp)`);
+    expect(envelope.error?.hint).toContain('never overwritten');
+    expect(readFileSync(mcp, 'utf8')).toBe(theirs);
+    expect(existsSync(`${mcp}.everme-backup`)).toBe(false);
+    // The other steps ran.
+    expect(existsSync(path.join(at.data, 'hooks', 'everme-pre-tool-use.md'))).toBe(true);
+    expect(existsSync(path.join(plugin(at.data), 'hooks', 'hooks.json'))).toBe(true);
+
+    const uninstall = await everme(at, 'uninstall');
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toMatch(/kept\s+mcp\s+\S+mcp\.json\s+\(its "everme-memory" server is not everme's \(it points at https:\/\/mcp\.everme\.example\/mcp\): left as it is\)/);
+    expect(readFileSync(mcp, 'utf8')).toBe(theirs);
   });
 });

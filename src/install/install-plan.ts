@@ -23,7 +23,7 @@ export interface InstallStep {
   note?: string;
 }
 
-export type InstallWarningCode = 'mcp_config_invalid' | 'plugin_path_conflict' | 'official_plugin_enabled';
+export type InstallWarningCode = 'mcp_config_invalid' | 'mcp_server_conflict' | 'plugin_path_conflict' | 'official_plugin_enabled';
 
 export interface InstallWarning {
   code: InstallWarningCode;
@@ -125,14 +125,19 @@ function mcpStep(dataDir: string, node: string, dryRun: boolean): StepDone {
     const note = 'backup' in mcp && mcp.backup ? `server "${MCP_SERVER_NAME}", previous file saved as ${path.basename(mcp.backup)}` : `server "${MCP_SERVER_NAME}"`;
     return { step: { step: 'mcp', path: mcpFile, status: mcp.status, note } };
   }
-  return {
-    step: { step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason },
-    warning: {
-      code: 'mcp_config_invalid',
-      path: mcpFile,
-      message: `${mcpFile} was left untouched: ${mcp.reason}. Fix it, then run \`everme install\` again to register the "${MCP_SERVER_NAME}" MCP server.`,
-    },
-  };
+  const warning: InstallWarning =
+    mcp.why === 'foreign'
+      ? {
+          code: 'mcp_server_conflict',
+          path: mcpFile,
+          message: `${mcpFile} was left untouched: ${mcp.reason}. Rename that server in mcp.json (or remove it if it is an old copy), then run \`everme install\` again to register everme's "${MCP_SERVER_NAME}" MCP server.`,
+        }
+      : {
+          code: 'mcp_config_invalid',
+          path: mcpFile,
+          message: `${mcpFile} was left untouched: ${mcp.reason}. Fix it, then run \`everme install\` again to register the "${MCP_SERVER_NAME}" MCP server.`,
+        };
+  return { step: { step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason }, warning };
 }
 
 /** What the steps produced, before the result is assembled. */
@@ -245,24 +250,35 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   };
 }
 
-/** The failure install ends with after finishing the other steps, if one was skipped. */
+/** What each conflict left out, and what to tell the user about the rest (a dry run installed nothing). */
+const CONFLICTS: Record<Exclude<InstallWarningCode, 'official_plugin_enabled'>, { what: string; hint: (dryRun: boolean) => string }> = {
+  plugin_path_conflict: { what: 'the plugin', hint: () => 'Everything else is in place; only the plugin directory is in the way.' },
+  mcp_server_conflict: {
+    what: 'the MCP server',
+    hint: (dryRun) => `${dryRun ? 'Nothing was written. ' : 'The hooks and runtime are in place. '}The "${MCP_SERVER_NAME}" server in mcp.json is not everme's and is never overwritten.`,
+  },
+  mcp_config_invalid: {
+    what: 'the MCP server',
+    hint: (dryRun) =>
+      dryRun
+        ? 'Fix mcp.json by hand first; `everme install` would stage the runtime and hooks and leave mcp.json untouched.'
+        : 'The hooks and runtime are in place; only mcp.json needs fixing.',
+  },
+};
+
+/**
+ * The failure install ends with after finishing the other steps, when one was skipped: typed by the
+ * first conflict, its message naming every one (each also names its path).
+ */
 export function installOutcomeError(result: InstallResult): EvermeError | undefined {
-  const conflict = result.warnings.find((w) => w.code === 'plugin_path_conflict');
-  if (conflict) {
-    return new EvermeError('conflict', `installed, except the plugin: ${conflict.message}`, {
-      code: 'plugin_path_conflict',
-      hint: 'Everything else is in place; only the plugin directory is in the way.',
-      detail: { path: conflict.path, result },
-    });
-  }
-  const invalid = result.warnings.find((w) => w.code === 'mcp_config_invalid');
-  if (!invalid) return undefined;
+  const conflicts = result.warnings.flatMap((w) => (w.code === 'official_plugin_enabled' ? [] : [{ ...w, code: w.code, ...CONFLICTS[w.code] }]));
+  const [first] = conflicts;
+  if (!first) return undefined;
   // A dry run installed nothing: it says what it would do, never that something is in place.
-  return new EvermeError('conflict', `${result.dryRun ? 'would install' : 'installed'}, except the MCP server: ${invalid.message}`, {
-    code: 'mcp_config_invalid',
-    hint: result.dryRun
-      ? 'Fix mcp.json by hand first; `everme install` would stage the runtime and hooks and leave mcp.json untouched.'
-      : 'The hooks and runtime are in place; only mcp.json needs fixing.',
-    detail: { path: invalid.path, result },
+  const except = conflicts.map((c) => `${c.what}: ${c.message}`).join(' Also except ');
+  return new EvermeError('conflict', `${result.dryRun ? 'would install' : 'installed'}, except ${except}`, {
+    code: first.code,
+    hint: first.hint(result.dryRun),
+    detail: { path: first.path, result },
   });
 }

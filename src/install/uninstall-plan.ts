@@ -165,6 +165,8 @@ function removeMcpEntry(run: UninstallRun): void {
       path: mcpFile,
       message: `${mcpFile} was left untouched: ${mcp.reason}. Remove the "${MCP_SERVER_NAME}" entry by hand once it is fixed.`,
     });
+  } else if (mcp.status === 'foreign') {
+    run.steps.push({ step: 'mcp', path: mcpFile, status: 'kept', note: `${mcp.reason}: left as it is` });
   } else if (mcp.status === 'absent') {
     run.steps.push({ step: 'mcp', path: mcpFile, status: 'absent' });
   } else if (mcp.status === 'file_removed') {
