@@ -88,8 +88,8 @@ export function readMcpDocument(file: string): McpDocument {
  */
 export function isEvermeMcpEntry(entry: unknown): boolean {
   if (!isRecord(entry) || typeof entry.command !== 'string' || !Array.isArray(entry.args)) return false;
-  const [runJs, command, ...rest] = entry.args as unknown[];
-  return typeof runJs === 'string' && runJs.endsWith('/everme/runtime/bin/run.js') && command === 'mcp' && rest.length === 0;
+  const [runJs, command] = entry.args as unknown[];
+  return typeof runJs === 'string' && runJs.endsWith('/everme/runtime/bin/run.js') && command === 'mcp';
 }
 
 /** Our entry merged over whatever the user added to it (a timeout, `enabled`), keys in their order. */
