@@ -101,3 +101,41 @@ describe('a server of the user\'s named everme-memory in mcp.json', () => {
     expect(readFileSync(mcp, 'utf8')).toBe(theirs);
   });
 });
+
+describe('a markdown hook of someone else\'s at <data>/hooks/everme-post-tool-use.md', () => {
+  it('is neither overwritten nor removed: install ends in hook_file_conflict naming the file, uninstall removes only the hook file that is everme\'s', async () => {
+    const at = home();
+    const theirs = path.join(at.data, 'hooks', 'everme-post-tool-use.md');
+    const text = [
+      '---',
+      'name: everme-post-tool-use',
+      'description: EverMe capture (installed by another tool)',
+      'hooks:',
+      '  PostToolUse:',
+      '    - matcher: "*"',
+      '      hooks:',
+      '        - type: command',
+      '          command: "/opt/evercli/bin/everme-hook post"',
+      '          timeout: 5',
+      '---',
+      'Mine.',
+      '',
+    ].join('\n');
+    mkdirSync(path.dirname(theirs), { recursive: true });
+    writeFileSync(theirs, text);
+
+    const install = await everme(at, 'install', '--json');
+    expect(install.code).toBe(1);
+    const envelope = envelopeOf(install);
+    expect(envelope.error).toMatchObject({ type: 'conflict', code: 'hook_file_conflict' });
+    expect(envelope.error?.message).toContain(`${theirs} was left untouched: it holds a hook everme did not write (it runs /opt/evercli/bin/everme-hook post)`);
+    expect(readFileSync(theirs, 'utf8')).toBe(text);
+    expect(existsSync(path.join(at.data, 'hooks', 'everme-pre-tool-use.md'))).toBe(true);
+
+    const uninstall = await everme(at, 'uninstall');
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toMatch(/kept\s+hook\s+\S+everme-post-tool-use\.md\s+\(PostToolUse hook: it holds a hook everme did not write/);
+    expect(readFileSync(theirs, 'utf8')).toBe(text);
+    expect(existsSync(path.join(at.data, 'hooks', 'everme-pre-tool-use.md'))).toBe(false);
+  });
+});

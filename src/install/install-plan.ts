@@ -6,7 +6,7 @@ import { readEnvFile } from '../config/env-file.js';
 import { envFilePath } from '../config/settings.js';
 import { assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
 import { installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
-import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent } from './markdown-hooks.js';
+import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent, type HookFileResult } from './markdown-hooks.js';
 import { PLUGIN_NAME, pluginDir, writeLocalPlugin } from './local-plugin.js';
 import { MCP_SERVER_NAME, mcpConfigPath, upsertMcpServer, type McpServerEntry } from './mcp-config.js';
 import { detectOfficialPlugin, type DetectOptions, type OfficialPluginDetection } from './official-plugin.js';
@@ -23,7 +23,7 @@ export interface InstallStep {
   note?: string;
 }
 
-export type InstallWarningCode = 'mcp_config_invalid' | 'mcp_server_conflict' | 'plugin_path_conflict' | 'official_plugin_enabled';
+export type InstallWarningCode = 'mcp_config_invalid' | 'mcp_server_conflict' | 'plugin_path_conflict' | 'hook_file_conflict' | 'official_plugin_enabled';
 
 export interface InstallWarning {
   code: InstallWarningCode;
@@ -118,6 +118,18 @@ function pluginStep(dataDir: string, version: string, command: string, dryRun: b
   };
 }
 
+function hookStep(hook: HookFileResult): StepDone {
+  if (hook.status !== 'skipped') return { step: { step: 'hook', path: hook.path, status: hook.status, note: HOOK_STEP_NOTE[hook.event] } };
+  return {
+    step: { step: 'hook', path: hook.path, status: 'skipped', note: `${HOOK_STEP_NOTE[hook.event]}: ${hook.reason}` },
+    warning: {
+      code: 'hook_file_conflict',
+      path: hook.path,
+      message: `${hook.path} was left untouched: ${hook.reason}. Move it away, then run \`everme install\` again to install everme's ${HOOK_STEP_NOTE[hook.event]} (the plugin's hooks do not reach MiniMax Code builds that read only markdown hooks).`,
+    },
+  };
+}
+
 function mcpStep(dataDir: string, node: string, dryRun: boolean): StepDone {
   const mcpFile = mcpConfigPath(dataDir);
   const mcp = upsertMcpServer(mcpFile, mcpEntry(dataDir, node), dryRun);
@@ -181,8 +193,9 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
   if (!dryRun) mkdirSync(hooksDir(dataDir), { recursive: true });
   for (const event of HOOK_EVENTS) {
     tx?.at(hookFilePath(dataDir, event));
-    const hook = writeHookFile(dataDir, event, command, dryRun);
-    steps.push({ step: 'hook', path: hook.path, status: hook.status, note: HOOK_STEP_NOTE[event] });
+    const hook = hookStep(writeHookFile(dataDir, event, command, dryRun));
+    steps.push(hook.step);
+    if (hook.warning) warnings.push(hook.warning);
   }
 
   const later: Array<[string, () => StepDone]> = [
@@ -253,6 +266,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
 /** What each conflict left out, and what to tell the user about the rest (a dry run installed nothing). */
 const CONFLICTS: Record<Exclude<InstallWarningCode, 'official_plugin_enabled'>, { what: string; hint: (dryRun: boolean) => string }> = {
   plugin_path_conflict: { what: 'the plugin', hint: () => 'Everything else is in place; only the plugin directory is in the way.' },
+  hook_file_conflict: { what: 'a markdown hook', hint: () => 'Everything else is in place; only a hook file that is not everme\'s is in the way, and it is never overwritten.' },
   mcp_server_conflict: {
     what: 'the MCP server',
     hint: (dryRun) => `${dryRun ? 'Nothing was written. ' : 'The hooks and runtime are in place. '}The "${MCP_SERVER_NAME}" server in mcp.json is not everme's and is never overwritten.`,

@@ -9,7 +9,7 @@ import { hookStateDir } from '../store/hook-workspace.js';
 import { existingMode, writeFileAtomic } from './atomic-write.js';
 import { ENV_FILE_MODE, isHeaderLine, isHeaderOnly, stripInstallAdditions } from './env-file-writer.js';
 import { evermeDir, installRecordPath, readInstallRecord, runtimeDir, writeInstallRecord } from './install-record.js';
-import { HOOK_EVENTS, hookFilePath, hooksDir } from './markdown-hooks.js';
+import { foreignHookFile, HOOK_EVENTS, hookFilePath, hooksDir } from './markdown-hooks.js';
 import { MCP_SERVER_NAME, mcpConfigPath, removeMcpServer } from './mcp-config.js';
 import { removeLocalPlugin } from './local-plugin.js';
 
@@ -126,6 +126,7 @@ function pathKind(file: string): 'file' | 'directory' | 'absent' {
 
 function removeHooks(run: UninstallRun): void {
   const { dataDir, dryRun, steps } = run;
+  const removed = new Set<string>();
   for (const event of HOOK_EVENTS) {
     const file = hookFilePath(dataDir, event);
     const kind = pathKind(file);
@@ -134,14 +135,18 @@ function removeHooks(run: UninstallRun): void {
       steps.push({ step: 'hook', path: file, status: 'kept', note: `${event} hook: a directory, not the file install writes` });
       continue;
     }
+    const foreign = kind === 'file' ? foreignHookFile(file) : undefined;
+    if (foreign) {
+      steps.push({ step: 'hook', path: file, status: 'kept', note: `${event} hook: ${foreign}, left as it is` });
+      continue;
+    }
     if (kind === 'file') run.remove(file);
+    if (kind === 'file') removed.add(path.basename(file));
     steps.push({ step: 'hook', path: file, status: kind === 'file' ? 'removed' : 'absent', note: `${event} hook` });
   }
   const hooks = hooksDir(dataDir);
   if (run.created.has('hooks') && existsSync(hooks)) {
-    const empty = dryRun
-      ? readdirSync(hooks).every((name) => HOOK_EVENTS.some((event) => hookFilePath(dataDir, event) === path.join(hooks, name)))
-      : isEmptyDir(hooks);
+    const empty = dryRun ? readdirSync(hooks).every((name) => removed.has(name)) : isEmptyDir(hooks);
     if (empty) {
       if (!dryRun) rmdirSync(hooks);
       steps.push({ step: 'hooks-dir', path: hooks, status: 'removed' });
