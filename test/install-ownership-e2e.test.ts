@@ -4,7 +4,7 @@
  * data dirs where the user (or Finder, an editor, EverMe's own installer) put things at or near the
  * paths install writes, and leaves every byte of those alone.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from './support/cli.js';
@@ -137,5 +137,33 @@ describe('a markdown hook of someone else\'s at <data>/hooks/everme-post-tool-us
     expect(uninstall.stdout).toMatch(/kept\s+hook\s+\S+everme-post-tool-use\.md\s+\(PostToolUse hook: it holds a hook everme did not write/);
     expect(readFileSync(theirs, 'utf8')).toBe(text);
     expect(existsSync(path.join(at.data, 'hooks', 'everme-pre-tool-use.md'))).toBe(false);
+  });
+});
+
+describe('uninstall --purge of an everme.env install created', () => {
+  const KEY = 'evt_a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
+  /** What `evercli plugin install minimaxcode` appends to the everme.env it finds (everme-gateway.md). */
+  const EVERME_LINES = 'EVERME_API_BASE=https://api.everme.evermind.ai\nEVERME_AGENT_ID=agt_77\nEVERME_AGENT_TOKEN=evt_0f1e2d3c4b5a69788796a5b4c3d2e1f0\n';
+
+  it('takes out only the header and the key install wrote, keeping the agent token EverMe\'s installer added since', async () => {
+    const at = home();
+    const env = path.join(at.data, 'everme.env');
+    expect((await everme(at, 'install', '--api-key', KEY)).code).toBe(0);
+    writeFileSync(env, `${readFileSync(env, 'utf8')}${EVERME_LINES}`);
+    expect((await everme(at, 'install')).code).toBe(0);
+
+    const purge = await everme(at, 'uninstall', '--purge');
+    expect(purge.code, purge.stderr).toBe(0);
+    expect(readFileSync(env, 'utf8')).toBe(EVERME_LINES);
+    expect(statSync(env).mode & 0o777).toBe(0o600);
+    expect(purge.stdout).toMatch(/kept\s+env\s+\S+everme\.env\s+\(holds EVERME_API_BASE, EVERME_AGENT_ID, EVERME_AGENT_TOKEN that install did not write, so kept: removed only what install wrote \(the everme header, EVERME_API_KEY\)\)/);
+    expect(purge.stdout).not.toContain(KEY);
+  });
+
+  it('deletes the file when nothing but what install wrote is in it', async () => {
+    const at = home();
+    expect((await everme(at, 'install', '--api-key', KEY)).code).toBe(0);
+    expect((await everme(at, 'uninstall', '--purge')).code).toBe(0);
+    expect(existsSync(path.join(at.data, 'everme.env'))).toBe(false);
   });
 });

@@ -87,7 +87,7 @@ function officialPluginWarning(detection: OfficialPluginDetection): InstallWarni
 }
 
 /** The env file: the key and base given, mode 600; the note names a key only in its masked form. */
-function envStep(envFile: string, options: InstallOptions, dryRun: boolean): InstallStep & { appended: string[] } {
+function envStep(envFile: string, options: InstallOptions, dryRun: boolean): InstallStep & { appended: string[]; keysSet: string[] } {
   const updates: EnvUpdates = {};
   if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey.trim();
   if (options.apiBase !== undefined) updates.EVERME_API_BASE = options.apiBase.trim();
@@ -96,7 +96,7 @@ function envStep(envFile: string, options: InstallOptions, dryRun: boolean): Ins
     ...env.keysSet.map((key) => (key === 'EVERME_API_KEY' ? `${key} set (${maskKey(updates.EVERME_API_KEY ?? '')})` : `${key} set`)),
     ...(env.tightened ? ['permissions set to 600'] : []),
   ];
-  return { step: 'env', path: envFile, status: env.status, appended: env.appended, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
+  return { step: 'env', path: envFile, status: env.status, appended: env.appended, keysSet: env.keysSet, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
 }
 
 /** A step of install, and the warning it ends with when it had to leave something untouched. */
@@ -184,7 +184,7 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
   steps.push({ step: 'runtime', path: runtime, status: staged.status, note: `everme ${staged.version}, ${staged.files} files, node ${node}` });
 
   tx?.at(envFilePath(dataDir));
-  const { appended: envKeysAppended, ...envDone } = envStep(envFilePath(dataDir), options, dryRun);
+  const { appended: envKeysAppended, keysSet: envKeysSet, ...envDone } = envStep(envFilePath(dataDir), options, dryRun);
   steps.push(envDone);
 
   const runJs = path.join(runtime, 'bin', 'run.js');
@@ -217,8 +217,10 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
     const previous = readInstallRecord(dataDir);
     const createdNow = TRACKED_PATHS.filter((p) => !existedBefore.get(p) && existsSync(path.join(dataDir, p)));
     const created = [...(previous?.created ?? []), ...createdNow];
-    // Keys appended to an env file everme created are part of that file; only a foreign file's are listed.
-    const envKeysAdded = created.includes('everme.env') ? [] : [...(previous?.envKeysAdded ?? []), ...envKeysAppended];
+    // The lines of everme.env that are everme's, for `uninstall --purge` to take out and no more:
+    // in a file install created, every key it set (EverMe's installer may append its own later); in
+    // one it found, only the keys it appended (a key the user had, rewritten in place, stays theirs).
+    const envKeysAdded = [...(previous?.envKeysAdded ?? []), ...(created.includes('everme.env') ? envKeysSet : envKeysAppended)];
     tx?.at(installRecordPath(dataDir));
     writeInstallRecord(dataDir, created, envKeysAdded);
   }

@@ -213,13 +213,36 @@ function removeEnvFile(run: UninstallRun): void {
     restoreForeignEnvFile(run, envFile);
     return;
   }
-  if (run.purge || isHeaderOnly(readFileSync(envFile, 'utf8'))) {
+  const text = readFileSync(envFile, 'utf8');
+  if (run.purge) {
+    purgeCreatedEnvFile(run, envFile, text);
+  } else if (isHeaderOnly(text)) {
     run.remove(envFile);
     run.steps.push({ step: 'env', path: envFile, status: 'removed' });
   } else {
-    run.envRemembered = { created: ['everme.env'], envKeysAdded: [] };
-    run.steps.push({ step: 'env', path: envFile, status: 'kept', note: 'holds your settings; `everme uninstall --purge` removes it' });
+    run.envRemembered = { created: ['everme.env'], envKeysAdded: run.envKeysAdded };
+    run.steps.push({ step: 'env', path: envFile, status: 'kept', note: 'holds your settings; `everme uninstall --purge` removes what install wrote there' });
   }
+}
+
+/**
+ * --purge of an env file install created: what install wrote (its header, the keys it set) comes
+ * out, and the file goes only when nothing else is left. EverMe's installer appends its agent
+ * token to the file it finds there, which must survive everme's purge.
+ */
+function purgeCreatedEnvFile(run: UninstallRun, envFile: string, text: string): void {
+  const present = run.envKeysAdded.filter((key) => parseEnvText(text).has(key));
+  const next = stripInstallAdditions(text, present);
+  if (isHeaderOnly(next)) {
+    run.remove(envFile);
+    run.steps.push({ step: 'env', path: envFile, status: 'removed' });
+    return;
+  }
+  if (!run.dryRun) writeFileAtomic(envFile, next, { mode: existingMode(envFile) ?? ENV_FILE_MODE });
+  const others = [...parseEnvText(next).keys()];
+  const what = others.length ? others.join(', ') : 'lines';
+  const removed = ['the everme header', ...present].join(', ');
+  run.steps.push({ step: 'env', path: envFile, status: 'kept', note: `holds ${what} that install did not write, so kept: removed only what install wrote (${removed})` });
 }
 
 /**
