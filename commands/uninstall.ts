@@ -19,6 +19,7 @@ export default class Uninstall extends EvermeCommand<typeof Uninstall> {
   async run(): Promise<UninstallResult> {
     const { flags } = this;
     const result = runUninstall({ dataDir: this.dataDir({ mayBeMissing: true }), purge: flags.purge, dryRun: flags['dry-run'] });
-    return this.resultWithWarnings(result, uninstallOutcomeError(result), () => renderUninstall(result), renderWarnings(result.warnings));
+    const failure = uninstallOutcomeError(result);
+    return this.resultWithWarnings(result, failure, () => renderUninstall(result), renderWarnings(result.warnings, failure));
   }
 }

@@ -4,10 +4,12 @@
  * data dirs where the user (or Finder, an editor, EverMe's own installer) put things at or near the
  * paths install writes, and leaves every byte of those alone.
  */
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lchownSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from './support/cli.js';
+import { ensureBuilt, repoRoot } from './support/cli.js';
+import { asRoot, chownTree, runCliAsNobody } from './support/as-nobody.js';
+import { traversable } from './support/traversable.js';
 import { cliEnv, envelopeOf, runCli, type CliResult } from './support/cli-process.js';
 import { filesContaining, tempDir } from './install-helpers.js';
 
@@ -165,5 +167,54 @@ describe('uninstall --purge of an everme.env install created', () => {
     expect((await everme(at, 'install', '--api-key', KEY)).code).toBe(0);
     expect((await everme(at, 'uninstall', '--purge')).code).toBe(0);
     expect(existsSync(path.join(at.data, 'everme.env'))).toBe(false);
+  });
+});
+
+describe('uninstall over files install never wrote to', () => {
+  it('leaves an mcp.json install skipped as invalid and exits 0; one install wrote to and that broke since ends in mcp_config_invalid, said once', async () => {
+    const at = home();
+    const mcp = path.join(at.data, 'mcp.json');
+    const broken = '{\n  "mcpServers": {\n    "a": {"command": "x"},\n  }\n}\n';
+    writeFileSync(mcp, broken);
+    expect((await everme(at, 'install')).code).toBe(1);
+    const uninstall = await everme(at, 'uninstall');
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toMatch(/kept\s+mcp\s+\S+mcp\.json\s+\(not valid JSON .*; install never wrote to it, so it is left as it is\)/);
+    expect(uninstall.stderr).toBe('');
+    expect(readFileSync(mcp, 'utf8')).toBe(broken);
+
+    // Written by install (its backup is recorded), then broken by hand: the entry is stuck in it.
+    const wrote = home();
+    writeFileSync(path.join(wrote.data, 'mcp.json'), '{"mcpServers": {}}\n');
+    expect((await everme(wrote, 'install')).code).toBe(0);
+    writeFileSync(path.join(wrote.data, 'mcp.json'), broken);
+    const stuck = await everme(wrote, 'uninstall');
+    expect(stuck.code).toBe(1);
+    expect(stuck.stderr).toMatch(/error: .*mcp\.json was left untouched/);
+    expect(stuck.stderr.split('was left untouched')).toHaveLength(2);
+  });
+
+  it('leaves an everme.env it cannot read, holding nothing of everme\'s, and exits 0', async () => {
+    const at = home();
+    const env = path.join(at.data, 'everme.env');
+    writeFileSync(env, 'EVERME_AGENT_TOKEN=evt_0f1e2d3c4b5a69788796a5b4c3d2e1f0\n', { mode: 0o600 });
+    let opened: Array<[string, number]> = [];
+    if (asRoot) {
+      // Someone else's file (root's, 0600) in a data dir the user owns.
+      chownTree(at.home);
+      lchownSync(env, 0, 0);
+      opened = traversable([at.home, path.join(repoRoot, 'dist'), realpathSync(path.join(repoRoot, 'node_modules'))]);
+    } else {
+      chmodSync(env, 0);
+    }
+    try {
+      const uninstall = await runCliAsNobody(['uninstall', '--data-dir', at.data], cliEnv(at.home));
+      expect(uninstall.code, uninstall.stderr).toBe(0);
+      expect(uninstall.stdout).toMatch(/kept\s+env\s+\S+everme\.env\s+\(not created by `everme install` and it wrote nothing there; unreadable \(EACCES\), left as it is\)/);
+    } finally {
+      for (const [dir, mode] of opened.reverse()) chmodSync(dir, mode);
+      chmodSync(env, 0o600);
+    }
+    expect(readFileSync(env, 'utf8')).toBe('EVERME_AGENT_TOKEN=evt_0f1e2d3c4b5a69788796a5b4c3d2e1f0\n');
   });
 });

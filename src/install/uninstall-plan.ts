@@ -163,7 +163,11 @@ function removeMcpEntry(run: UninstallRun): void {
     backupCreatedByInstall: run.created.has('mcp.json.everme-backup'),
     dryRun: run.dryRun,
   });
-  if (mcp.status === 'skipped') {
+  // Install adds its entry by creating the file, or by rewriting it after saving the backup.
+  const wroteMcp = run.created.has('mcp.json') || run.created.has('mcp.json.everme-backup');
+  if (mcp.status === 'skipped' && !wroteMcp) {
+    run.steps.push({ step: 'mcp', path: mcpFile, status: 'kept', note: `${mcp.reason}; install never wrote to it, so it is left as it is` });
+  } else if (mcp.status === 'skipped') {
     run.steps.push({ step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason });
     run.warnings.push({
       code: 'mcp_config_invalid',
@@ -251,7 +255,17 @@ function purgeCreatedEnvFile(run: UninstallRun, envFile: string, text: string): 
  * appended are settings the user gave, so they stay unless --purge.
  */
 function restoreForeignEnvFile(run: UninstallRun, envFile: string): void {
-  const text = readFileSync(envFile, 'utf8');
+  let text: string;
+  try {
+    text = readFileSync(envFile, 'utf8');
+  } catch (err) {
+    // Install records each key it appends: with none recorded there is nothing of everme's to take
+    // out, so a file uninstall cannot read is no reason to fail.
+    if (run.envKeysAdded.length > 0) throw err;
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    run.steps.push({ step: 'env', path: envFile, status: 'kept', note: `not created by \`everme install\` and it wrote nothing there; unreadable (${why}), left as it is` });
+    return;
+  }
   const present = run.envKeysAdded.filter((key) => parseEnvText(text).has(key));
   const next = stripInstallAdditions(text, run.purge ? present : []);
   const foreign = 'not created by `everme install`';
