@@ -4,7 +4,7 @@
  * data dirs where the user (or Finder, an editor, EverMe's own installer) put things at or near the
  * paths install writes, and leaves every byte of those alone.
  */
-import { chmodSync, existsSync, lchownSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, repoRoot } from './support/cli.js';
@@ -14,6 +14,8 @@ import { cliEnv, envelopeOf, runCli, type CliResult } from './support/cli-proces
 import { filesContaining, tempDir } from './install-helpers.js';
 
 beforeAll(() => ensureBuilt());
+
+const FIXTURE_MCP = path.join(repoRoot, 'fixtures', 'minimax', 'mcp.json');
 
 /** A data dir of its own under a HOME of its own. */
 function home(): { home: string; data: string } {
@@ -216,5 +218,64 @@ describe('uninstall over files install never wrote to', () => {
       chmodSync(env, 0o600);
     }
     expect(readFileSync(env, 'utf8')).toBe('EVERME_AGENT_TOKEN=evt_0f1e2d3c4b5a69788796a5b4c3d2e1f0\n');
+  });
+});
+
+describe('mcp.json and everme.env kept as symlinks (a dotfiles repository)', () => {
+  const KEY = 'evt_a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
+  const EVERME_ENV = '# EverMe\nEVERME_API_BASE=https://api.everme.evermind.ai\nEVERME_AGENT_ID=agt_1\nEVERME_AGENT_TOKEN=evt_0f1e2d3c4b5a69788796a5b4c3d2e1f0\n';
+
+  function dotfiles(at: { home: string; data: string }): { mcp: string; env: string } {
+    const dir = path.join(at.home, 'dotfiles');
+    mkdirSync(dir);
+    const files = { mcp: path.join(dir, 'mcp.json'), env: path.join(dir, 'everme.env') };
+    writeFileSync(files.mcp, readFileSync(FIXTURE_MCP));
+    writeFileSync(files.env, EVERME_ENV, { mode: 0o600 });
+    symlinkSync(files.mcp, path.join(at.data, 'mcp.json'));
+    symlinkSync(files.env, path.join(at.data, 'everme.env'));
+    return files;
+  }
+
+  it('are written through: install and uninstall --purge change the files they point to, and the links stay links', async () => {
+    const at = home();
+    const files = dotfiles(at);
+    const install = await everme(at, 'install', '--api-key', KEY);
+    expect(install.code, install.stderr).toBe(0);
+    for (const name of ['mcp.json', 'everme.env']) expect(lstatSync(path.join(at.data, name)).isSymbolicLink(), name).toBe(true);
+    expect(readFileSync(files.mcp, 'utf8')).toContain('"everme-memory"');
+    expect(readFileSync(files.env, 'utf8')).toBe(`${EVERME_ENV}EVERME_API_KEY=${KEY}\n`);
+
+    const purge = await everme(at, 'uninstall', '--purge');
+    expect(purge.code, purge.stderr).toBe(0);
+    for (const name of ['mcp.json', 'everme.env']) expect(lstatSync(path.join(at.data, name)).isSymbolicLink(), name).toBe(true);
+    expect(readFileSync(files.mcp).equals(readFileSync(FIXTURE_MCP))).toBe(true);
+    expect(readFileSync(files.env, 'utf8')).toBe(EVERME_ENV);
+  });
+
+  it('an install that fails after writing through them puts the files they point to back', async () => {
+    const at = home();
+    const files = dotfiles(at);
+    // A directory where the install record goes: the last step fails, after mcp.json and everme.env were written.
+    mkdirSync(path.join(at.data, 'everme', 'install.json'), { recursive: true });
+    const install = await everme(at, 'install', '--api-key', KEY);
+    expect(install.code, install.stderr).toBe(5);
+    expect(lstatSync(path.join(at.data, 'mcp.json')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(files.mcp).equals(readFileSync(FIXTURE_MCP))).toBe(true);
+    expect(readFileSync(files.env, 'utf8')).toBe(EVERME_ENV);
+  });
+
+  it('a link to nothing is refused before anything is written, naming it', async () => {
+    const at = home();
+    const mcp = path.join(at.data, 'mcp.json');
+    symlinkSync(path.join(at.home, 'dotfiles', 'mcp.json'), mcp);
+    const install = await everme(at, 'install', '--json');
+    expect(install.code).toBe(5);
+    const envelope = envelopeOf(install);
+    expect(envelope.error).toMatchObject({ type: 'io', code: 'dangling_symlink' });
+    expect(envelope.error?.message).toBe(`${mcp} is a symbolic link to ${path.join(at.home, 'dotfiles', 'mcp.json')}, which does not exist`);
+    expect(readdirSync(at.data).sort()).toEqual(['mcp.json', 'v2']);
+    expect(lstatSync(mcp).isSymbolicLink()).toBe(true);
+    // Found before any step, so a dry run says so too rather than plan a write it could not make.
+    expect((await everme(at, 'install', '--dry-run')).code).toBe(5);
   });
 });

@@ -11,6 +11,7 @@ import { PLUGIN_NAME, pluginDir, writeLocalPlugin } from './local-plugin.js';
 import { MCP_SERVER_NAME, mcpConfigPath, upsertMcpServer, type McpServerEntry } from './mcp-config.js';
 import { detectOfficialPlugin, type DetectOptions, type OfficialPluginDetection } from './official-plugin.js';
 import { findPackageRoot, stageRuntime, type StepStatus } from './staging.js';
+import { writeTarget } from './atomic-write.js';
 import { allOrNothing, installTargets, type InstallTransaction } from './install-transaction.js';
 
 export type InstallStepName = 'runtime' | 'env' | 'hook' | 'plugin' | 'mcp';
@@ -242,7 +243,9 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   const dryRun = options.dryRun ?? false;
   const sourceRoot = options.sourceRoot ?? findPackageRoot();
 
-  // Before anything is staged: an everme.env that is a directory would stop install half way.
+  // Before anything is staged: an everme.env that is a directory, or a link to nothing at a file
+  // install writes through, would stop install half way.
+  for (const file of [envFilePath(dataDir), mcpConfigPath(dataDir)]) writeTarget(file);
   assertEnvFileUsable(envFilePath(dataDir));
   const ctx: InstallContext = { dataDir, node, sourceRoot, dryRun, options };
   const done = dryRun ? await runSteps(ctx) : await allOrNothing(installTargets(dataDir), (tx) => runSteps(ctx, tx));
