@@ -30,6 +30,7 @@ export default class Install extends EvermeCommand<typeof Install> {
       apiBase: flags['api-base'],
       dryRun: flags['dry-run'],
     });
-    return this.resultWithWarnings(result, installOutcomeError(result), () => renderInstall(result), renderWarnings(result.warnings));
+    const failure = installOutcomeError(result);
+    return this.resultWithWarnings(result, failure, () => renderInstall(result), renderWarnings(result.warnings, failure));
   }
 }

@@ -174,7 +174,7 @@ describe('everme install', () => {
     expect(text).not.toContain('evt_agent0000000000');
   });
 
-  it('reports a symlink or a foreign directory at the plugin path and never writes through or into it', async () => {
+  it('reports a symlink or another plugin at the plugin path and never writes through or into it', async () => {
     for (const kind of ['symlink', 'foreign', 'other-manifest'] as const) {
       const data = dataDir();
       const plugins = path.join(data, 'plugins');
@@ -184,6 +184,8 @@ describe('everme install', () => {
       if (kind === 'foreign') {
         mkdirSync(path.join(plugins, 'everme-memory', 'hooks'), { recursive: true });
         writeFileSync(path.join(plugins, 'everme-memory', 'hooks', 'guard.sh'), '#!/bin/sh\n');
+        const guard = { hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: 'sh "$HOME/guard.sh"' }] }] } };
+        writeFileSync(path.join(plugins, 'everme-memory', 'hooks', 'hooks.json'), `${JSON.stringify(guard)}\n`);
       }
       if (kind === 'other-manifest') {
         mkdirSync(path.join(plugins, 'everme-memory', '.claude-plugin'), { recursive: true });
@@ -220,7 +222,9 @@ describe('everme install', () => {
     expect(existsSync(path.join(data, 'hooks', 'everme-pre-tool-use.md'))).toBe(true);
     expect(existsSync(path.join(data, 'plugins', 'everme-memory', 'hooks', 'hooks.json'))).toBe(true);
     const removed = runUninstall({ dataDir: data });
-    expect(removed.warnings.map((w) => [w.code, w.path])).toEqual([['mcp_config_invalid', mcpDir]]);
+    // Install never wrote there, so there is nothing of everme's to remove from it: no warning.
+    expect(removed.warnings).toEqual([]);
+    expect(removed.steps.find((s) => s.step === 'mcp')).toMatchObject({ status: 'kept', path: mcpDir });
     expect(statSync(mcpDir).isDirectory()).toBe(true);
   });
 

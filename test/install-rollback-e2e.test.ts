@@ -306,6 +306,7 @@ describe.runIf(process.platform !== 'win32')('everme install that fails part way
     const finished = await runEverme(home, 'uninstall', ['--purge']);
     expect(finished.code, finished.stderr).toBe(0);
     expect(fs.existsSync(path.join(stateDir, 'everme.db'))).toBe(false);
-    expect(fs.existsSync(path.join(home.data, 'everme.env'))).toBe(false);
+    // The line the user added is theirs: --purge takes out only what install wrote (the header).
+    expect(fs.readFileSync(path.join(home.data, 'everme.env'), 'utf8')).toBe(`EVERME_STATE_DIR=${stateDir}\n`);
   });
 });

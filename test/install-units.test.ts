@@ -252,6 +252,22 @@ describe('mcp.json', () => {
     expect(Object.keys(after.mcpServers)).toEqual(['repo-notes', 'docs-search', 'disabled-one', 'added']);
   });
 
+  it('puts back a server of the user\'s that an earlier everme merged its entry into: the backup holds it', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'mcp.json');
+    const theirs = { url: 'https://mcp.everme.example/mcp', headers: { Authorization: 'Bearer x' } };
+    const original = `${JSON.stringify({ mcpServers: { a: { command: 'a' }, [MCP_SERVER_NAME]: theirs } }, null, 2)}\n`;
+    // What an earlier install left: the backup, and our command and args merged over their server.
+    writeFileSync(mcpBackupPath(file), original);
+    writeFileSync(file, `${JSON.stringify({ mcpServers: { a: { command: 'a' }, [MCP_SERVER_NAME]: { ...theirs, ...entry } } }, null, 2)}\n`);
+    expect(removeMcpServer(file, { fileCreatedByInstall: false, backupCreatedByInstall: true, dryRun: false })).toMatchObject({ status: 'removed', restoredFromBackup: true });
+    expect(readFileSync(file, 'utf8')).toBe(original);
+    // Now it is theirs alone: install leaves it, and so does uninstall.
+    expect(upsertMcpServer(file, entry, false)).toMatchObject({ status: 'skipped', why: 'foreign' });
+    expect(removeMcpServer(file, { fileCreatedByInstall: false, backupCreatedByInstall: false, dryRun: false }).status).toBe('foreign');
+    expect(readFileSync(file, 'utf8')).toBe(original);
+  });
+
   it('removes a file install created once only our entry is left, and keeps it when the user added a server', () => {
     const dir = tempDir();
     const file = path.join(dir, 'mcp.json');

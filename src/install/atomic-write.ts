@@ -1,4 +1,5 @@
-import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, lstatSync, openSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { EvermeError } from '../core/errors.js';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
@@ -13,11 +14,37 @@ export function tempSiblingPath(file: string, tag = 'tmp'): string {
 }
 
 /**
- * Writes through a temp sibling then renames over the target, so a reader sees the old file or the
+ * The file a write to `file` lands in: `file` itself or, when it is a symlink (mcp.json or
+ * everme.env kept in a dotfiles repository), the file the link resolves to, so the link stays a
+ * link. A link to nothing is refused, naming it: writing would replace the link with a file.
+ */
+export function writeTarget(file: string): string {
+  try {
+    if (!lstatSync(file).isSymbolicLink()) return file;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return file;
+    throw err;
+  }
+  try {
+    return realpathSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw new EvermeError('io', `${file} is a symbolic link to ${readlinkSync(file)}, which does not exist`, {
+      code: 'dangling_symlink',
+      hint: `Point ${file} at an existing file, or remove the link, then run the command again.`,
+      detail: { path: file },
+      cause: err,
+    });
+  }
+}
+
+/**
+ * Writes through a temp sibling then renames over the target (through a symlink: see writeTarget), so a reader sees the old file or the
  * new one, never half of either. The temp file is opened exclusively with the final mode and
  * fchmod-ed to it (umask can only narrow the open mode; fchmod makes it exact).
  */
-export function writeFileAtomic(file: string, data: string | Buffer, options: AtomicWriteOptions): void {
+export function writeFileAtomic(target: string, data: string | Buffer, options: AtomicWriteOptions): void {
+  const file = writeTarget(target);
   const tmp = tempSiblingPath(file);
   const fd = openSync(tmp, 'wx', options.mode);
   let open = true;

@@ -6,11 +6,12 @@ import { readEnvFile } from '../config/env-file.js';
 import { envFilePath } from '../config/settings.js';
 import { assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
 import { installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
-import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent } from './markdown-hooks.js';
+import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent, type HookFileResult } from './markdown-hooks.js';
 import { PLUGIN_NAME, pluginDir, writeLocalPlugin } from './local-plugin.js';
 import { MCP_SERVER_NAME, mcpConfigPath, upsertMcpServer, type McpServerEntry } from './mcp-config.js';
 import { detectOfficialPlugin, type DetectOptions, type OfficialPluginDetection } from './official-plugin.js';
 import { findPackageRoot, stageRuntime, type StepStatus } from './staging.js';
+import { writeTarget } from './atomic-write.js';
 import { allOrNothing, installTargets, type InstallTransaction } from './install-transaction.js';
 
 export type InstallStepName = 'runtime' | 'env' | 'hook' | 'plugin' | 'mcp';
@@ -23,7 +24,7 @@ export interface InstallStep {
   note?: string;
 }
 
-export type InstallWarningCode = 'mcp_config_invalid' | 'plugin_path_conflict' | 'official_plugin_enabled';
+export type InstallWarningCode = 'mcp_config_invalid' | 'mcp_server_conflict' | 'plugin_path_conflict' | 'hook_file_conflict' | 'official_plugin_enabled';
 
 export interface InstallWarning {
   code: InstallWarningCode;
@@ -87,7 +88,7 @@ function officialPluginWarning(detection: OfficialPluginDetection): InstallWarni
 }
 
 /** The env file: the key and base given, mode 600; the note names a key only in its masked form. */
-function envStep(envFile: string, options: InstallOptions, dryRun: boolean): InstallStep & { appended: string[] } {
+function envStep(envFile: string, options: InstallOptions, dryRun: boolean): InstallStep & { appended: string[]; keysSet: string[] } {
   const updates: EnvUpdates = {};
   if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey.trim();
   if (options.apiBase !== undefined) updates.EVERME_API_BASE = options.apiBase.trim();
@@ -96,7 +97,7 @@ function envStep(envFile: string, options: InstallOptions, dryRun: boolean): Ins
     ...env.keysSet.map((key) => (key === 'EVERME_API_KEY' ? `${key} set (${maskKey(updates.EVERME_API_KEY ?? '')})` : `${key} set`)),
     ...(env.tightened ? ['permissions set to 600'] : []),
   ];
-  return { step: 'env', path: envFile, status: env.status, appended: env.appended, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
+  return { step: 'env', path: envFile, status: env.status, appended: env.appended, keysSet: env.keysSet, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
 }
 
 /** A step of install, and the warning it ends with when it had to leave something untouched. */
@@ -118,6 +119,18 @@ function pluginStep(dataDir: string, version: string, command: string, dryRun: b
   };
 }
 
+function hookStep(hook: HookFileResult): StepDone {
+  if (hook.status !== 'skipped') return { step: { step: 'hook', path: hook.path, status: hook.status, note: HOOK_STEP_NOTE[hook.event] } };
+  return {
+    step: { step: 'hook', path: hook.path, status: 'skipped', note: `${HOOK_STEP_NOTE[hook.event]}: ${hook.reason}` },
+    warning: {
+      code: 'hook_file_conflict',
+      path: hook.path,
+      message: `${hook.path} was left untouched: ${hook.reason}. Move it away, then run \`everme install\` again to install everme's ${HOOK_STEP_NOTE[hook.event]} (the plugin's hooks do not reach MiniMax Code builds that read only markdown hooks).`,
+    },
+  };
+}
+
 function mcpStep(dataDir: string, node: string, dryRun: boolean): StepDone {
   const mcpFile = mcpConfigPath(dataDir);
   const mcp = upsertMcpServer(mcpFile, mcpEntry(dataDir, node), dryRun);
@@ -125,14 +138,19 @@ function mcpStep(dataDir: string, node: string, dryRun: boolean): StepDone {
     const note = 'backup' in mcp && mcp.backup ? `server "${MCP_SERVER_NAME}", previous file saved as ${path.basename(mcp.backup)}` : `server "${MCP_SERVER_NAME}"`;
     return { step: { step: 'mcp', path: mcpFile, status: mcp.status, note } };
   }
-  return {
-    step: { step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason },
-    warning: {
-      code: 'mcp_config_invalid',
-      path: mcpFile,
-      message: `${mcpFile} was left untouched: ${mcp.reason}. Fix it, then run \`everme install\` again to register the "${MCP_SERVER_NAME}" MCP server.`,
-    },
-  };
+  const warning: InstallWarning =
+    mcp.why === 'foreign'
+      ? {
+          code: 'mcp_server_conflict',
+          path: mcpFile,
+          message: `${mcpFile} was left untouched: ${mcp.reason}. Rename that server in mcp.json (or remove it if it is an old copy), then run \`everme install\` again to register everme's "${MCP_SERVER_NAME}" MCP server.`,
+        }
+      : {
+          code: 'mcp_config_invalid',
+          path: mcpFile,
+          message: `${mcpFile} was left untouched: ${mcp.reason}. Fix it, then run \`everme install\` again to register the "${MCP_SERVER_NAME}" MCP server.`,
+        };
+  return { step: { step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason }, warning };
 }
 
 /** What the steps produced, before the result is assembled. */
@@ -167,7 +185,7 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
   steps.push({ step: 'runtime', path: runtime, status: staged.status, note: `everme ${staged.version}, ${staged.files} files, node ${node}` });
 
   tx?.at(envFilePath(dataDir));
-  const { appended: envKeysAppended, ...envDone } = envStep(envFilePath(dataDir), options, dryRun);
+  const { appended: envKeysAppended, keysSet: envKeysSet, ...envDone } = envStep(envFilePath(dataDir), options, dryRun);
   steps.push(envDone);
 
   const runJs = path.join(runtime, 'bin', 'run.js');
@@ -176,8 +194,9 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
   if (!dryRun) mkdirSync(hooksDir(dataDir), { recursive: true });
   for (const event of HOOK_EVENTS) {
     tx?.at(hookFilePath(dataDir, event));
-    const hook = writeHookFile(dataDir, event, command, dryRun);
-    steps.push({ step: 'hook', path: hook.path, status: hook.status, note: HOOK_STEP_NOTE[event] });
+    const hook = hookStep(writeHookFile(dataDir, event, command, dryRun));
+    steps.push(hook.step);
+    if (hook.warning) warnings.push(hook.warning);
   }
 
   const later: Array<[string, () => StepDone]> = [
@@ -199,8 +218,10 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
     const previous = readInstallRecord(dataDir);
     const createdNow = TRACKED_PATHS.filter((p) => !existedBefore.get(p) && existsSync(path.join(dataDir, p)));
     const created = [...(previous?.created ?? []), ...createdNow];
-    // Keys appended to an env file everme created are part of that file; only a foreign file's are listed.
-    const envKeysAdded = created.includes('everme.env') ? [] : [...(previous?.envKeysAdded ?? []), ...envKeysAppended];
+    // The lines of everme.env that are everme's, for `uninstall --purge` to take out and no more:
+    // in a file install created, every key it set (EverMe's installer may append its own later); in
+    // one it found, only the keys it appended (a key the user had, rewritten in place, stays theirs).
+    const envKeysAdded = [...(previous?.envKeysAdded ?? []), ...(created.includes('everme.env') ? envKeysSet : envKeysAppended)];
     tx?.at(installRecordPath(dataDir));
     writeInstallRecord(dataDir, created, envKeysAdded);
   }
@@ -222,7 +243,9 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   const dryRun = options.dryRun ?? false;
   const sourceRoot = options.sourceRoot ?? findPackageRoot();
 
-  // Before anything is staged: an everme.env that is a directory would stop install half way.
+  // Before anything is staged: an everme.env that is a directory, or a link to nothing at a file
+  // install writes through, would stop install half way.
+  for (const file of [envFilePath(dataDir), mcpConfigPath(dataDir)]) writeTarget(file);
   assertEnvFileUsable(envFilePath(dataDir));
   const ctx: InstallContext = { dataDir, node, sourceRoot, dryRun, options };
   const done = dryRun ? await runSteps(ctx) : await allOrNothing(installTargets(dataDir), (tx) => runSteps(ctx, tx));
@@ -245,24 +268,36 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   };
 }
 
-/** The failure install ends with after finishing the other steps, if one was skipped. */
+/** What each conflict left out, and what to tell the user about the rest (a dry run installed nothing). */
+const CONFLICTS: Record<Exclude<InstallWarningCode, 'official_plugin_enabled'>, { what: string; hint: (dryRun: boolean) => string }> = {
+  plugin_path_conflict: { what: 'the plugin', hint: () => 'Everything else is in place; only the plugin directory is in the way.' },
+  hook_file_conflict: { what: 'a markdown hook', hint: () => 'Everything else is in place; only a hook file that is not everme\'s is in the way, and it is never overwritten.' },
+  mcp_server_conflict: {
+    what: 'the MCP server',
+    hint: (dryRun) => `${dryRun ? 'Nothing was written. ' : 'The hooks and runtime are in place. '}The "${MCP_SERVER_NAME}" server in mcp.json is not everme's and is never overwritten.`,
+  },
+  mcp_config_invalid: {
+    what: 'the MCP server',
+    hint: (dryRun) =>
+      dryRun
+        ? 'Fix mcp.json by hand first; `everme install` would stage the runtime and hooks and leave mcp.json untouched.'
+        : 'The hooks and runtime are in place; only mcp.json needs fixing.',
+  },
+};
+
+/**
+ * The failure install ends with after finishing the other steps, when one was skipped: typed by the
+ * first conflict, its message naming every one (each also names its path).
+ */
 export function installOutcomeError(result: InstallResult): EvermeError | undefined {
-  const conflict = result.warnings.find((w) => w.code === 'plugin_path_conflict');
-  if (conflict) {
-    return new EvermeError('conflict', `installed, except the plugin: ${conflict.message}`, {
-      code: 'plugin_path_conflict',
-      hint: 'Everything else is in place; only the plugin directory is in the way.',
-      detail: { path: conflict.path, result },
-    });
-  }
-  const invalid = result.warnings.find((w) => w.code === 'mcp_config_invalid');
-  if (!invalid) return undefined;
+  const conflicts = result.warnings.flatMap((w) => (w.code === 'official_plugin_enabled' ? [] : [{ ...w, code: w.code, ...CONFLICTS[w.code] }]));
+  const [first] = conflicts;
+  if (!first) return undefined;
   // A dry run installed nothing: it says what it would do, never that something is in place.
-  return new EvermeError('conflict', `${result.dryRun ? 'would install' : 'installed'}, except the MCP server: ${invalid.message}`, {
-    code: 'mcp_config_invalid',
-    hint: result.dryRun
-      ? 'Fix mcp.json by hand first; `everme install` would stage the runtime and hooks and leave mcp.json untouched.'
-      : 'The hooks and runtime are in place; only mcp.json needs fixing.',
-    detail: { path: invalid.path, result },
+  const except = conflicts.map((c) => `${c.what}: ${c.message}`).join(' Also except ');
+  return new EvermeError('conflict', `${result.dryRun ? 'would install' : 'installed'}, except ${except}`, {
+    code: first.code,
+    hint: first.hint(result.dryRun),
+    detail: { path: first.path, result },
   });
 }

@@ -13,9 +13,10 @@ export const InstallRecord = z.object({
   schemaVersion: z.literal(1),
   created: z.array(z.string()),
   /**
-   * Keys install appended to an everme.env it did not create (EverMe's own, or the user's): the
-   * only lines of that file that are everme's, so `uninstall --purge` takes out those and no more.
-   * Absent in records written before it existed, and when there are none.
+   * The keys whose lines in everme.env are everme's, so `uninstall --purge` takes out those and no
+   * more: every key install set in a file it created, only the keys it appended to one it did not
+   * (EverMe's own, or the user's). Absent when there are none (earlier versions listed none for a
+   * file install created).
    */
   envKeysAdded: z.array(z.string()).optional(),
 });

@@ -2,12 +2,13 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } fr
 import path from 'node:path';
 import * as z from 'zod';
 import { writeFileAtomic } from './atomic-write.js';
+import { isEvermeHookCommand } from './markdown-hooks.js';
 import type { StepStatus } from './staging.js';
 
 /**
  * Route A: a local MiniMax Code plugin at `<data>/plugins/everme-memory/`, the only place the
- * builds with public source load hooks from. It holds a manifest and `hooks/hooks.json`, nothing
- * else: the host watches the directory and copies it into a cache, so everything mutable and large
+ * builds with public source load hooks from. everme writes a manifest and `hooks/hooks.json` there,
+ * nothing else: the host watches the directory and copies it into a cache, so everything mutable and large
  * (the runtime, the state) stays under `<data>/everme/`.
  */
 export const PLUGIN_NAME = 'everme-memory';
@@ -46,10 +47,8 @@ const PluginManifest = z.looseObject({ name: z.string() });
 
 /** Paths of the plugin relative to the data dir: directories first, in creation order. */
 export const PLUGIN_DIRS = ['plugins', `plugins/${PLUGIN_NAME}`, `plugins/${PLUGIN_NAME}/.claude-plugin`, `plugins/${PLUGIN_NAME}/hooks`] as const;
-const MANIFEST_REL = '.claude-plugin/plugin.json';
-const HOOKS_REL = 'hooks/hooks.json';
-/** What may be inside a plugin directory for it to count as ours. */
-const OWN_ENTRIES = new Set(['.claude-plugin', MANIFEST_REL, 'hooks', HOOKS_REL]);
+const MANIFEST_REL = '.claude-plugin/plugin.json' as const;
+const HOOKS_REL = 'hooks/hooks.json' as const;
 
 export function pluginDir(dataDir: string): string {
   return path.join(dataDir, 'plugins', PLUGIN_NAME);
@@ -77,10 +76,11 @@ export function renderPluginHooks(command: string): string {
 }
 
 /**
- * What is at the plugin path. `ours`: a real directory holding nothing but (some of) our manifest
- * and hook document, the manifest (when present) naming our plugin. Anything else there belongs to
- * someone else and is reported, never overwritten: a symlink (the host rejects those anyway), a
- * file, or a directory with other content.
+ * What is at the plugin path. `ours`: a real directory where each of our two files is absent or
+ * holds what everme writes there (a manifest naming our plugin, a hook document every command of
+ * which runs an everme runtime). Other entries beside them (a Finder `.DS_Store`, an editor's
+ * `hooks.json.bak`) do not make it someone else's: they are left alone. A symlink, a file, or one of
+ * our two paths holding something else belongs to someone else and is reported, never overwritten.
  */
 export type PluginPathState =
   | { kind: 'absent' }
@@ -96,6 +96,38 @@ function lstatOrUndefined(p: string) {
   }
 }
 
+function parsedJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `file` (a regular file) holds what install writes there. */
+function holdsOurs(rel: typeof MANIFEST_REL | typeof HOOKS_REL, file: string): boolean {
+  if (rel === MANIFEST_REL) {
+    const manifest = PluginManifest.safeParse(parsedJson(file));
+    return manifest.success && manifest.data.name === PLUGIN_NAME;
+  }
+  const doc = HookDocument.safeParse(parsedJson(file));
+  if (!doc.success) return false;
+  const commands = Object.values(doc.data.hooks).flatMap((groups) => groups.flatMap((group) => group.hooks.map((hook) => hook.command)));
+  return commands.length > 0 && commands.every(isEvermeHookCommand);
+}
+
+/** Why one of our two paths (or its directory) is not everme's, or undefined when it is (or is absent). */
+function foreignAt(dir: string, rel: typeof MANIFEST_REL | typeof HOOKS_REL): string | undefined {
+  const parent = lstatOrUndefined(path.join(dir, path.dirname(rel)));
+  if (!parent) return undefined;
+  if (!parent.isDirectory()) return `${path.dirname(rel)} is not a directory`;
+  const st = lstatOrUndefined(path.join(dir, rel));
+  if (!st) return undefined;
+  if (!st.isFile()) return `${rel} is not a regular file`;
+  if (holdsOurs(rel, path.join(dir, rel))) return undefined;
+  return rel === MANIFEST_REL ? `${rel} is the manifest of another plugin` : `${rel} holds hooks everme did not write`;
+}
+
 export function inspectPluginPath(dataDir: string): PluginPathState {
   const dir = pluginDir(dataDir);
   const top = lstatOrUndefined(dir);
@@ -107,32 +139,9 @@ export function inspectPluginPath(dataDir: string): PluginPathState {
   }
   if (top.isSymbolicLink()) return { kind: 'conflict', reason: `${dir} is a symbolic link` };
   if (!top.isDirectory()) return { kind: 'conflict', reason: `${dir} is not a directory` };
-  const walk = (rel: string): string | undefined => {
-    for (const name of readdirSync(path.join(dir, rel))) {
-      const childRel = rel ? `${rel}/${name}` : name;
-      if (!OWN_ENTRIES.has(childRel)) return `it holds ${childRel}, which everme did not write`;
-      const st = lstatSync(path.join(dir, childRel));
-      const wantDir = childRel === '.claude-plugin' || childRel === 'hooks';
-      if (st.isSymbolicLink() || (wantDir ? !st.isDirectory() : !st.isFile())) return `${childRel} is not what everme writes there`;
-      if (wantDir) {
-        const inner = walk(childRel);
-        if (inner) return inner;
-      }
-    }
-    return undefined;
-  };
-  const foreign = walk('');
-  if (foreign) return { kind: 'conflict', reason: `${dir} is not everme's: ${foreign}` };
-  const manifest = lstatOrUndefined(pluginManifestPath(dataDir));
-  if (manifest) {
-    let name: string | undefined;
-    try {
-      const parsed = PluginManifest.safeParse(JSON.parse(readFileSync(pluginManifestPath(dataDir), 'utf8')));
-      name = parsed.success ? parsed.data.name : undefined;
-    } catch {
-      name = undefined;
-    }
-    if (name !== PLUGIN_NAME) return { kind: 'conflict', reason: `${dir} holds the manifest of another plugin` };
+  for (const rel of [MANIFEST_REL, HOOKS_REL] as const) {
+    const foreign = foreignAt(dir, rel);
+    if (foreign) return { kind: 'conflict', reason: `${dir} is not everme's: ${foreign}` };
   }
   return { kind: 'ours' };
 }
@@ -173,20 +182,38 @@ export function writeLocalPlugin(dataDir: string, opts: { version: string; comma
   return { status: anyExisted ? 'updated' : 'created', path: dir };
 }
 
-export type PluginRemoveResult = { status: 'removed' | 'absent'; path: string } | { status: 'kept'; path: string; note: string };
+export type PluginRemoveResult = { status: 'removed' | 'absent' | 'kept'; path: string; note?: string };
+
+/** What is left under `dir` (relative paths, files before the directories they empty), for the report. */
+function leftovers(dir: string, rel = ''): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(path.join(dir, rel)).sort();
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const childRel = rel ? `${rel}/${name}` : name;
+    const inner = lstatOrUndefined(path.join(dir, childRel))?.isDirectory() ? leftovers(dir, childRel) : [];
+    return inner.length > 0 ? inner : [childRel];
+  });
+}
 
 /**
- * Removes our two files, then each plugin directory install created (deepest first) once nothing
- * else is left in it: a `plugins` directory the user had, or one holding other plugins, stays.
+ * Removes each of our two files that holds what install writes (another plugin's manifest, or a
+ * hook document with someone else's commands, stays), then each plugin directory install created
+ * (deepest first) once nothing else is left in it: a `plugins` directory the user had, or one
+ * holding other plugins, stays. Hooks of ours never outlive the runtime they run.
  */
 export function removeLocalPlugin(dataDir: string, created: ReadonlySet<string>, dryRun: boolean): PluginRemoveResult {
   const dir = pluginDir(dataDir);
-  const state = inspectPluginPath(dataDir);
-  if (state.kind === 'absent') return { status: 'absent', path: dir };
-  if (state.kind === 'conflict') return { status: 'kept', path: dir, note: `not removed: ${state.reason}` };
+  const top = lstatOrUndefined(dir);
+  if (!top) return { status: 'absent', path: dir };
+  if (top.isSymbolicLink() || !top.isDirectory()) return { status: 'kept', path: dir, note: `not removed: ${dir} is ${top.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}` };
   const gone = new Set<string>();
-  for (const file of [pluginManifestPath(dataDir), pluginHooksPath(dataDir)]) {
-    if (lstatOrUndefined(file) === undefined) continue;
+  for (const rel of [MANIFEST_REL, HOOKS_REL] as const) {
+    const file = path.join(dir, rel);
+    if (lstatOrUndefined(file) === undefined || foreignAt(dir, rel) !== undefined) continue;
     if (!dryRun) rmSync(file, { force: true });
     gone.add(file);
   }
@@ -203,5 +230,9 @@ export function removeLocalPlugin(dataDir: string, created: ReadonlySet<string>,
     if (!dryRun) rmdirSync(abs);
     gone.add(abs);
   }
-  return { status: 'removed', path: dir };
+  const left = gone.has(dir) ? [] : leftovers(dir).filter((rel) => !gone.has(path.join(dir, rel)));
+  if (left.length === 0) return { status: gone.size > 0 ? 'removed' : 'absent', path: dir };
+  const what = `${left.slice(0, 5).join(', ')}${left.length > 5 ? `, and ${left.length - 5} more` : ''}`;
+  if (gone.size === 0) return { status: 'kept', path: dir, note: `not removed: nothing in it is everme's (${what})` };
+  return { status: 'removed', path: dir, note: `everme's files removed; the directory stays: it still holds ${what}, which everme did not write` };
 }

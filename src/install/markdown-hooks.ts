@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from './atomic-write.js';
 import type { StepStatus } from './staging.js';
@@ -32,6 +32,19 @@ export function shellQuote(value: string): string {
  */
 export function hookCommand(node: string, runJs: string, route: 'plugin' | 'markdown'): string {
   return `${shellQuote(node)} ${shellQuote(runJs)} hook --route=${route}`;
+}
+
+/** A single-quoted word as shellQuote writes it. */
+const QUOTED = String.raw`'(?:[^']|'\\'')*'`;
+/**
+ * A command `everme install` wrote, of this version or an earlier one (which had no `--route`): a
+ * quoted node running a staged runtime's entry point. What decides whether a hook file or the
+ * plugin's hook document is everme's to rewrite or remove, whatever else sits beside it.
+ */
+const EVERME_COMMAND = new RegExp(String.raw`^${QUOTED} '(?:[^']|'\\'')*/everme/runtime/bin/run\.js' hook(?: --route=(?:plugin|markdown))?$`);
+
+export function isEvermeHookCommand(command: string): boolean {
+  return EVERME_COMMAND.test(command);
 }
 
 const DESCRIPTIONS: Record<HookEvent, string> = {
@@ -70,14 +83,38 @@ export function renderHookFile(event: HookEvent, command: string): string {
   ].join('\n');
 }
 
-export interface HookFileResult {
-  event: HookEvent;
-  path: string;
-  status: StepStatus;
+export type HookFileResult = { event: HookEvent; path: string; status: StepStatus } | { event: HookEvent; path: string; status: 'skipped'; reason: string };
+
+/** Whether a hook file's text is one install wrote: its front matter runs an everme runtime. */
+export function isEvermeHookFile(text: string): boolean {
+  const command = readHookCommand(text);
+  return command !== undefined && isEvermeHookCommand(command);
+}
+
+/**
+ * Why the file at a hook path is not everme's to overwrite or remove (a symlink, or a hook whose
+ * command is someone else's), or undefined when it is ours or absent. A directory there is left to
+ * the write, which fails and is undone (install) or kept (uninstall).
+ */
+export function foreignHookFile(file: string): string | undefined {
+  let text: string;
+  try {
+    if (lstatSync(file).isSymbolicLink()) return 'it is a symbolic link, not the file everme writes';
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR') return undefined;
+    return `everme cannot read it (${code ?? (err as Error).message})`;
+  }
+  if (isEvermeHookFile(text)) return undefined;
+  const command = readHookCommand(text);
+  return `it holds a hook everme did not write${command === undefined ? '' : ` (it runs ${command})`}`;
 }
 
 export function writeHookFile(dataDir: string, event: HookEvent, command: string, dryRun: boolean): HookFileResult {
   const file = hookFilePath(dataDir, event);
+  const foreign = foreignHookFile(file);
+  if (foreign) return { event, path: file, status: 'skipped', reason: foreign };
   const next = renderHookFile(event, command);
   let existing: string | undefined;
   try {

@@ -81,6 +81,17 @@ export function readMcpDocument(file: string): McpDocument {
   return { kind: 'ok', text, doc, servers, format: detectFormat(text), mode: existingMode(file) ?? NEW_FILE_MODE };
 }
 
+/**
+ * Whether the server under our name is everme's: what install writes there, a node running a
+ * staged everme runtime's `mcp` command. Anything else under that name (EverMe's hosted server
+ * registered by hand, say) is the user's, never merged into and never removed.
+ */
+export function isEvermeMcpEntry(entry: unknown): boolean {
+  if (!isRecord(entry) || typeof entry.command !== 'string' || !Array.isArray(entry.args)) return false;
+  const [runJs, command] = entry.args as unknown[];
+  return typeof runJs === 'string' && runJs.endsWith('/everme/runtime/bin/run.js') && command === 'mcp';
+}
+
 /** Our entry merged over whatever the user added to it (a timeout, `enabled`), keys in their order. */
 function mergedEntry(previous: unknown, entry: McpServerEntry): JsonObject {
   const base = isRecord(previous) ? previous : {};
@@ -90,18 +101,27 @@ function mergedEntry(previous: unknown, entry: McpServerEntry): JsonObject {
 
 export type McpUpsertResult =
   | { status: StepStatus; path: string; backup?: string }
-  | { status: 'skipped'; path: string; reason: string };
+  /** `foreign`: a server of someone else's holds our name; `invalid`: the file cannot be edited safely. */
+  | { status: 'skipped'; path: string; reason: string; why: 'invalid' | 'foreign' };
+
+function foreignServerReason(entry: unknown): string {
+  const runs = isRecord(entry) && typeof entry.command === 'string' ? `it runs ${entry.command}` : isRecord(entry) && typeof entry.url === 'string' ? `it points at ${entry.url}` : 'it is not the server everme writes';
+  return `its "${MCP_SERVER_NAME}" server is not everme's (${runs})`;
+}
 
 /** Sets `mcpServers["everme-memory"]`, keeping every other server and key; backs the pre-everme file up when it changes. */
 export function upsertMcpServer(file: string, entry: McpServerEntry, dryRun: boolean): McpUpsertResult {
   const current = readMcpDocument(file);
-  if (current.kind === 'invalid') return { status: 'skipped', path: file, reason: current.reason };
+  if (current.kind === 'invalid') return { status: 'skipped', path: file, reason: current.reason, why: 'invalid' };
   if (current.kind === 'missing') {
     const text = serialize({ mcpServers: { [MCP_SERVER_NAME]: mergedEntry(undefined, entry) } }, { indent: '  ', finalNewline: true });
     if (!dryRun) writeFileAtomic(file, text, { mode: NEW_FILE_MODE });
     return { status: 'created', path: file };
   }
   const servers: JsonObject = { ...(current.servers ?? {}) };
+  if (MCP_SERVER_NAME in servers && !isEvermeMcpEntry(servers[MCP_SERVER_NAME])) {
+    return { status: 'skipped', path: file, reason: foreignServerReason(servers[MCP_SERVER_NAME]), why: 'foreign' };
+  }
   servers[MCP_SERVER_NAME] = mergedEntry(servers[MCP_SERVER_NAME], entry);
   const next = serialize({ ...current.doc, mcpServers: servers }, current.format);
   if (next === current.text) return { status: 'unchanged', path: file };
@@ -126,10 +146,20 @@ export interface McpRemoveOptions {
 
 export type McpRemoveResult =
   | { status: 'removed' | 'file_removed' | 'absent'; path: string; restoredFromBackup: boolean }
+  | { status: 'foreign'; path: string; reason: string }
   | { status: 'skipped'; path: string; reason: string };
 
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * An earlier everme merged its entry into a server of the user's under our name: the backup is the
+ * file as it was when, with that server of theirs put back, it equals the file now.
+ */
+function mergedIntoForeign(previousDoc: JsonObject, theirs: unknown, current: Extract<McpDocument, { kind: 'ok' }>): boolean {
+  if (isEvermeMcpEntry(theirs)) return false;
+  return sameJson(previousDoc, { ...current.doc, mcpServers: { ...current.servers, [MCP_SERVER_NAME]: theirs } });
 }
 
 /**
@@ -147,6 +177,7 @@ export function removeMcpServer(file: string, options: McpRemoveOptions): McpRem
     dropBackup();
     return { status: 'absent', path: file, restoredFromBackup: false };
   }
+  if (!isEvermeMcpEntry(current.servers[MCP_SERVER_NAME])) return { status: 'foreign', path: file, reason: foreignServerReason(current.servers[MCP_SERVER_NAME]) };
   const servers: JsonObject = { ...current.servers };
   delete servers[MCP_SERVER_NAME];
   const stripped: JsonObject = { ...current.doc, mcpServers: servers };
@@ -156,8 +187,9 @@ export function removeMcpServer(file: string, options: McpRemoveOptions): McpRem
   const { mcpServers: _dropped, ...withoutServers } = stripped;
   const backupMatches =
     previous.kind === 'ok' &&
-    !(previous.servers && MCP_SERVER_NAME in previous.servers) &&
-    (sameJson(previous.doc, stripped) || (previous.servers === undefined && Object.keys(servers).length === 0 && sameJson(previous.doc, withoutServers)));
+    (previous.servers && MCP_SERVER_NAME in previous.servers
+      ? mergedIntoForeign(previous.doc, previous.servers[MCP_SERVER_NAME], current)
+      : sameJson(previous.doc, stripped) || (previous.servers === undefined && Object.keys(servers).length === 0 && sameJson(previous.doc, withoutServers)));
   const onlyOurs = Object.keys(servers).length === 0 && Object.keys(current.doc).length === 1;
 
   if (options.fileCreatedByInstall && onlyOurs) {

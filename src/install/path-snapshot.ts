@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { EvermeError } from '../core/errors.js';
 import { writeFileAtomic } from './atomic-write.js';
 
@@ -11,13 +11,24 @@ type PathState =
   | { kind: 'absent' }
   | { kind: 'file'; bytes: Buffer; mode: number }
   | { kind: 'dir'; mode: number }
-  | { kind: 'link'; target: string }
+  /** `file`: what the link resolved to when that is a regular file (everme writes through a link). */
+  | { kind: 'link'; target: string; file?: { bytes: Buffer; mode: number } }
   /** A FIFO, socket or device: never read (a FIFO would block) and never written by install. */
   | { kind: 'other' };
 
 export interface PathSnapshot {
   path: string;
   state: PathState;
+}
+
+function linkedFile(link: string): { file?: { bytes: Buffer; mode: number } } {
+  let stats;
+  try {
+    stats = statSync(link);
+  } catch {
+    return {};
+  }
+  return stats.isFile() ? { file: { bytes: readFileSync(link), mode: stats.mode & 0o7777 } } : {};
 }
 
 function stateOf(file: string): PathState {
@@ -31,7 +42,7 @@ function stateOf(file: string): PathState {
     throw err;
   }
   const mode = stats.mode & 0o7777;
-  if (stats.isSymbolicLink()) return { kind: 'link', target: readlinkSync(file) };
+  if (stats.isSymbolicLink()) return { kind: 'link', target: readlinkSync(file), ...linkedFile(file) };
   if (stats.isDirectory()) return { kind: 'dir', mode };
   if (!stats.isFile()) return { kind: 'other' };
   return { kind: 'file', bytes: readFileSync(file), mode };
@@ -62,7 +73,7 @@ function sameState(a: PathState, b: PathState): boolean {
   if (a.kind !== b.kind) return false;
   if (a.kind === 'file' && b.kind === 'file') return a.mode === b.mode && a.bytes.equals(b.bytes);
   if (a.kind === 'dir' && b.kind === 'dir') return a.mode === b.mode;
-  if (a.kind === 'link' && b.kind === 'link') return a.target === b.target;
+  if (a.kind === 'link' && b.kind === 'link') return a.target === b.target && (a.file === undefined || (b.file !== undefined && a.file.mode === b.file.mode && a.file.bytes.equals(b.file.bytes)));
   return true;
 }
 
@@ -87,8 +98,12 @@ function restoreOne(snapshot: PathSnapshot): void {
       return;
     case 'link':
       if (now.kind === 'dir') throw new Error(`${p} is now a directory`);
-      rmSync(p, { force: true });
-      symlinkSync(was.target, p);
+      if (now.kind !== 'link' || now.target !== was.target) {
+        rmSync(p, { force: true });
+        symlinkSync(was.target, p);
+      }
+      // What install wrote through the link goes back into the file it points to.
+      if (was.file) writeFileAtomic(p, was.file.bytes, { mode: was.file.mode });
       return;
     case 'other':
       // Install never writes over one; nothing of ours to take back.

@@ -49,6 +49,7 @@ export function renderUninstall(result: UninstallResult): string {
   ].join('\n');
 }
 
-export function renderWarnings(warnings: Array<{ message: string }>): string[] {
-  return warnings.map((w) => `warning: ${w.message}`);
+/** The warnings for stderr, less those the failure ending the run already says (it is printed too). */
+export function renderWarnings(warnings: Array<{ message: string }>, failure?: { message: string }): string[] {
+  return warnings.filter((w) => !failure?.message.includes(w.message)).map((w) => `warning: ${w.message}`);
 }

@@ -9,7 +9,7 @@ import { hookStateDir } from '../store/hook-workspace.js';
 import { existingMode, writeFileAtomic } from './atomic-write.js';
 import { ENV_FILE_MODE, isHeaderLine, isHeaderOnly, stripInstallAdditions } from './env-file-writer.js';
 import { evermeDir, installRecordPath, readInstallRecord, runtimeDir, writeInstallRecord } from './install-record.js';
-import { HOOK_EVENTS, hookFilePath, hooksDir } from './markdown-hooks.js';
+import { foreignHookFile, HOOK_EVENTS, hookFilePath, hooksDir } from './markdown-hooks.js';
 import { MCP_SERVER_NAME, mcpConfigPath, removeMcpServer } from './mcp-config.js';
 import { removeLocalPlugin } from './local-plugin.js';
 
@@ -126,6 +126,7 @@ function pathKind(file: string): 'file' | 'directory' | 'absent' {
 
 function removeHooks(run: UninstallRun): void {
   const { dataDir, dryRun, steps } = run;
+  const removed = new Set<string>();
   for (const event of HOOK_EVENTS) {
     const file = hookFilePath(dataDir, event);
     const kind = pathKind(file);
@@ -134,14 +135,18 @@ function removeHooks(run: UninstallRun): void {
       steps.push({ step: 'hook', path: file, status: 'kept', note: `${event} hook: a directory, not the file install writes` });
       continue;
     }
+    const foreign = kind === 'file' ? foreignHookFile(file) : undefined;
+    if (foreign) {
+      steps.push({ step: 'hook', path: file, status: 'kept', note: `${event} hook: ${foreign}, left as it is` });
+      continue;
+    }
     if (kind === 'file') run.remove(file);
+    if (kind === 'file') removed.add(path.basename(file));
     steps.push({ step: 'hook', path: file, status: kind === 'file' ? 'removed' : 'absent', note: `${event} hook` });
   }
   const hooks = hooksDir(dataDir);
   if (run.created.has('hooks') && existsSync(hooks)) {
-    const empty = dryRun
-      ? readdirSync(hooks).every((name) => HOOK_EVENTS.some((event) => hookFilePath(dataDir, event) === path.join(hooks, name)))
-      : isEmptyDir(hooks);
+    const empty = dryRun ? readdirSync(hooks).every((name) => removed.has(name)) : isEmptyDir(hooks);
     if (empty) {
       if (!dryRun) rmdirSync(hooks);
       steps.push({ step: 'hooks-dir', path: hooks, status: 'removed' });
@@ -158,13 +163,19 @@ function removeMcpEntry(run: UninstallRun): void {
     backupCreatedByInstall: run.created.has('mcp.json.everme-backup'),
     dryRun: run.dryRun,
   });
-  if (mcp.status === 'skipped') {
+  // Install adds its entry by creating the file, or by rewriting it after saving the backup.
+  const wroteMcp = run.created.has('mcp.json') || run.created.has('mcp.json.everme-backup');
+  if (mcp.status === 'skipped' && !wroteMcp) {
+    run.steps.push({ step: 'mcp', path: mcpFile, status: 'kept', note: `${mcp.reason}; install never wrote to it, so it is left as it is` });
+  } else if (mcp.status === 'skipped') {
     run.steps.push({ step: 'mcp', path: mcpFile, status: 'skipped', note: mcp.reason });
     run.warnings.push({
       code: 'mcp_config_invalid',
       path: mcpFile,
       message: `${mcpFile} was left untouched: ${mcp.reason}. Remove the "${MCP_SERVER_NAME}" entry by hand once it is fixed.`,
     });
+  } else if (mcp.status === 'foreign') {
+    run.steps.push({ step: 'mcp', path: mcpFile, status: 'kept', note: `${mcp.reason}: left as it is` });
   } else if (mcp.status === 'absent') {
     run.steps.push({ step: 'mcp', path: mcpFile, status: 'absent' });
   } else if (mcp.status === 'file_removed') {
@@ -206,13 +217,36 @@ function removeEnvFile(run: UninstallRun): void {
     restoreForeignEnvFile(run, envFile);
     return;
   }
-  if (run.purge || isHeaderOnly(readFileSync(envFile, 'utf8'))) {
+  const text = readFileSync(envFile, 'utf8');
+  if (run.purge) {
+    purgeCreatedEnvFile(run, envFile, text);
+  } else if (isHeaderOnly(text)) {
     run.remove(envFile);
     run.steps.push({ step: 'env', path: envFile, status: 'removed' });
   } else {
-    run.envRemembered = { created: ['everme.env'], envKeysAdded: [] };
-    run.steps.push({ step: 'env', path: envFile, status: 'kept', note: 'holds your settings; `everme uninstall --purge` removes it' });
+    run.envRemembered = { created: ['everme.env'], envKeysAdded: run.envKeysAdded };
+    run.steps.push({ step: 'env', path: envFile, status: 'kept', note: 'holds your settings; `everme uninstall --purge` removes what install wrote there' });
   }
+}
+
+/**
+ * --purge of an env file install created: what install wrote (its header, the keys it set) comes
+ * out, and the file goes only when nothing else is left. EverMe's installer appends its agent
+ * token to the file it finds there, which must survive everme's purge.
+ */
+function purgeCreatedEnvFile(run: UninstallRun, envFile: string, text: string): void {
+  const present = run.envKeysAdded.filter((key) => parseEnvText(text).has(key));
+  const next = stripInstallAdditions(text, present);
+  if (isHeaderOnly(next)) {
+    run.remove(envFile);
+    run.steps.push({ step: 'env', path: envFile, status: 'removed' });
+    return;
+  }
+  if (!run.dryRun) writeFileAtomic(envFile, next, { mode: existingMode(envFile) ?? ENV_FILE_MODE });
+  const others = [...parseEnvText(next).keys()];
+  const what = others.length ? others.join(', ') : 'lines';
+  const removed = ['the everme header', ...present].join(', ');
+  run.steps.push({ step: 'env', path: envFile, status: 'kept', note: `holds ${what} that install did not write, so kept: removed only what install wrote (${removed})` });
 }
 
 /**
@@ -221,7 +255,17 @@ function removeEnvFile(run: UninstallRun): void {
  * appended are settings the user gave, so they stay unless --purge.
  */
 function restoreForeignEnvFile(run: UninstallRun, envFile: string): void {
-  const text = readFileSync(envFile, 'utf8');
+  let text: string;
+  try {
+    text = readFileSync(envFile, 'utf8');
+  } catch (err) {
+    // Install records each key it appends: with none recorded there is nothing of everme's to take
+    // out, so a file uninstall cannot read is no reason to fail.
+    if (run.envKeysAdded.length > 0) throw err;
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    run.steps.push({ step: 'env', path: envFile, status: 'kept', note: `not created by \`everme install\` and it wrote nothing there; unreadable (${why}), left as it is` });
+    return;
+  }
   const present = run.envKeysAdded.filter((key) => parseEnvText(text).has(key));
   const next = stripInstallAdditions(text, run.purge ? present : []);
   const foreign = 'not created by `everme install`';

@@ -5,7 +5,7 @@ import { envFileProblem } from '../config/env-file.js';
 import { renderSinkStatus, sinkStatuses, type SinkStatus } from './sink-status.js';
 import { readHookEvents, type HookOutcome } from '../hook/hook-events.js';
 import { collectHookRoutes, renderHookRoutes, type HookRoutesReport } from './hook-routes.js';
-import { MCP_SERVER_NAME, mcpConfigPath, readMcpDocument } from '../install/mcp-config.js';
+import { isEvermeMcpEntry, MCP_SERVER_NAME, mcpConfigPath, readMcpDocument } from '../install/mcp-config.js';
 import { databasePath, openDatabase } from '../store/database.js';
 import { LocalStore } from '../store/local-store.js';
 import { discoverSessions } from '../transcript/discover.js';
@@ -148,7 +148,7 @@ function mcpStatus(dataDir: string, problems: StatusProblem[]): StatusReport['mc
   return {
     file: mcpFile,
     valid: mcpDoc.kind !== 'invalid',
-    registered: mcpDoc.kind === 'ok' && mcpDoc.servers !== undefined && MCP_SERVER_NAME in mcpDoc.servers,
+    registered: mcpDoc.kind === 'ok' && mcpDoc.servers !== undefined && isEvermeMcpEntry(mcpDoc.servers[MCP_SERVER_NAME]),
   };
 }
 
