@@ -279,3 +279,30 @@ describe('mcp.json and everme.env kept as symlinks (a dotfiles repository)', () 
     expect((await everme(at, 'install', '--dry-run')).code).toBe(5);
   });
 });
+
+describe('EVERME_STATE_DIR set under a file', () => {
+  it('stops install (and its dry run) and uninstall --purge with io state_dir_not_a_directory before anything is written; a plain uninstall still takes the hooks out', async () => {
+    const at = home();
+    expect((await everme(at, 'install')).code).toBe(0);
+    const blocker = path.join(at.home, 'statefile');
+    writeFileSync(blocker, '');
+    const env = cliEnv(at.home, { EVERME_STATE_DIR: path.join(blocker, 'sub') });
+    const before = readFileSync(path.join(plugin(at.data), 'hooks', 'hooks.json'), 'utf8');
+
+    for (const args of [['install', '--dry-run'], ['install'], ['uninstall', '--purge'], ['uninstall', '--purge', '--dry-run']]) {
+      const r = await runCli([...args, '--data-dir', at.data, '--json'], env);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(5);
+      const error = envelopeOf(r).error;
+      expect(error?.type).toBe('io');
+      expect(error?.code).toBe('state_dir_not_a_directory');
+      expect(error?.message).toContain(blocker);
+    }
+    // Nothing was written or removed by the refused runs.
+    expect(readFileSync(path.join(plugin(at.data), 'hooks', 'hooks.json'), 'utf8')).toBe(before);
+
+    // Without --purge the store is not touched, so the setting does not stand in the way.
+    const plain = await runCli(['uninstall', '--data-dir', at.data], env);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(existsSync(path.join(plugin(at.data), 'hooks', 'hooks.json'))).toBe(false);
+  });
+});

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { blockingFile } from '../core/private-dir.js';
 import { EvermeError } from '../core/errors.js';
+import { loadSettings } from './settings.js';
 
 /**
  * Throws `io`/`state_dir_not_a_directory` when the state dir is a file, or lies under one (so it can
@@ -17,4 +18,17 @@ export function assertStateDirUsable(stateDir: string): void {
     hint: 'Point EVERME_STATE_DIR (in the environment or <data>/everme.env) at a directory, or unset it for <data>/everme.',
     detail: { path: dir, ...(file === dir ? {} : { file }) },
   });
+}
+
+/**
+ * Where the settings put the store (`EVERME_STATE_DIR`, from the environment or everme.env);
+ * undefined when they cannot be read (install and uninstall answer a bad setting elsewhere, or not
+ * at all: a bad API base must not stop an uninstall).
+ */
+export function configuredStateDir(dataDir: string): string | undefined {
+  try {
+    return loadSettings(dataDir).stateDir;
+  } catch {
+    return undefined;
+  }
 }

@@ -4,6 +4,7 @@ import { EvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
 import { readEnvFile } from '../config/env-file.js';
 import { envFilePath } from '../config/settings.js';
+import { assertStateDirUsable, configuredStateDir } from '../config/state-dir.js';
 import { assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
 import { installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
 import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent, type HookFileResult } from './markdown-hooks.js';
@@ -247,6 +248,9 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   // install writes through, would stop install half way.
   for (const file of [envFilePath(dataDir), mcpConfigPath(dataDir)]) writeTarget(file);
   assertEnvFileUsable(envFilePath(dataDir));
+  // The hooks would fail open at every event, capturing nothing, with the store set under a file.
+  const stateDir = configuredStateDir(dataDir);
+  if (stateDir !== undefined) assertStateDirUsable(stateDir);
   const ctx: InstallContext = { dataDir, node, sourceRoot, dryRun, options };
   const done = dryRun ? await runSteps(ctx) : await allOrNothing(installTargets(dataDir), (tx) => runSteps(ctx, tx));
 

@@ -2,7 +2,8 @@ import { existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync } f
 import path from 'node:path';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
-import { envFilePath, loadSettings } from '../config/settings.js';
+import { envFilePath } from '../config/settings.js';
+import { assertStateDirUsable, configuredStateDir } from '../config/state-dir.js';
 import { envFileProblem, parseEnvText } from '../config/env-file.js';
 import { databasePath } from '../store/database.js';
 import { hookStateDir } from '../store/hook-workspace.js';
@@ -45,14 +46,6 @@ export interface UninstallOptions {
   stateDir?: string;
 }
 
-/** Where the settings put the store (`EVERME_STATE_DIR`, from the environment or everme.env); undefined when they cannot be read. */
-function configuredStateDir(dataDir: string): string | undefined {
-  try {
-    return loadSettings(dataDir).stateDir;
-  } catch {
-    return undefined;
-  }
-}
 
 /** The hook's state is flat files: a `hook` directory holding directories is not everme's to delete. */
 function holdsFilesOnly(dir: string): boolean {
@@ -315,6 +308,13 @@ function removeStore(run: UninstallRun): void {
 export function runUninstall(options: UninstallOptions): UninstallResult {
   const dataDir = requireDataDir(path.resolve(options.dataDir));
   const dryRun = options.dryRun ?? false;
+  // --purge removes the store where the settings put it: a setting that points under a file names
+  // no store at all, and "absent" would hide that the real one is elsewhere. Without --purge the
+  // store is not touched, so a bad setting does not stop the hooks' removal.
+  if (options.purge === true && options.stateDir === undefined) {
+    const configured = configuredStateDir(dataDir);
+    if (configured !== undefined) assertStateDirUsable(configured);
+  }
   const record = readInstallRecord(dataDir);
   const run: UninstallRun = {
     dataDir,
