@@ -6,7 +6,7 @@ import { readEnvFile } from '../config/env-file.js';
 import { envFilePath } from '../config/settings.js';
 import { assertStateDirUsable, configuredStateDir } from '../config/state-dir.js';
 import { assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
-import { installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
+import { evermeDir, installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
 import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent, type HookFileResult } from './markdown-hooks.js';
 import { PLUGIN_NAME, pluginDir, writeLocalPlugin } from './local-plugin.js';
 import { MCP_SERVER_NAME, mcpConfigPath, upsertMcpServer, type McpServerEntry } from './mcp-config.js';
@@ -249,8 +249,9 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   for (const file of [envFilePath(dataDir), mcpConfigPath(dataDir)]) writeTarget(file);
   assertEnvFileUsable(envFilePath(dataDir));
   // The hooks would fail open at every event, capturing nothing, with the store set under a file.
+  // The default, <data>/everme, is install's own: a file there fails the runtime step, undone whole.
   const stateDir = configuredStateDir(dataDir);
-  if (stateDir !== undefined) assertStateDirUsable(stateDir);
+  if (stateDir !== undefined && path.resolve(stateDir) !== path.resolve(evermeDir(dataDir))) assertStateDirUsable(stateDir);
   const ctx: InstallContext = { dataDir, node, sourceRoot, dryRun, options };
   const done = dryRun ? await runSteps(ctx) : await allOrNothing(installTargets(dataDir), (tx) => runSteps(ctx, tx));
 

@@ -313,7 +313,7 @@ export function runUninstall(options: UninstallOptions): UninstallResult {
   // store is not touched, so a bad setting does not stop the hooks' removal.
   if (options.purge === true && options.stateDir === undefined) {
     const configured = configuredStateDir(dataDir);
-    if (configured !== undefined) assertStateDirUsable(configured);
+    if (configured !== undefined && path.resolve(configured) !== path.resolve(evermeDir(dataDir))) assertStateDirUsable(configured);
   }
   const record = readInstallRecord(dataDir);
   const run: UninstallRun = {
