@@ -88,7 +88,7 @@ describe('redactText', () => {
     ["'password' => 'phpw'", "'password' => '[REDACTED:password]'"],
     ['secret=abc', 'secret=[REDACTED:secret]'],
     ['client_secret: abc', 'client_secret: [REDACTED:secret]'],
-    ['apikey=abc API-KEY: def', 'apikey=[REDACTED:secret] API-KEY: [REDACTED:secret]'],
+    ['set apikey=abc API-KEY: def', 'set apikey=[REDACTED:secret] API-KEY: [REDACTED:secret]'],
     ['GET /cb?access_token=abc&state=1', 'GET /cb?access_token=[REDACTED:secret]&state=1'],
     ['Token = abc', 'Token = [REDACTED:secret]'],
     ['{\\"token\\":\\"abc\\"}', '{\\"token\\":\\"[REDACTED:secret]\\"}'],
@@ -96,7 +96,25 @@ describe('redactText', () => {
     expect(redactText(input)).toBe(masked);
   });
 
+  it.each<[string, string]>([
+    ['DB_PASSWORD=Tr0ub4dor&3horseBatteryZ9', 'DB_PASSWORD=[REDACTED:password]'],
+    ['SMTP_PASSWORD=mail;Gr8Kq2Lp7Vx4\nREDIS_PASSWORD=ab,Hq3vN8pL2xR7', 'SMTP_PASSWORD=[REDACTED:password]\nREDIS_PASSWORD=[REDACTED:password]'],
+    ['export API_TOKEN=a)b]c}d>e # rotated monthly', 'export API_TOKEN=[REDACTED:secret] # rotated monthly'],
+    ['  DB_PASS=correct horse battery staple', '  DB_PASS=[REDACTED:password]'],
+    ['apikey=abc API-KEY: def', 'apikey=[REDACTED:secret]'],
+    ['PGPASSWORD=hunter2 psql -h db', 'PGPASSWORD=[REDACTED:password]'],
+    // As a read tool and `cat -n` number the lines of a .env file.
+    ['     3\u2192DB_PASSWORD=a&b\n     4\tREDIS_PASSWORD=c;d', '     3\u2192DB_PASSWORD=[REDACTED:password]\n     4\tREDIS_PASSWORD=[REDACTED:password]'],
+    ['AUTH_TOKEN="a&b" # quoted: to its closing quote', 'AUTH_TOKEN="[REDACTED:secret]" # quoted: to its closing quote'],
+    // Inside other text the assignment still ends where the text goes on.
+    ['curl "https://x/?a=1" -d db_password=abc&next=1', 'curl "https://x/?a=1" -d db_password=[REDACTED:password]&next=1'],
+  ])('masks an env-style line\'s value to the end of the line: %j', (input, masked) => {
+    expect(redactText(input)).toBe(masked);
+  });
+
   it.each([
+    'TOKEN=$GITHUB_TOKEN ./deploy.sh',
+    'API_KEY=<your key here> # fill in',
     'password: string;',
     'PASSWORD=${DB_PASSWORD}',
     'if password == "x":',
@@ -132,6 +150,13 @@ describe('redactText', () => {
     );
   });
 
+  it('masks a URL password with a raw @ up to the last @ before the host, and no further', () => {
+    expect(redactText('url postgresql://app:Sup3r@Secret99xQ@db.example.com:5432/app')).toBe('url postgresql://app:[REDACTED:url-password]@db.example.com:5432/app');
+    expect(redactText('see https://bob:pw1@git.example.com/u?mail=a@b.example and https://x.example/@me')).toBe(
+      'see https://bob:[REDACTED:url-password]@git.example.com/u?mail=a@b.example and https://x.example/@me',
+    );
+  });
+
   it('stays fast on 1 MB hostile inputs and 10 MB of clean text', () => {
     const hostile = [
       'a'.repeat(1e6),
@@ -147,6 +172,11 @@ describe('redactText', () => {
       'evt_'.repeat(2.5e5),
       'aws_secret_access_key='.repeat(4.5e4),
       '\\"token\\":\\"'.repeat(7e4),
+      'DB_PASSWORD=' + 'a&'.repeat(5e5),
+      'x_key=y\n'.repeat(1.2e5),
+      'A'.repeat(1e6) + '_KEY=x',
+      'x ' + '_key=&'.repeat(1.6e5),
+      'x://u:' + '@'.repeat(1e6),
     ];
     const clean = 'The quick brown fox jumps over the lazy dog, commit 3f9c2a7d, see the docs.\n'.repeat(135_000);
     expect(clean.length).toBeGreaterThan(1e7);

@@ -166,16 +166,39 @@ const SEP = `${Q}[ \\t]*(?::=|=>|[:=])[ \\t]*`;
  */
 const ASSIGNMENT_KEY =
   `(password|passwd|passphrase|secret[_-]?key|secret|api[_-]?key|private[_-]?key|access[_-]?key|token|p(?<=(?:[_.;-]|[^A-Za-z0-9]|^)p)ass|p(?<=[_.;-]p)wd|k(?<=[_.-]k)ey|a(?<=[_.-]a)uth)(?![A-Za-z0-9_])`;
+/**
+ * What a line shows before its first word: indentation, and a line number as a read tool (`  12→`)
+ * or `cat -n` (`  12<TAB>`) prints it.
+ */
+const LINE_PREFIX = '[ \\t]*(?:[0-9]{1,9}(?:\u2192|\\t))?[ \\t]*';
+/**
+ * Everything before the value of an env-style line (`DB_PASSWORD=…`, `export API_TOKEN=…`, a `.env`
+ * file): the line is the assignment, so its value runs to the end of the line, `&`, `;`, `,`, `)`
+ * and the like included, where an assignment inside other text ends at them.
+ */
+const ENV_LINE_HEAD = `^${LINE_PREFIX}(?:export[ \\t]+)?[A-Za-z0-9_.-]+[ \\t]*=[ \\t]*`;
 const ASSIGNMENT = new RegExp(
-  `${ASSIGNMENT_KEY}(${SEP})(?:"([^"\\n]*)"|'([^'\\n]*)'|\\\\"([^"\\\\\\n]*)\\\\"|([^\\s"'\\\\&,;)\\]}>:=][^\\s"'\\\\&,;)\\]}>]*))`,
-  'gi',
+  `${ASSIGNMENT_KEY}(${SEP})(?:"([^"\\n]*)"|'([^'\\n]*)'|\\\\"([^"\\\\\\n]*)\\\\"|(?<=${ENV_LINE_HEAD})([^\\s"'\\\\][^\\r\\n]*)|([^\\s"'\\\\&,;)\\]}>:=][^\\s"'\\\\&,;)\\]}>]*))`,
+  'gim',
 );
 
 export function assignmentRule(key: string): 'password' | 'secret' {
   return /pass|pwd/i.test(key) ? 'password' : 'secret';
 }
 
-function maskAssignment(match: string, key: string, sep: string, dq?: string, sq?: string, edq?: string, bare?: string): string {
+/**
+ * An env-style line's value, to the end of the line: a trailing `# comment` and blanks stay. Left
+ * alone when its first word is not a secret (`TOKEN=$GITHUB_TOKEN`, `KEY=<your key>`).
+ */
+function maskEnvValue(match: string, key: string, sep: string, line: string): string {
+  const comment = line.search(/[ \t]#/);
+  const value = (comment === -1 ? line : line.slice(0, comment)).trimEnd();
+  if (!isMaskable(value) || !isMaskable(value.split(/[ \t]/, 1)[0]!)) return match;
+  return `${key}${sep}${placeholder(assignmentRule(key))}${line.slice(value.length)}`;
+}
+
+function maskAssignment(match: string, key: string, sep: string, dq?: string, sq?: string, edq?: string, envLine?: string, bare?: string): string {
+  if (envLine !== undefined) return maskEnvValue(match, key, sep, envLine);
   const value = dq ?? sq ?? edq ?? bare ?? '';
   if (!isMaskable(value)) return match;
   const mask = placeholder(assignmentRule(key));
@@ -239,7 +262,9 @@ export const SECRET_RULES: readonly SecretRule[] = [
   {
     id: 'url-password',
     keywords: ['://'],
-    pattern: /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/@]*:)([^\s@/]+)@/g,
+    // To the last `@` of the authority: a password may hold a raw `@` (`app:Sup3r@Secret@db`); the
+    // host follows the last one, and `/`, `?`, `#` end the authority.
+    pattern: /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/@]*:)([^\s/?#]+)@/g,
     replace: (_m, head: string) => `${head}${placeholder('url-password')}@`,
   },
   {
