@@ -144,6 +144,28 @@ describe('redactText', () => {
     expect(redactText(truncated)).toBe('cat id_rsa\n[REDACTED:private-key]\n\nthe file was cut here');
   });
 
+  it('masks the body of a key without END whose lines carry the BEGIN line\'s indentation or line number', () => {
+    const numbered = [
+      '     1\u2192-----BEGIN RSA PRIVATE KEY-----',
+      '     2\u2192MIIEowIBAAKCAQEAxK3vQ7pLm2Zc4Tn8Rk3WbYs6Hd1Jf5Ga0Ue7Ci2Ko9Mq4XwB',
+      '     3\u2192Zt8Nq2Lp7Vx4Rk9Ws3Hd6Jf1Ga5Ue0Ci7Ko2Mq9XwBzT4Nq8Lp3Vx7Rk2Ws6Hd1J',
+      '',
+      '[showing lines 1-3 of 27]',
+    ].join('\n');
+    expect(redactText(numbered)).toBe('     1\u2192[REDACTED:private-key]\n\n[showing lines 1-3 of 27]');
+    const catN = '     1\t-----BEGIN PRIVATE KEY-----\n     2\tMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n     3\tthe read stopped here';
+    expect(redactText(catN)).toBe('     1\t[REDACTED:private-key]\n     3\tthe read stopped here');
+    const yaml = [
+      'tls:',
+      '  key: |',
+      '    -----BEGIN EC PRIVATE KEY-----',
+      '    MHcCAQEEIGk2Lp7Vx4Rk9Ws3Hd6Jf1Ga5Ue0Ci7Ko2Mq9XwBzT4oAoGCCqGSM49',
+      '    AwEHoUQDQgAEzT4Nq8Lp3Vx7Rk2Ws6Hd1JZt8Nq2Lp7Vx4Rk9Ws3Hd6Jf1Ga5U',
+      '  cert: cert.pem',
+    ].join('\n');
+    expect(redactText(yaml)).toBe('tls:\n  key: |\n    [REDACTED:private-key]\n  cert: cert.pem');
+  });
+
   it('keeps scheme, user and host of a URL with a password', () => {
     expect(redactText('redis://:pw123@cache:6379 and https://bob:pa:ss@git.example.com/r.git')).toBe(
       'redis://:[REDACTED:url-password]@cache:6379 and https://bob:[REDACTED:url-password]@git.example.com/r.git',
@@ -177,6 +199,8 @@ describe('redactText', () => {
       'A'.repeat(1e6) + '_KEY=x',
       'x ' + '_key=&'.repeat(1.6e5),
       'x://u:' + '@'.repeat(1e6),
+      ' '.repeat(60) + '-----BEGIN PRIVATE KEY-----'.repeat(4e4),
+      '  1\u2192-----BEGIN PRIVATE KEY-----\n' + '  2\u2192AAAA\n'.repeat(1.2e5),
     ];
     const clean = 'The quick brown fox jumps over the lazy dog, commit 3f9c2a7d, see the docs.\n'.repeat(135_000);
     expect(clean.length).toBeGreaterThan(1e7);

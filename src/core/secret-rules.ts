@@ -104,6 +104,12 @@ function maskableValue(secret: string): boolean {
   return isMaskable(secret) && !unquote(secret).startsWith('$');
 }
 
+/**
+ * What a line shows before its first word: indentation, and a line number as a read tool (`  12→`)
+ * or `cat -n` (`  12<TAB>`) prints it.
+ */
+const LINE_PREFIX = '[ \\t]*(?:[0-9]{1,9}(?:\u2192|\\t))?[ \\t]*';
+
 // ---- private keys: by hand, since a lazy `[\s\S]*?` from every BEGIN would be quadratic without END.
 const PEM_BEGIN = /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
 const PEM_END = /-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
@@ -113,10 +119,40 @@ const PEM_END = /-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
  * else (prose) ends it.
  */
 const PEM_LINE_END = String.raw`(?=\r?\n|(?:\\r)?\\n|["',]|$)`;
-const PEM_BODY = new RegExp(
-  String.raw`(?:[ \t]*[A-Za-z0-9+/=]+${PEM_LINE_END})?(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z-]+:[^\n\\]*|[A-Za-z0-9+/=]*${PEM_LINE_END}))*`,
-  'y',
-);
+function pemBody(linePrefix: string, headerName: string): RegExp {
+  return new RegExp(
+    String.raw`(?:[ \t]*[A-Za-z0-9+/=]+${PEM_LINE_END})?(?:(?:\r?\n|(?:\\r)?\\n)${linePrefix}(?:${headerName}:[^\n\\]*|[A-Za-z0-9+/=]*${PEM_LINE_END}))*`,
+    'y',
+  );
+}
+const PEM_BODY = pemBody('', '[A-Za-z-]+');
+/**
+ * The body of a block whose BEGIN line was indented (a YAML `key: |` block) or numbered (a read
+ * tool's `   2→`, `cat -n`): its lines carry the same kind of prefix. Its headers are named as PEM
+ * names them (`Proc-Type:`, `DEK-Info:`), so the YAML keys after the block (`cert: …`) stay.
+ */
+const PEM_BODY_PREFIXED = pemBody(LINE_PREFIX, '[A-Z][A-Za-z]*-[A-Za-z-]+');
+const BEGIN_LINE_PREFIX = new RegExp(`^${LINE_PREFIX}$`);
+/** Longer is not a prefix but text: looked back no further, so BEGIN repeated on one line stays linear. */
+const MAX_LINE_PREFIX = 64;
+
+/** Whether what stands before BEGIN on its line is indentation or a line number. */
+function beginIsPrefixed(s: string, begin: number): boolean {
+  let lineStart = begin;
+  while (lineStart > 0 && begin - lineStart <= MAX_LINE_PREFIX && s.charCodeAt(lineStart - 1) !== 0x0a) lineStart--;
+  const atLineStart = lineStart === 0 || s.charCodeAt(lineStart - 1) === 0x0a;
+  return atLineStart && lineStart < begin && BEGIN_LINE_PREFIX.test(s.slice(lineStart, begin));
+}
+
+/** Where the body of a block without END stops: its base64 lines, prefixed as the BEGIN line was. */
+function truncatedBodyEnd(s: string, begin: number, afterBegin: number): number {
+  const body = beginIsPrefixed(s, begin) ? PEM_BODY_PREFIXED : PEM_BODY;
+  body.lastIndex = afterBegin;
+  body.exec(s);
+  let stop = body.lastIndex;
+  while (stop > afterBegin && /\s/.test(s.charAt(stop - 1))) stop--;
+  return stop;
+}
 
 /** Every `-----BEGIN … PRIVATE KEY-----` block (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP …) to its END, or to the end of its body. */
 function maskPrivateKeys(s: string): string {
@@ -139,10 +175,7 @@ function maskPrivateKeys(s: string): string {
       stop = found.index + found[0].length;
     } else {
       // Truncated key material is still key material: mask the body that follows.
-      PEM_BODY.lastIndex = afterBegin;
-      PEM_BODY.exec(s);
-      stop = PEM_BODY.lastIndex;
-      while (stop > afterBegin && /\s/.test(s.charAt(stop - 1))) stop--;
+      stop = truncatedBodyEnd(s, begin.index, afterBegin);
     }
     parts.push(s.slice(from, begin.index), placeholder('private-key'));
     from = stop;
@@ -166,11 +199,6 @@ const SEP = `${Q}[ \\t]*(?::=|=>|[:=])[ \\t]*`;
  */
 const ASSIGNMENT_KEY =
   `(password|passwd|passphrase|secret[_-]?key|secret|api[_-]?key|private[_-]?key|access[_-]?key|token|p(?<=(?:[_.;-]|[^A-Za-z0-9]|^)p)ass|p(?<=[_.;-]p)wd|k(?<=[_.-]k)ey|a(?<=[_.-]a)uth)(?![A-Za-z0-9_])`;
-/**
- * What a line shows before its first word: indentation, and a line number as a read tool (`  12→`)
- * or `cat -n` (`  12<TAB>`) prints it.
- */
-const LINE_PREFIX = '[ \\t]*(?:[0-9]{1,9}(?:\u2192|\\t))?[ \\t]*';
 /**
  * Everything before the value of an env-style line (`DB_PASSWORD=…`, `export API_TOKEN=…`, a `.env`
  * file): the line is the assignment, so its value runs to the end of the line, `&`, `;`, `,`, `)`
