@@ -166,6 +166,17 @@ describe('redactText', () => {
     expect(redactText(yaml)).toBe('tls:\n  key: |\n    [REDACTED:private-key]\n  cert: cert.pem');
   });
 
+  it('masks what a JSON \\u escape hid (Go writes & as \\u0026), and leaves escaped text without a credential as it was', () => {
+    const sas = '{"sasUrl":"https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02\\u0026sp=r\\u0026sig=Zk8PqR3mW7vT2xN9bL5cF1hJ%2BaQ4sD6fG8hJ0kL2mN4%3D"}';
+    expect(redactText(sas)).toBe('{"sasUrl":"https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&sp=r&sig=[REDACTED:url-query-secret]"}');
+    const s3 = '{"url":"https://bkt.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256\\u0026X-Amz-Signature=9f8e7d6c5b4a39281706f5e4d3c2b1a0"}';
+    expect(redactText(s3)).toBe('{"url":"https://bkt.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=[REDACTED:url-query-secret]"}');
+    expect(redactText('{"stripe":"\\u0073k_live_05XnCmWpB1dHt1WeJ7eF9fN2cT3bR1vM1iB9"}')).toBe('{"stripe":"[REDACTED:stripe-key]"}');
+    // Quotes and backslashes stay escaped: the JSON string stays valid.
+    expect(redactText('{"a":"\\u0022x\\u0022 \\u0073k_live_05XnCmWpB1dHt1WeJ7eF9f"}')).toBe('{"a":"\\u0022x\\u0022 [REDACTED:stripe-key]"}');
+    for (const clean of ['{"q":"a=1\\u0026b=2\\u0026page=3"}', '{"t":"\\u4e2d\\u6587 \\u0026 more"}']) expect(redactText(clean)).toBe(clean);
+  });
+
   it('keeps scheme, user and host of a URL with a password', () => {
     expect(redactText('redis://:pw123@cache:6379 and https://bob:pa:ss@git.example.com/r.git')).toBe(
       'redis://:[REDACTED:url-password]@cache:6379 and https://bob:[REDACTED:url-password]@git.example.com/r.git',
@@ -200,6 +211,8 @@ describe('redactText', () => {
       'x ' + '_key=&'.repeat(1.6e5),
       'x://u:' + '@'.repeat(1e6),
       ' '.repeat(60) + '-----BEGIN PRIVATE KEY-----'.repeat(4e4),
+      '\\u0026'.repeat(1.7e5),
+      '?a=1\\u0026sig='.repeat(7e4),
       '  1\u2192-----BEGIN PRIVATE KEY-----\n' + '  2\u2192AAAA\n'.repeat(1.2e5),
     ];
     const clean = 'The quick brown fox jumps over the lazy dog, commit 3f9c2a7d, see the docs.\n'.repeat(135_000);

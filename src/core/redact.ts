@@ -32,6 +32,12 @@ for (const [index, rule] of SECRET_RULES.entries()) {
   }
 }
 /**
+ * A JSON `\u` escape, found by the same scan (no rule of its own): text holding one is looked at
+ * again with its ASCII escapes decoded (see `maskEscaped`), so text without one costs nothing more.
+ */
+const ESCAPE_KEYWORD = '\\u';
+RULES_BY_KEYWORD.set(ESCAPE_KEYWORD, RULES_BY_KEYWORD.get(ESCAPE_KEYWORD) ?? []);
+/**
  * The keyword scan: every keyword is ASCII and at least two characters long, so a table indexed by
  * a position's two characters (ASCII letters folded to lower case) names the keywords that can start
  * there, and only those are compared. One pass over the text whatever it holds, each position
@@ -99,6 +105,8 @@ function keywordAt(s: string, at: number, keyword: string): boolean {
 /** What the keyword scan found: the rules that can match, and where an anchored rule's matches can start. */
 interface Candidates {
   hits: boolean[];
+  /** Whether a `\u` escape stands in the text. */
+  escapes: boolean;
   /** Per anchored rule (by index), the positions its pattern is tried at, ascending. */
   starts: Map<number, number[]>;
 }
@@ -136,7 +144,8 @@ function forEachKeyword(s: string, visit: (keyword: string, rules: readonly numb
 function candidateRules(s: string): Candidates | undefined {
   let found: Candidates | undefined;
   forEachKeyword(s, (keyword, rules, at) => {
-    found ??= { hits: new Array<boolean>(SECRET_RULES.length).fill(false), starts: new Map() };
+    found ??= { hits: new Array<boolean>(SECRET_RULES.length).fill(false), escapes: false, starts: new Map() };
+    if (keyword === ESCAPE_KEYWORD) found.escapes = true;
     for (const index of rules) {
       found.hits[index] = true;
       if (!ANCHORED[index]) continue;
@@ -330,7 +339,25 @@ export function redactText(input: string): string {
     // The starts were found in `s`: once an earlier rule masked something, they no longer hold.
     out = starts && out === s ? applyAnchored(index, s, starts) : applyRule(rule, out);
   }
-  return out;
+  return found.escapes ? maskEscaped(out, redactText) : out;
+}
+
+/**
+ * `\u0020`–`\u007e` but `\u0022` and `\u005c`: an ASCII character JSON may write escaped (Go's
+ * encoding/json writes `&` as `\u0026`, so kubectl, gh and docker do), decoded the JSON string stays
+ * valid.
+ */
+const ASCII_ESCAPE = /\\u00(?!22|5[cC])([2-6][0-9a-fA-F]|7[0-9a-eA-E])/g;
+
+/**
+ * Masks what an ASCII escape hid from the rules (`sig=…` after `\u0026`, `\u0073k_live_…`): the text
+ * with those escapes decoded is masked again, and kept decoded only when that masked something more.
+ */
+function maskEscaped(masked: string, redact: (text: string) => string): string {
+  const decoded = masked.replace(ASCII_ESCAPE, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  if (decoded === masked) return masked;
+  const again = redact(decoded);
+  return again === decoded ? masked : again;
 }
 
 /**
@@ -342,7 +369,7 @@ export function redactText(input: string): string {
 export function redactTextByEveryRule(input: string): string {
   let out = joinSplitKeys(input);
   for (const rule of SECRET_RULES) out = applyRule(rule, out);
-  return out;
+  return /\\u/i.test(out) ? maskEscaped(out, redactTextByEveryRule) : out;
 }
 
 /** Object keys whose string value is a credential whatever it looks like (`{"password": "hunter2"}`). */
