@@ -177,6 +177,34 @@ describe('redactText', () => {
     for (const clean of ['{"q":"a=1\\u0026b=2\\u0026page=3"}', '{"t":"\\u4e2d\\u6587 \\u0026 more"}']) expect(redactText(clean)).toBe(clean);
   });
 
+  it.each<[string, string]>([
+    [
+      '{\n\t"auths": {\n\t\t"registry.example.com": {\n\t\t\t"auth": "ZGV2dXNlcjpEY2tyUGFzc3cwcmQxMjM="\n\t\t}\n\t}\n}',
+      '{\n\t"auths": {\n\t\t"registry.example.com": {\n\t\t\t"auth": "[REDACTED:docker-auth]"\n\t\t}\n\t}\n}',
+    ],
+    ['{\\"auth\\":\\"ZGV2dXNlcjpEY2tyUGFzc3cwcmQxMjM=\\"}', '{\\"auth\\":\\"[REDACTED:docker-auth]\\"}'],
+    ['machine api.heroku.com\n  login me@example.com\n  password HrkNetrcTok3nQ9zW2', 'machine api.heroku.com\n  login me@example.com\n  password [REDACTED:netrc-password]'],
+    ['machine api.github.com login bot password ghNetrcPw7Q2 protocol https', 'machine api.github.com login bot password [REDACTED:netrc-password] protocol https'],
+    [
+      'SECRET_KEY_BASE=9f3c1a7b2e8d4f6a0c5b9e1d3f7a2c8b4e6d0f1a3c5e7b9d2f4a6c8e0b1d3f5a7c9',
+      'SECRET_KEY_BASE=[REDACTED:secret]',
+    ],
+    [
+      'docker login -u devuser -p DckrL0ginPw7Qz registry.example.com; redis-cli -h cache -a R3disCliPwQ8z ping',
+      'docker login -u devuser -p [REDACTED:cli-password-short-flag] registry.example.com; redis-cli -h cache -a [REDACTED:cli-password-short-flag] ping',
+    ],
+  ])('masks a credential file or flag of everyday tools: %j', (input, masked) => {
+    expect(redactText(input)).toBe(masked);
+  });
+
+  it.each([
+    '{"auth": "oidc", "auth": "b2F1dGgyLXRva2Vu"}',
+    'login screen: password field is empty\npassword reset link sent',
+    'docker login -u me --password-stdin registry; redis-cli -a $REDIS_PASSWORD ping; docker run -p 8080:80 img',
+  ])('leaves %j alone (no credential of those tools)', (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
   it('keeps scheme, user and host of a URL with a password', () => {
     expect(redactText('redis://:pw123@cache:6379 and https://bob:pa:ss@git.example.com/r.git')).toBe(
       'redis://:[REDACTED:url-password]@cache:6379 and https://bob:[REDACTED:url-password]@git.example.com/r.git',
@@ -212,6 +240,10 @@ describe('redactText', () => {
       'x://u:' + '@'.repeat(1e6),
       ' '.repeat(60) + '-----BEGIN PRIVATE KEY-----'.repeat(4e4),
       '\\u0026'.repeat(1.7e5),
+      'machine x login y '.repeat(6e4) + 'password',
+      'login x\npassword '.repeat(6e4),
+      '"auth": "'.repeat(1e5),
+      'docker login -p'.repeat(6e4),
       '?a=1\\u0026sig='.repeat(7e4),
       '  1\u2192-----BEGIN PRIVATE KEY-----\n' + '  2\u2192AAAA\n'.repeat(1.2e5),
     ];

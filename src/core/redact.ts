@@ -374,7 +374,7 @@ export function redactTextByEveryRule(input: string): string {
 
 /** Object keys whose string value is a credential whatever it looks like (`{"password": "hunter2"}`). */
 const SECRET_KEY_NAME =
-  /(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|private[_-]?key|access[_-]?key|token|(?:^|[_.-])pass|[_.-]pwd|[_.-]key|[_.-]auth)$/i;
+  /(?:password|passwd|passphrase|secret|secret[_-]?key|secret[_-]?key[_-]?base|api[_-]?key|private[_-]?key|access[_-]?key|token|(?:^|[_.-])pass|[_.-]pwd|[_.-]key|[_.-]auth)$/i;
 const AWS_SECRET_KEY_NAME = /secret_?access_?key$/i;
 
 const AUTHORIZATION_KEY_NAME = /^(?:proxy-)?authorization$/i;

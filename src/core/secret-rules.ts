@@ -186,19 +186,23 @@ function maskPrivateKeys(s: string): string {
   return parts.join('');
 }
 
+const NETRC_WORD = '[ \\t]+[^\\s]{1,256}';
+const NETRC_SAME_LINE = `^${LINE_PREFIX}(?:machine${NETRC_WORD}|default)(?:[ \\t]+(?:login|account)${NETRC_WORD}){0,2}[ \\t]+`;
+const NETRC_LINE_BEFORE = `^${LINE_PREFIX}(?:machine|login|account)${NETRC_WORD}[ \\t]*\\r?\\n${LINE_PREFIX}`;
+
 /** Optional quote closing a key or opening a value, also in JSON-inside-a-string form (`\"`). */
 const Q = `(?:\\\\?["'])?`;
 const SEP = `${Q}[ \\t]*(?::=|=>|[:=])[ \\t]*`;
 
 /**
  * Credential-named keys of an assignment, as the last word of the key (`DB_PASSWORD`, `client_secret`,
- * `GITHUB_TOKEN`, `MYSQL_PWD`, `SENDGRID_API_KEY`, `.npmrc`'s `_auth`). `pass`, `pwd`, `key` and
+ * `GITHUB_TOKEN`, `MYSQL_PWD`, `SENDGRID_API_KEY`, `.npmrc`'s `_auth`, Rails' `SECRET_KEY_BASE`). `pass`, `pwd`, `key` and
  * `auth` count only after a separator (`DB_PASS`, not `bypass`; `ENCRYPTION_KEY`, not `monkey`).
  * Every alternative starts with a letter and looks behind only after it: a leading lookbehind would
  * keep the regex engine from skipping quickly to where a key word can start (3x slower imports).
  */
 const ASSIGNMENT_KEY =
-  `(password|passwd|passphrase|secret[_-]?key|secret|api[_-]?key|private[_-]?key|access[_-]?key|token|p(?<=(?:[_.;-]|[^A-Za-z0-9]|^)p)ass|p(?<=[_.;-]p)wd|k(?<=[_.-]k)ey|a(?<=[_.-]a)uth)(?![A-Za-z0-9_])`;
+  `(password|passwd|passphrase|secret[_-]?key[_-]?base|secret[_-]?key|secret|api[_-]?key|private[_-]?key|access[_-]?key|token|p(?<=(?:[_.;-]|[^A-Za-z0-9]|^)p)ass|p(?<=[_.;-]p)wd|k(?<=[_.-]k)ey|a(?<=[_.-]a)uth)(?![A-Za-z0-9_])`;
 /**
  * Everything before the value of an env-style line (`DB_PASSWORD=…`, `export API_TOKEN=…`, a `.env`
  * file): the line is the assignment, so its value runs to the end of the line, `&`, `;`, `,`, `)`
@@ -471,9 +475,29 @@ export const SECRET_RULES: readonly SecretRule[] = [
   },
   {
     id: 'cli-password-short-flag',
-    keywords: ['mysql', 'mariadb', 'mycli', 'sshpass'],
+    keywords: ['mysql', 'mariadb', 'mycli', 'sshpass', 'docker', 'podman', 'redis-cli'],
+    // mysql's `-p` takes its value attached (`-p appdb` asks, and names the database); `docker login
+    // -p` and `redis-cli -a` take the next word.
     pattern: re(
-      `(?<pre>\\b(?:(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump|-admin)?|mycli)\\b[^\\n|;&]{0,200}?[ \\t]-p|sshpass[ \\t]+-p[ \\t]*))(?<secret>"[^"\\n]{1,256}"|'[^'\\n]{1,256}'|[^\\s"'-][^\\s"']{0,255})`,
+      `(?<pre>\\b(?:(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump|-admin)?|mycli)\\b[^\\n|;&]{0,200}?[ \\t]-p|sshpass[ \\t]+-p[ \\t]*|(?:docker|podman)[ \\t]+login\\b[^\\n|;&]{0,200}?[ \\t]-p[ \\t]+|redis-cli\\b[^\\n|;&]{0,200}?[ \\t]-a[ \\t]+))(?<secret>"[^"\\n]{1,256}"|'[^'\\n]{1,256}'|[^\\s"'-][^\\s"']{0,255})`,
+    ),
+    check: maskableValue,
+  },
+  {
+    id: 'docker-auth',
+    keywords: ['"auth'],
+    // Docker's config.json: `"auth": "<base64 of user:password>"`, also inside a JSON string.
+    pattern: re('(?<pre>\\\\?"auth\\\\?"[ \\t]*:[ \\t]*\\\\?")(?<secret>[A-Za-z0-9+/]{8,4096}={0,2})(?=\\\\?")'),
+    check: (secret) => Buffer.from(secret, 'base64').toString('latin1').includes(':'),
+  },
+  {
+    id: 'netrc-password',
+    keywords: ['password'],
+    // `.netrc`: `password <word>` on a `machine` (or `default`) line, or on a line of its own below
+    // a `machine`, `login` or `account` line.
+    pattern: re(
+      `(?<pre>(?:(?<=${NETRC_SAME_LINE})|(?<=${NETRC_LINE_BEFORE}))password[ \\t]+)(?<secret>[^\\s]{1,256})`,
+      'gm',
     ),
     check: maskableValue,
   },
