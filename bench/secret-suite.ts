@@ -153,6 +153,16 @@ export const SECRET_CASES: Record<string, Case> = {
   'cli-password-flag': c('psql --password hunter2 && vault login --token=s3cr3tT0k && gh --api-key "k y"', 'hunter2', 'docker login --password-stdin; git --token-file=x --password $PW --token <token>'),
   'cli-user-password': c('curl -u admin:hunter2 https://x', 'hunter2', 'git push -u origin main; docker run -u 1000:1000 img'),
   'cli-password-short-flag': c("mysql -uroot -phunter2 db && sshpass -p 'pa ss' ssh host", 'hunter2', 'mkdir -p build; ssh -p2222 host; mysql -p appdb'),
+  'docker-auth': c(
+    '{\n\t"auths": {\n\t\t"registry.example.com": {\n\t\t\t"auth": "ZGV2dXNlcjpEY2tyUGFzc3cwcmQxMjM="\n\t\t}\n\t}\n}',
+    'ZGV2dXNlcjpEY2tyUGFzc3cwcmQxMjM',
+    '{"auth": "required", "auths": {}, "authProvider": "oidc", "auth": "b2F1dGgyLXRva2Vu"}',
+  ),
+  'netrc-password': c(
+    'machine api.heroku.com\n  login me@example.com\n  password HrkNetrcTok3nQ9zW2\nmachine x.example login y password Zq8Wk2Lp',
+    'HrkNetrcTok3nQ9zW2',
+    'the password is hunter2\nlogin screen: password field is empty\npassword reset link sent',
+  ),
   secret: c('DB_PASS=hunter2\nMYSQL_PWD=hunter3\nENCRYPTION_KEY: "abc"\nclient_secret=xyz\n_auth=dXNlcg==', 'hunter2', 'bypass=yes monkey=banana PWD=/home/u max_tokens=5 password_hash: abc'),
   'url-query-secret': c('GET https://x.blob.core.windows.net/c/b?sv=2022&sig=AbC%2Bdef123&se=1 and ?key=s3cretvalue', 'AbC%2Bdef123', 'GET /search?q=key&page=2&sort=key'),
 };

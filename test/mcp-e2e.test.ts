@@ -309,6 +309,19 @@ describe('everme mcp with the EverMe gateway configured', () => {
     expect(gateway.requestsTo('/mem/search')).toHaveLength(searchesBefore + 1);
   });
 
+  it('masks credentials in the query before mem_search and mem_context send it to /mem/search', async () => {
+    const stripe = 'sk_live_35AlM4nDw8LbR9jD4rQ5sJ5eN6sU8lO2fT6sP3eT';
+    const github = 'ghp_J7mE1mR2uP5fC7iQ8qL1zZ5wS0yJ5rW4pI4k';
+    const before = gateway.requestsTo('/mem/search').length;
+    expect((await call(connected.client, 'mem_search', { query: `deploy failed with STRIPE_SECRET_KEY=${stripe}` })).isError).toBe(false);
+    expect((await call(connected.client, 'mem_context', { query: `pelican ${github}` })).isError).toBe(false);
+    const sent = gateway.requestsTo('/mem/search').slice(before).map((r) => r.body);
+    expect(sent).toEqual([
+      { query: 'deploy failed with STRIPE_SECRET_KEY=[REDACTED:stripe-key]', topK: 5 },
+      { query: 'pelican [REDACTED:github-token]', topK: 5 },
+    ]);
+  });
+
   it('masks credentials in what the gateway answers: search items, the profile and the context text', async () => {
     // Another client (or an older one) uploaded text it never masked.
     const github = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';

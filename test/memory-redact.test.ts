@@ -88,7 +88,7 @@ describe('redactText', () => {
     ["'password' => 'phpw'", "'password' => '[REDACTED:password]'"],
     ['secret=abc', 'secret=[REDACTED:secret]'],
     ['client_secret: abc', 'client_secret: [REDACTED:secret]'],
-    ['apikey=abc API-KEY: def', 'apikey=[REDACTED:secret] API-KEY: [REDACTED:secret]'],
+    ['set apikey=abc API-KEY: def', 'set apikey=[REDACTED:secret] API-KEY: [REDACTED:secret]'],
     ['GET /cb?access_token=abc&state=1', 'GET /cb?access_token=[REDACTED:secret]&state=1'],
     ['Token = abc', 'Token = [REDACTED:secret]'],
     ['{\\"token\\":\\"abc\\"}', '{\\"token\\":\\"[REDACTED:secret]\\"}'],
@@ -96,7 +96,25 @@ describe('redactText', () => {
     expect(redactText(input)).toBe(masked);
   });
 
+  it.each<[string, string]>([
+    ['DB_PASSWORD=Tr0ub4dor&3horseBatteryZ9', 'DB_PASSWORD=[REDACTED:password]'],
+    ['SMTP_PASSWORD=mail;Gr8Kq2Lp7Vx4\nREDIS_PASSWORD=ab,Hq3vN8pL2xR7', 'SMTP_PASSWORD=[REDACTED:password]\nREDIS_PASSWORD=[REDACTED:password]'],
+    ['export API_TOKEN=a)b]c}d>e # rotated monthly', 'export API_TOKEN=[REDACTED:secret] # rotated monthly'],
+    ['  DB_PASS=correct horse battery staple', '  DB_PASS=[REDACTED:password]'],
+    ['apikey=abc API-KEY: def', 'apikey=[REDACTED:secret]'],
+    ['PGPASSWORD=hunter2 psql -h db', 'PGPASSWORD=[REDACTED:password]'],
+    // As a read tool and `cat -n` number the lines of a .env file.
+    ['     3\u2192DB_PASSWORD=a&b\n     4\tREDIS_PASSWORD=c;d', '     3\u2192DB_PASSWORD=[REDACTED:password]\n     4\tREDIS_PASSWORD=[REDACTED:password]'],
+    ['AUTH_TOKEN="a&b" # quoted: to its closing quote', 'AUTH_TOKEN="[REDACTED:secret]" # quoted: to its closing quote'],
+    // Inside other text the assignment still ends where the text goes on.
+    ['curl "https://x/?a=1" -d db_password=abc&next=1', 'curl "https://x/?a=1" -d db_password=[REDACTED:password]&next=1'],
+  ])('masks an env-style line\'s value to the end of the line: %j', (input, masked) => {
+    expect(redactText(input)).toBe(masked);
+  });
+
   it.each([
+    'TOKEN=$GITHUB_TOKEN ./deploy.sh',
+    'API_KEY=<your key here> # fill in',
     'password: string;',
     'PASSWORD=${DB_PASSWORD}',
     'if password == "x":',
@@ -126,9 +144,77 @@ describe('redactText', () => {
     expect(redactText(truncated)).toBe('cat id_rsa\n[REDACTED:private-key]\n\nthe file was cut here');
   });
 
+  it('masks the body of a key without END whose lines carry the BEGIN line\'s indentation or line number', () => {
+    const numbered = [
+      '     1\u2192-----BEGIN RSA PRIVATE KEY-----',
+      '     2\u2192MIIEowIBAAKCAQEAxK3vQ7pLm2Zc4Tn8Rk3WbYs6Hd1Jf5Ga0Ue7Ci2Ko9Mq4XwB',
+      '     3\u2192Zt8Nq2Lp7Vx4Rk9Ws3Hd6Jf1Ga5Ue0Ci7Ko2Mq9XwBzT4Nq8Lp3Vx7Rk2Ws6Hd1J',
+      '',
+      '[showing lines 1-3 of 27]',
+    ].join('\n');
+    expect(redactText(numbered)).toBe('     1\u2192[REDACTED:private-key]\n\n[showing lines 1-3 of 27]');
+    const catN = '     1\t-----BEGIN PRIVATE KEY-----\n     2\tMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n     3\tthe read stopped here';
+    expect(redactText(catN)).toBe('     1\t[REDACTED:private-key]\n     3\tthe read stopped here');
+    const yaml = [
+      'tls:',
+      '  key: |',
+      '    -----BEGIN EC PRIVATE KEY-----',
+      '    MHcCAQEEIGk2Lp7Vx4Rk9Ws3Hd6Jf1Ga5Ue0Ci7Ko2Mq9XwBzT4oAoGCCqGSM49',
+      '    AwEHoUQDQgAEzT4Nq8Lp3Vx7Rk2Ws6Hd1JZt8Nq2Lp7Vx4Rk9Ws3Hd6Jf1Ga5U',
+      '  cert: cert.pem',
+    ].join('\n');
+    expect(redactText(yaml)).toBe('tls:\n  key: |\n    [REDACTED:private-key]\n  cert: cert.pem');
+  });
+
+  it('masks what a JSON \\u escape hid (Go writes & as \\u0026), and leaves escaped text without a credential as it was', () => {
+    const sas = '{"sasUrl":"https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02\\u0026sp=r\\u0026sig=Zk8PqR3mW7vT2xN9bL5cF1hJ%2BaQ4sD6fG8hJ0kL2mN4%3D"}';
+    expect(redactText(sas)).toBe('{"sasUrl":"https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&sp=r&sig=[REDACTED:url-query-secret]"}');
+    const s3 = '{"url":"https://bkt.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256\\u0026X-Amz-Signature=9f8e7d6c5b4a39281706f5e4d3c2b1a0"}';
+    expect(redactText(s3)).toBe('{"url":"https://bkt.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=[REDACTED:url-query-secret]"}');
+    expect(redactText('{"stripe":"\\u0073k_live_05XnCmWpB1dHt1WeJ7eF9fN2cT3bR1vM1iB9"}')).toBe('{"stripe":"[REDACTED:stripe-key]"}');
+    // Quotes and backslashes stay escaped: the JSON string stays valid.
+    expect(redactText('{"a":"\\u0022x\\u0022 \\u0073k_live_05XnCmWpB1dHt1WeJ7eF9f"}')).toBe('{"a":"\\u0022x\\u0022 [REDACTED:stripe-key]"}');
+    for (const clean of ['{"q":"a=1\\u0026b=2\\u0026page=3"}', '{"t":"\\u4e2d\\u6587 \\u0026 more"}']) expect(redactText(clean)).toBe(clean);
+  });
+
+  it.each<[string, string]>([
+    [
+      '{\n\t"auths": {\n\t\t"registry.example.com": {\n\t\t\t"auth": "ZGV2dXNlcjpEY2tyUGFzc3cwcmQxMjM="\n\t\t}\n\t}\n}',
+      '{\n\t"auths": {\n\t\t"registry.example.com": {\n\t\t\t"auth": "[REDACTED:docker-auth]"\n\t\t}\n\t}\n}',
+    ],
+    ['{\\"auth\\":\\"ZGV2dXNlcjpEY2tyUGFzc3cwcmQxMjM=\\"}', '{\\"auth\\":\\"[REDACTED:docker-auth]\\"}'],
+    ['machine api.heroku.com\n  login me@example.com\n  password HrkNetrcTok3nQ9zW2', 'machine api.heroku.com\n  login me@example.com\n  password [REDACTED:netrc-password]'],
+    ['machine api.github.com login bot password ghNetrcPw7Q2 protocol https', 'machine api.github.com login bot password [REDACTED:netrc-password] protocol https'],
+    [
+      'SECRET_KEY_BASE=9f3c1a7b2e8d4f6a0c5b9e1d3f7a2c8b4e6d0f1a3c5e7b9d2f4a6c8e0b1d3f5a7c9',
+      'SECRET_KEY_BASE=[REDACTED:secret]',
+    ],
+    [
+      'docker login -u devuser -p DckrL0ginPw7Qz registry.example.com; redis-cli -h cache -a R3disCliPwQ8z ping',
+      'docker login -u devuser -p [REDACTED:cli-password-short-flag] registry.example.com; redis-cli -h cache -a [REDACTED:cli-password-short-flag] ping',
+    ],
+  ])('masks a credential file or flag of everyday tools: %j', (input, masked) => {
+    expect(redactText(input)).toBe(masked);
+  });
+
+  it.each([
+    '{"auth": "oidc", "auth": "b2F1dGgyLXRva2Vu"}',
+    'login screen: password field is empty\npassword reset link sent',
+    'docker login -u me --password-stdin registry; redis-cli -a $REDIS_PASSWORD ping; docker run -p 8080:80 img',
+  ])('leaves %j alone (no credential of those tools)', (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+
   it('keeps scheme, user and host of a URL with a password', () => {
     expect(redactText('redis://:pw123@cache:6379 and https://bob:pa:ss@git.example.com/r.git')).toBe(
       'redis://:[REDACTED:url-password]@cache:6379 and https://bob:[REDACTED:url-password]@git.example.com/r.git',
+    );
+  });
+
+  it('masks a URL password with a raw @ up to the last @ before the host, and no further', () => {
+    expect(redactText('url postgresql://app:Sup3r@Secret99xQ@db.example.com:5432/app')).toBe('url postgresql://app:[REDACTED:url-password]@db.example.com:5432/app');
+    expect(redactText('see https://bob:pw1@git.example.com/u?mail=a@b.example and https://x.example/@me')).toBe(
+      'see https://bob:[REDACTED:url-password]@git.example.com/u?mail=a@b.example and https://x.example/@me',
     );
   });
 
@@ -147,6 +233,19 @@ describe('redactText', () => {
       'evt_'.repeat(2.5e5),
       'aws_secret_access_key='.repeat(4.5e4),
       '\\"token\\":\\"'.repeat(7e4),
+      'DB_PASSWORD=' + 'a&'.repeat(5e5),
+      'x_key=y\n'.repeat(1.2e5),
+      'A'.repeat(1e6) + '_KEY=x',
+      'x ' + '_key=&'.repeat(1.6e5),
+      'x://u:' + '@'.repeat(1e6),
+      ' '.repeat(60) + '-----BEGIN PRIVATE KEY-----'.repeat(4e4),
+      '\\u0026'.repeat(1.7e5),
+      'machine x login y '.repeat(6e4) + 'password',
+      'login x\npassword '.repeat(6e4),
+      '"auth": "'.repeat(1e5),
+      'docker login -p'.repeat(6e4),
+      '?a=1\\u0026sig='.repeat(7e4),
+      '  1\u2192-----BEGIN PRIVATE KEY-----\n' + '  2\u2192AAAA\n'.repeat(1.2e5),
     ];
     const clean = 'The quick brown fox jumps over the lazy dog, commit 3f9c2a7d, see the docs.\n'.repeat(135_000);
     expect(clean.length).toBeGreaterThan(1e7);

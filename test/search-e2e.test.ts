@@ -216,6 +216,15 @@ describe('everme search with the EverMe gateway configured', () => {
     expect(run.stdout).not.toContain(gateway.token);
   });
 
+  it('masks a credential in the query before it is sent, as stored text is masked', async () => {
+    const run = await search('why does DB_PASSWORD=Zl4bN1gKq9Le5IwR fail with ghp_J7mE1mR2uP5fC7iQ8qL1zZ5wS0yJ5rW4pI4k', ['--json'], keyEnv);
+    expect(run.code).toBe(0);
+    expect(gateway.requestsTo('/mem/search').at(-1)?.body).toEqual({
+      query: 'why does DB_PASSWORD=[REDACTED:password] fail with [REDACTED:github-token]',
+      topK: 10,
+    });
+  });
+
   it('--sink local searches the embedded store even with a key configured', async () => {
     const before = gateway.requestsTo('/mem/search').length;
     const env = envelope(await search('payload优先', ['--sink', 'local', '--json'], keyEnv));

@@ -151,6 +151,22 @@ describe('a key split by a line break (wrapped terminal output)', () => {
     expect(redactText('AKIAIOSF\nODNN7EXAMPLE done')).toBe('[REDACTED:aws-access-key]\n done');
   });
 
+  it('a real-length key wrapped twice by an 80-column terminal: masked whole, every line kept', () => {
+    const long = 'sk-proj-4gaSMyqces2QkkwcsCK4S8SEIAmmGQiwcS8koSo6mmEeQSEY8Sm4KGEuSUCSC448Mk8gci2SEAosiY' +
+      '4Cw8RqW0WmGCOCsEoUYwiKiyEeyd06eqEo6icGMEwkg2KWowao8Go846i2aQuSoammUk2iwOQUKmYw';
+    const wrapped = `OPENAI_API_KEY=${long}`.match(/.{1,80}/g)!;
+    expect(wrapped).toHaveLength(3);
+    for (const nl of ['\n', '\r\n']) {
+      const masked = redactText(`$ cat .env\n${wrapped.join(nl)}\n$ next`);
+      expect(masked).toBe(`$ cat .env\nOPENAI_API_KEY=[REDACTED:openai-key]${nl}${nl}\n$ next`);
+    }
+  });
+
+  it('keeps joining only while the key goes on: a key that ends mid-line is not glued to the lines after', () => {
+    const text = `${key.slice(0, 40)}\n${key.slice(40)} done\n${gh.slice(0, 20)}7Zq9\nREADME`;
+    expect(redactText(text)).toBe('[REDACTED:openai-key]\n done\n[REDACTED:github-token]\nREADME');
+  });
+
   it('does not glue a key that ends its line to the next line\'s word', () => {
     for (const next of ['Makefile', 'README', 'done', 'export FOO=1']) {
       const text = `${key}\n${next}`;

@@ -11,6 +11,7 @@ import { CREATED_AT_MS, DAY, conversationFor, jsonlOf, ledgerEvent, sessionIdFor
 import { hookEnv, hookStdin, runHookCli, waitForWorkers, writeSession, newSessionId } from './support/hook-harness.js';
 import { exclusiveWriter, indexRecord, liveHost, sessionIndexFile, untouchable, VARIANTS, writeSessionIndex, type IndexRecord } from './support/session-index-host.js';
 import { makeSession, tempDir } from './transcript-helpers.js';
+import { readHookEvents } from '../src/hook/hook-events.js';
 import { cookieFor, rawRequest, startViewerProcess } from './support/viewer-process.js';
 
 let root: string;
@@ -360,5 +361,90 @@ describe('kinds of session', { timeout: 180_000 }, () => {
     expect(storeRows('SELECT count(*) AS n FROM conversations')).toEqual([{ n: 0 }]);
     const sync = await cli(['sync'], env({ EVERME_INCLUDE_KINDS: 'Peek,ALL' }));
     expect(sync.code, sync.stderr).toBe(0);
+  });
+});
+
+describe('a credential in a workspace path', { timeout: 180_000 }, () => {
+  /** Every text of the store, row by row: what a credential must not be found in. */
+  function storeText(): string {
+    const db = new Database(path.join(stateDir, 'everme.db'), { readonly: true });
+    try {
+      const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+      return tables.map(({ name }) => JSON.stringify(db.prepare(`SELECT * FROM "${name}"`).all())).join('\n');
+    } finally {
+      db.close();
+    }
+  }
+
+  function writeLedgerSession(n: number, workspace: string): void {
+    const sessionId = sessionIdFor(n);
+    const events = [
+      ledgerEvent(sessionId, 1, 'session.created', { record: { sessionId, workspaceDir: workspace } }),
+      ledgerEvent(sessionId, 2, 'message.pi_history_appended', { messages: turnMessages(`l${n}`, 1) }),
+    ];
+    makeSession(dataDir, DAY, sessionId, { createdAtMs: CREATED_AT_MS, time: `09-00-00-${String(n).padStart(3, '0')}`, files: { 'ledger.jsonl': jsonlOf(events) } });
+  }
+
+  it('is masked wherever the workspace is recorded (index, ledger, hook cwd), while exclusion matches the path as the host wrote it', async () => {
+    const tokens = ['ghp_E9uvQ2kL7xR4mN8pT1wZ5yB3cD6fH0jA2sG4', 'ghp_U29aP8yikV4o4Q5l4U5x6L2w7L5q2Q2g5P4w', 'ghp_K3dW8nR2vL6yT9qM1xB4cF7hJ0sA5gE2pZ8', 'ghp_Y7tR2eW9qA4sD6fG8hJ1kL3zX5cV0bN2mQ4'];
+    const [indexed, excludedByPattern, ignored, ledgered] = tokens;
+    const kept = `/home/dev/${indexed}`;
+    const pattern = `/home/dev/${excludedByPattern}`;
+    // Found only by looking inside the real directory: the masked path names none.
+    const ignoredDir = path.join(root, ignored!);
+    fs.mkdirSync(ignoredDir);
+    fs.writeFileSync(path.join(ignoredDir, '.everme-ignore'), '');
+    const ledger = `/home/dev/${ledgered}/api`;
+    writeMessagesSession(dataDir, 1, turnsEnvelopes('s1', [1]));
+    writeMessagesSession(dataDir, 2, turnsEnvelopes('s2', [1]));
+    writeLedgerSession(3, ignoredDir);
+    writeLedgerSession(4, ledger);
+    writeSessionIndex(dataDir, 'newest', [
+      indexRecord(sessionIdFor(1), { workspaceDir: kept }),
+      indexRecord(sessionIdFor(2), { workspaceDir: pattern }),
+      // The index and the ledger name the same directory: one claim, not a disagreement.
+      indexRecord(sessionIdFor(4), { workspaceDir: ledger }),
+    ]);
+    const e = env({ EVERME_EXCLUDE: pattern });
+    const run = await cli(['import', '--since', '2026-09-01', '--json'], e);
+    expect(envelopeOf(run).data).toMatchObject({ workspaceUnknown: 0, sessions: { delivered: 2, excluded: 2 } });
+    expect(storeRows('SELECT conversation_id, workspace_dir FROM conversations ORDER BY conversation_id')).toEqual([
+      { conversation_id: conversationFor(1), workspace_dir: '/home/dev/[REDACTED:github-token]' },
+      { conversation_id: conversationFor(4), workspace_dir: '/home/dev/[REDACTED:github-token]/api' },
+    ]);
+    const report = await json(['report'], e);
+    expect(report.excluded).toMatchObject([
+      { sessionId: sessionIdFor(2), workspaceDir: '/home/dev/[REDACTED:github-token]', rule: 'EVERME_EXCLUDE /home/dev/[REDACTED:github-token]' },
+      { sessionId: sessionIdFor(3), workspaceDir: path.join(root, '[REDACTED:github-token]'), rule: path.join(root, '[REDACTED:github-token]', '.everme-ignore') },
+    ]);
+    expect(report.disagreements).toEqual([]);
+    // Asked for by the path as the user or the host spells it, the masked workspace is found (and,
+    // masked alike, the other directory named after a token there).
+    const scoped = await json(['search', 'question', '--project', kept], e);
+    expect(new Set((scoped.results as Array<{ conversationId: string }>).map((h) => h.conversationId))).toEqual(new Set([1, 4].map(conversationFor)));
+    // A run over the same index and files finds nothing new to record: the masked paths it holds
+    // are compared with what it reads masked the same way.
+    const recorded = storeRows('SELECT session_id, recorded_at_ms FROM session_meta ORDER BY session_id');
+    expect(await json(['sync', '--since', '2026-09-01'], e)).toMatchObject({ messages: 0, sessions: { unchanged: 2, excluded: 2 } });
+    expect(storeRows('SELECT session_id, recorded_at_ms FROM session_meta ORDER BY session_id')).toEqual(recorded);
+
+    // The hook: a cwd excluded by the `.everme-ignore` in it is kept out, and both cwds are recorded masked.
+    const hooked = path.join(root, 'work', tokens[0]!);
+    const hookRuns = [
+      [newSessionId(), ignoredDir],
+      [newSessionId(), hooked],
+    ] as const;
+    for (const [sessionId, cwd] of hookRuns) {
+      const r = await runHookCli(hookStdin(sessionId, { cwd }), hookEnv({ HOME: root, MINIMAX_DATA_DIR: dataDir, EVERME_STATE_DIR: stateDir }));
+      expect(r.code).toBe(0);
+    }
+    expect(readHookEvents(stateDir).map((ev) => ev.reason)).toEqual(['excluded', 'unknown_session']);
+    expect(hookRuns.map(([sessionId]) => fs.readFileSync(path.join(stateDir, 'hook', `${sessionId}.cwd`), 'utf8'))).toEqual([
+      path.join(root, '[REDACTED:github-token]'),
+      path.join(root, 'work', '[REDACTED:github-token]'),
+    ]);
+
+    const shown = [run.stdout, run.stderr, JSON.stringify(report), storeText()].join('\n');
+    for (const token of tokens) expect(shown.includes(token), token).toBe(false);
   });
 });

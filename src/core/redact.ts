@@ -32,6 +32,12 @@ for (const [index, rule] of SECRET_RULES.entries()) {
   }
 }
 /**
+ * A JSON `\u` escape, found by the same scan (no rule of its own): text holding one is looked at
+ * again with its ASCII escapes decoded (see `maskEscaped`), so text without one costs nothing more.
+ */
+const ESCAPE_KEYWORD = '\\u';
+RULES_BY_KEYWORD.set(ESCAPE_KEYWORD, RULES_BY_KEYWORD.get(ESCAPE_KEYWORD) ?? []);
+/**
  * The keyword scan: every keyword is ASCII and at least two characters long, so a table indexed by
  * a position's two characters (ASCII letters folded to lower case) names the keywords that can start
  * there, and only those are compared. One pass over the text whatever it holds, each position
@@ -99,6 +105,8 @@ function keywordAt(s: string, at: number, keyword: string): boolean {
 /** What the keyword scan found: the rules that can match, and where an anchored rule's matches can start. */
 interface Candidates {
   hits: boolean[];
+  /** Whether a `\u` escape stands in the text. */
+  escapes: boolean;
   /** Per anchored rule (by index), the positions its pattern is tried at, ascending. */
   starts: Map<number, number[]>;
 }
@@ -136,7 +144,8 @@ function forEachKeyword(s: string, visit: (keyword: string, rules: readonly numb
 function candidateRules(s: string): Candidates | undefined {
   let found: Candidates | undefined;
   forEachKeyword(s, (keyword, rules, at) => {
-    found ??= { hits: new Array<boolean>(SECRET_RULES.length).fill(false), starts: new Map() };
+    found ??= { hits: new Array<boolean>(SECRET_RULES.length).fill(false), escapes: false, starts: new Map() };
+    if (keyword === ESCAPE_KEYWORD) found.escapes = true;
     for (const index of rules) {
       found.hits[index] = true;
       if (!ANCHORED[index]) continue;
@@ -217,6 +226,8 @@ for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_
 const MAX_JOIN_SIDE = 1024;
 /** Real keys of the table are at least this long, prefix included: shorter joins are words, not keys. */
 const MIN_JOINED_KEY = 20;
+/** Line breaks joined into one key at most: MAX_TOKEN characters wrapped at 80 columns take 13. */
+const MAX_CHAINED_BREAKS = 16;
 
 /** Rules that find a token by its own shape (prefix and body), the ones a line break can split. */
 const SPLITTABLE = SECRET_RULES.map((rule) => rule.apply === undefined && rule.replace === undefined);
@@ -227,9 +238,10 @@ function isTokenChar(s: string, i: number): boolean {
 }
 
 /**
- * Where a key split by one line break (wrapped terminal output: `sk-proj-…` with a newline in its
+ * Where a key split by a line break (wrapped terminal output: `sk-proj-…` with a newline in its
  * middle, or in its prefix: `sk-pr⏎oj-…`) matches a rule only across the break, the break moves
- * to after the key, so the rules then see it whole and mask both halves. The part after the break
+ * to after the key, so the rules then see it whole and mask both halves. A key that takes the whole
+ * next line is looked at across that line's break too, and so on (a long key wrapped twice). The part after the break
  * must look random (a digit, or both letter cases): a key that ends a line is not glued to the
  * next line's first word. Linear: each line's edges are looked at once, bounded on each side.
  */
@@ -237,32 +249,31 @@ export function joinSplitKeys(s: string): string {
   if (s.length < MIN_JOINED_KEY || !s.includes('\n')) return s;
   const parts: string[] = [];
   let from = 0;
+  // A key wrapped over several lines: its parts joined so far, and the breaks moved after it.
+  let chain = '';
+  let moved = '';
+  let chained = 0;
+  const endChain = (): void => {
+    if (moved !== '') parts.push(moved);
+    chain = '';
+    moved = '';
+    chained = 0;
+  };
   // Repeated lines (logs, tables) ask the same question again: answered once.
   const answered = new Map<string, number | undefined>();
   for (let nl = s.indexOf('\n'); nl !== -1; nl = s.indexOf('\n', nl + 1)) {
     const breakStart = nl > 0 && s.charCodeAt(nl - 1) === 0x0d ? nl - 1 : nl;
-    if (breakStart <= from || !isTokenChar(s, breakStart - 1) || !isTokenChar(s, nl + 1)) continue;
-    // The part after the break first, noting on the way whether it looks random (see splitKeyEnd):
-    // most breaks are between words, and end here without looking back.
-    let b = nl + 1;
-    let digit = false;
-    let upper = false;
-    let lower = false;
-    while (b < s.length && b - nl - 1 < MAX_JOIN_SIDE && isTokenChar(s, b)) {
-      const c = s.charCodeAt(b);
-      if (c >= 48 && c <= 57) digit = true;
-      else if (c >= 65 && c <= 90) upper = true;
-      else if (c >= 97 && c <= 122) lower = true;
-      b++;
-    }
-    const afterLength = b - nl - 1;
-    if (!digit && !(afterLength >= 20 && upper && lower)) continue;
+    // A break right where the key joined so far took a whole line: the key may go on past it.
+    const continues = chain !== '' && breakStart === from;
+    if (!continues) endChain();
+    if ((!continues && breakStart <= from) || !isTokenChar(s, breakStart - 1) || !isTokenChar(s, nl + 1)) continue;
+    const after = tokenRunAfter(s, nl + 1);
+    if (after === undefined) continue;
     let a = breakStart;
     while (a > from && breakStart - a < MAX_JOIN_SIDE && isTokenChar(s, a - 1)) a--;
+    const before = continues ? chain : s.slice(a, breakStart);
     // Too short together to be any key of the table.
-    if (breakStart - a + afterLength < MIN_JOINED_KEY) continue;
-    const after = s.slice(nl + 1, b);
-    const before = s.slice(a, breakStart);
+    if (before.length + after.length < MIN_JOINED_KEY) continue;
     const question = `${before}\n${after}`;
     let keyEnd: number | undefined;
     if (answered.has(question)) keyEnd = answered.get(question);
@@ -272,13 +283,39 @@ export function joinSplitKeys(s: string): string {
       answered.set(question, keyEnd);
     }
     if (keyEnd === undefined) continue;
-    // The key whole, then the line break, then the rest of the next line.
-    parts.push(s.slice(from, breakStart), after.slice(0, keyEnd), s.slice(breakStart, nl + 1));
+    // The key whole, then the line break(s), then the rest of the last line.
+    parts.push(s.slice(from, breakStart), after.slice(0, keyEnd));
+    moved += s.slice(breakStart, nl + 1);
     from = nl + 1 + keyEnd;
+    chain = before + after.slice(0, keyEnd);
+    // Only a key that took the whole next line can go on past its end (a 164-character key at 80
+    // columns breaks twice); bounded, so lines of random text are not glued together without end.
+    if (keyEnd < after.length || ++chained >= MAX_CHAINED_BREAKS) endChain();
   }
   if (from === 0) return s;
+  endChain();
   parts.push(s.slice(from));
   return parts.join('');
+}
+
+/**
+ * The run of token characters starting at `at`, after a line break, when it looks random (a digit, or
+ * both letter cases in 20 characters or more; see splitKeyEnd): most breaks are between words, and
+ * end here without looking back.
+ */
+function tokenRunAfter(s: string, at: number): string | undefined {
+  let b = at;
+  let digit = false;
+  let upper = false;
+  let lower = false;
+  while (b < s.length && b - at < MAX_JOIN_SIDE && isTokenChar(s, b)) {
+    const c = s.charCodeAt(b);
+    if (c >= 48 && c <= 57) digit = true;
+    else if (c >= 65 && c <= 90) upper = true;
+    else if (c >= 97 && c <= 122) lower = true;
+    b++;
+  }
+  return digit || (b - at >= 20 && upper && lower) ? s.slice(at, b) : undefined;
 }
 
 /**
@@ -330,7 +367,25 @@ export function redactText(input: string): string {
     // The starts were found in `s`: once an earlier rule masked something, they no longer hold.
     out = starts && out === s ? applyAnchored(index, s, starts) : applyRule(rule, out);
   }
-  return out;
+  return found.escapes ? maskEscaped(out, redactText) : out;
+}
+
+/**
+ * `\u0020`–`\u007e` but `\u0022` and `\u005c`: an ASCII character JSON may write escaped (Go's
+ * encoding/json writes `&` as `\u0026`, so kubectl, gh and docker do), decoded the JSON string stays
+ * valid.
+ */
+const ASCII_ESCAPE = /\\u00(?!22|5[cC])([2-6][0-9a-fA-F]|7[0-9a-eA-E])/g;
+
+/**
+ * Masks what an ASCII escape hid from the rules (`sig=…` after `\u0026`, `\u0073k_live_…`): the text
+ * with those escapes decoded is masked again, and kept decoded only when that masked something more.
+ */
+function maskEscaped(masked: string, redact: (text: string) => string): string {
+  const decoded = masked.replace(ASCII_ESCAPE, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  if (decoded === masked) return masked;
+  const again = redact(decoded);
+  return again === decoded ? masked : again;
 }
 
 /**
@@ -342,12 +397,12 @@ export function redactText(input: string): string {
 export function redactTextByEveryRule(input: string): string {
   let out = joinSplitKeys(input);
   for (const rule of SECRET_RULES) out = applyRule(rule, out);
-  return out;
+  return /\\u/i.test(out) ? maskEscaped(out, redactTextByEveryRule) : out;
 }
 
 /** Object keys whose string value is a credential whatever it looks like (`{"password": "hunter2"}`). */
 const SECRET_KEY_NAME =
-  /(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?key|private[_-]?key|access[_-]?key|token|(?:^|[_.-])pass|[_.-]pwd|[_.-]key|[_.-]auth)$/i;
+  /(?:password|passwd|passphrase|secret|secret[_-]?key|secret[_-]?key[_-]?base|api[_-]?key|private[_-]?key|access[_-]?key|token|(?:^|[_.-])pass|[_.-]pwd|[_.-]key|[_.-]auth)$/i;
 const AWS_SECRET_KEY_NAME = /secret_?access_?key$/i;
 
 const AUTHORIZATION_KEY_NAME = /^(?:proxy-)?authorization$/i;

@@ -104,6 +104,17 @@ function maskableValue(secret: string): boolean {
   return isMaskable(secret) && !unquote(secret).startsWith('$');
 }
 
+/**
+ * What a line shows before its first word: indentation, and a line number as a read tool (`  12→`)
+ * or `cat -n` (`  12<TAB>`) prints it.
+ */
+/**
+ * The start of a line, without the `m` flag: that flag on the assignment rule, tried wherever a
+ * `token` or `_key` stands, cost 6% of redaction over the bench tree with 8x tool outputs.
+ */
+const LINE_START = '(?<![^\\n])';
+const LINE_PREFIX = '[ \\t]*(?:[0-9]{1,9}(?:\u2192|\\t))?[ \\t]*';
+
 // ---- private keys: by hand, since a lazy `[\s\S]*?` from every BEGIN would be quadratic without END.
 const PEM_BEGIN = /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
 const PEM_END = /-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
@@ -113,10 +124,40 @@ const PEM_END = /-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
  * else (prose) ends it.
  */
 const PEM_LINE_END = String.raw`(?=\r?\n|(?:\\r)?\\n|["',]|$)`;
-const PEM_BODY = new RegExp(
-  String.raw`(?:[ \t]*[A-Za-z0-9+/=]+${PEM_LINE_END})?(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z-]+:[^\n\\]*|[A-Za-z0-9+/=]*${PEM_LINE_END}))*`,
-  'y',
-);
+function pemBody(linePrefix: string, headerName: string): RegExp {
+  return new RegExp(
+    String.raw`(?:[ \t]*[A-Za-z0-9+/=]+${PEM_LINE_END})?(?:(?:\r?\n|(?:\\r)?\\n)${linePrefix}(?:${headerName}:[^\n\\]*|[A-Za-z0-9+/=]*${PEM_LINE_END}))*`,
+    'y',
+  );
+}
+const PEM_BODY = pemBody('', '[A-Za-z-]+');
+/**
+ * The body of a block whose BEGIN line was indented (a YAML `key: |` block) or numbered (a read
+ * tool's `   2→`, `cat -n`): its lines carry the same kind of prefix. Its headers are named as PEM
+ * names them (`Proc-Type:`, `DEK-Info:`), so the YAML keys after the block (`cert: …`) stay.
+ */
+const PEM_BODY_PREFIXED = pemBody(LINE_PREFIX, '[A-Z][A-Za-z]*-[A-Za-z-]+');
+const BEGIN_LINE_PREFIX = new RegExp(`^${LINE_PREFIX}$`);
+/** Longer is not a prefix but text: looked back no further, so BEGIN repeated on one line stays linear. */
+const MAX_LINE_PREFIX = 64;
+
+/** Whether what stands before BEGIN on its line is indentation or a line number. */
+function beginIsPrefixed(s: string, begin: number): boolean {
+  let lineStart = begin;
+  while (lineStart > 0 && begin - lineStart <= MAX_LINE_PREFIX && s.charCodeAt(lineStart - 1) !== 0x0a) lineStart--;
+  const atLineStart = lineStart === 0 || s.charCodeAt(lineStart - 1) === 0x0a;
+  return atLineStart && lineStart < begin && BEGIN_LINE_PREFIX.test(s.slice(lineStart, begin));
+}
+
+/** Where the body of a block without END stops: its base64 lines, prefixed as the BEGIN line was. */
+function truncatedBodyEnd(s: string, begin: number, afterBegin: number): number {
+  const body = beginIsPrefixed(s, begin) ? PEM_BODY_PREFIXED : PEM_BODY;
+  body.lastIndex = afterBegin;
+  body.exec(s);
+  let stop = body.lastIndex;
+  while (stop > afterBegin && /\s/.test(s.charAt(stop - 1))) stop--;
+  return stop;
+}
 
 /** Every `-----BEGIN … PRIVATE KEY-----` block (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP …) to its END, or to the end of its body. */
 function maskPrivateKeys(s: string): string {
@@ -139,10 +180,7 @@ function maskPrivateKeys(s: string): string {
       stop = found.index + found[0].length;
     } else {
       // Truncated key material is still key material: mask the body that follows.
-      PEM_BODY.lastIndex = afterBegin;
-      PEM_BODY.exec(s);
-      stop = PEM_BODY.lastIndex;
-      while (stop > afterBegin && /\s/.test(s.charAt(stop - 1))) stop--;
+      stop = truncatedBodyEnd(s, begin.index, afterBegin);
     }
     parts.push(s.slice(from, begin.index), placeholder('private-key'));
     from = stop;
@@ -153,21 +191,31 @@ function maskPrivateKeys(s: string): string {
   return parts.join('');
 }
 
+const NETRC_WORD = '[ \\t]+[^\\s]{1,256}';
+const NETRC_SAME_LINE = `${LINE_START}${LINE_PREFIX}(?:machine${NETRC_WORD}|default)(?:[ \\t]+(?:login|account)${NETRC_WORD}){0,2}[ \\t]+`;
+const NETRC_LINE_BEFORE = `${LINE_START}${LINE_PREFIX}(?:machine|login|account)${NETRC_WORD}[ \\t]*\\r?\\n${LINE_PREFIX}`;
+
 /** Optional quote closing a key or opening a value, also in JSON-inside-a-string form (`\"`). */
 const Q = `(?:\\\\?["'])?`;
 const SEP = `${Q}[ \\t]*(?::=|=>|[:=])[ \\t]*`;
 
 /**
  * Credential-named keys of an assignment, as the last word of the key (`DB_PASSWORD`, `client_secret`,
- * `GITHUB_TOKEN`, `MYSQL_PWD`, `SENDGRID_API_KEY`, `.npmrc`'s `_auth`). `pass`, `pwd`, `key` and
+ * `GITHUB_TOKEN`, `MYSQL_PWD`, `SENDGRID_API_KEY`, `.npmrc`'s `_auth`, Rails' `SECRET_KEY_BASE`). `pass`, `pwd`, `key` and
  * `auth` count only after a separator (`DB_PASS`, not `bypass`; `ENCRYPTION_KEY`, not `monkey`).
  * Every alternative starts with a letter and looks behind only after it: a leading lookbehind would
  * keep the regex engine from skipping quickly to where a key word can start (3x slower imports).
  */
 const ASSIGNMENT_KEY =
-  `(password|passwd|passphrase|secret[_-]?key|secret|api[_-]?key|private[_-]?key|access[_-]?key|token|p(?<=(?:[_.;-]|[^A-Za-z0-9]|^)p)ass|p(?<=[_.;-]p)wd|k(?<=[_.-]k)ey|a(?<=[_.-]a)uth)(?![A-Za-z0-9_])`;
+  `(password|passwd|passphrase|secret[_-]?key[_-]?base|secret[_-]?key|secret|api[_-]?key|private[_-]?key|access[_-]?key|token|p(?<=(?:[_.;-]|[^A-Za-z0-9]|^)p)ass|p(?<=[_.;-]p)wd|k(?<=[_.-]k)ey|a(?<=[_.-]a)uth)(?![A-Za-z0-9_])`;
+/**
+ * Everything before the value of an env-style line (`DB_PASSWORD=…`, `export API_TOKEN=…`, a `.env`
+ * file): the line is the assignment, so its value runs to the end of the line, `&`, `;`, `,`, `)`
+ * and the like included, where an assignment inside other text ends at them.
+ */
+const ENV_LINE_HEAD = `${LINE_START}${LINE_PREFIX}(?:export[ \\t]+)?[A-Za-z0-9_.-]+[ \\t]*=[ \\t]*`;
 const ASSIGNMENT = new RegExp(
-  `${ASSIGNMENT_KEY}(${SEP})(?:"([^"\\n]*)"|'([^'\\n]*)'|\\\\"([^"\\\\\\n]*)\\\\"|([^\\s"'\\\\&,;)\\]}>:=][^\\s"'\\\\&,;)\\]}>]*))`,
+  `${ASSIGNMENT_KEY}(${SEP})(?:"([^"\\n]*)"|'([^'\\n]*)'|\\\\"([^"\\\\\\n]*)\\\\"|(?<=${ENV_LINE_HEAD})([^\\s"'\\\\][^\\r\\n]*)|([^\\s"'\\\\&,;)\\]}>:=][^\\s"'\\\\&,;)\\]}>]*))`,
   'gi',
 );
 
@@ -175,7 +223,19 @@ export function assignmentRule(key: string): 'password' | 'secret' {
   return /pass|pwd/i.test(key) ? 'password' : 'secret';
 }
 
-function maskAssignment(match: string, key: string, sep: string, dq?: string, sq?: string, edq?: string, bare?: string): string {
+/**
+ * An env-style line's value, to the end of the line: a trailing `# comment` and blanks stay. Left
+ * alone when its first word is not a secret (`TOKEN=$GITHUB_TOKEN`, `KEY=<your key>`).
+ */
+function maskEnvValue(match: string, key: string, sep: string, line: string): string {
+  const comment = line.search(/[ \t]#/);
+  const value = (comment === -1 ? line : line.slice(0, comment)).trimEnd();
+  if (!isMaskable(value) || !isMaskable(value.split(/[ \t]/, 1)[0]!)) return match;
+  return `${key}${sep}${placeholder(assignmentRule(key))}${line.slice(value.length)}`;
+}
+
+function maskAssignment(match: string, key: string, sep: string, dq?: string, sq?: string, edq?: string, envLine?: string, bare?: string): string {
+  if (envLine !== undefined) return maskEnvValue(match, key, sep, envLine);
   const value = dq ?? sq ?? edq ?? bare ?? '';
   if (!isMaskable(value)) return match;
   const mask = placeholder(assignmentRule(key));
@@ -239,7 +299,9 @@ export const SECRET_RULES: readonly SecretRule[] = [
   {
     id: 'url-password',
     keywords: ['://'],
-    pattern: /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/@]*:)([^\s@/]+)@/g,
+    // To the last `@` of the authority: a password may hold a raw `@` (`app:Sup3r@Secret@db`); the
+    // host follows the last one, and `/`, `?`, `#` end the authority.
+    pattern: /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/@]*:)([^\s/?#]+)@/g,
     replace: (_m, head: string) => `${head}${placeholder('url-password')}@`,
   },
   {
@@ -418,9 +480,28 @@ export const SECRET_RULES: readonly SecretRule[] = [
   },
   {
     id: 'cli-password-short-flag',
-    keywords: ['mysql', 'mariadb', 'mycli', 'sshpass'],
+    keywords: ['mysql', 'mariadb', 'mycli', 'sshpass', 'docker', 'podman', 'redis-cli'],
+    // mysql's `-p` takes its value attached (`-p appdb` asks, and names the database); `docker login
+    // -p` and `redis-cli -a` take the next word.
     pattern: re(
-      `(?<pre>\\b(?:(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump|-admin)?|mycli)\\b[^\\n|;&]{0,200}?[ \\t]-p|sshpass[ \\t]+-p[ \\t]*))(?<secret>"[^"\\n]{1,256}"|'[^'\\n]{1,256}'|[^\\s"'-][^\\s"']{0,255})`,
+      `(?<pre>\\b(?:(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump|-admin)?|mycli)\\b[^\\n|;&]{0,200}?[ \\t]-p|sshpass[ \\t]+-p[ \\t]*|(?:docker|podman)[ \\t]+login\\b[^\\n|;&]{0,200}?[ \\t]-p[ \\t]+|redis-cli\\b[^\\n|;&]{0,200}?[ \\t]-a[ \\t]+))(?<secret>"[^"\\n]{1,256}"|'[^'\\n]{1,256}'|[^\\s"'-][^\\s"']{0,255})`,
+    ),
+    check: maskableValue,
+  },
+  {
+    id: 'docker-auth',
+    keywords: ['"auth'],
+    // Docker's config.json: `"auth": "<base64 of user:password>"`, also inside a JSON string.
+    pattern: re('(?<pre>\\\\?"auth\\\\?"[ \\t]*:[ \\t]*\\\\?")(?<secret>[A-Za-z0-9+/]{8,4096}={0,2})(?=\\\\?")'),
+    check: (secret) => Buffer.from(secret, 'base64').toString('latin1').includes(':'),
+  },
+  {
+    id: 'netrc-password',
+    keywords: ['password'],
+    // `.netrc`: `password <word>` on a `machine` (or `default`) line, or on a line of its own below
+    // a `machine`, `login` or `account` line.
+    pattern: re(
+      `(?<pre>(?:(?<=${NETRC_SAME_LINE})|(?<=${NETRC_LINE_BEFORE}))password[ \\t]+)(?<secret>[^\\s]{1,256})`,
     ),
     check: maskableValue,
   },

@@ -5,7 +5,7 @@ import { exclusionSource, type Settings } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { admitWorkspace } from '../memory/admission.js';
 import { hookWorkspaceFile, recordedHookWorkspace } from '../store/hook-workspace.js';
-import { sameIndexFacts, SessionMetaStore, type IndexFacts } from '../store/session-meta.js';
+import { maskedIndexFacts, maskedWorkspace, sameIndexFacts, SessionMetaStore, type IndexFacts } from '../store/session-meta.js';
 import { SessionScopeStore } from '../store/session-scope.js';
 import type { SessionStore } from '../store/session-store.js';
 import { TombstoneStore } from '../store/tombstones.js';
@@ -13,7 +13,7 @@ import type { WriteTurn } from '../store/write-turn.js';
 import type { SessionIndexRead } from '../transcript/session-index.js';
 import { workspaceFromFiles } from '../transcript/session-workspace.js';
 import type { SessionRef } from '../transcript/types.js';
-import { decideWorkspace, SessionCatalog, skippedKinds, unknownWhy, type SkippedKind, type WorkspaceClaim, type WorkspaceDecision } from './session-catalog.js';
+import { decideWorkspace, SessionCatalog, skippedKinds, unknownWhy, workspaceClaim, type SkippedKind, type WorkspaceClaim, type WorkspaceDecision } from './session-catalog.js';
 
 /**
  * One way of knowing a session's workspace: a claim with the source it came from and, when known,
@@ -39,12 +39,8 @@ export type ScopeDecision =
 export const fromSessionFiles: WorkspaceSource = async (session) => {
   const found = await workspaceFromFiles(session);
   if (found.workspaceDir === undefined) return undefined;
-  return {
-    from: 'ledger',
-    dir: found.workspaceDir,
-    ...(found.updatedAtMs === undefined ? {} : { atMs: found.updatedAtMs }),
-    ...(found.earlierDirs ? { earlierDirs: found.earlierDirs } : {}),
-  };
+  const claim = workspaceClaim('ledger', found.workspaceDir, found.updatedAtMs);
+  return found.earlierDirs ? { ...claim, earlierDirs: found.earlierDirs } : claim;
 };
 
 /** What MiniMax Code's session index says (this run's read, else an earlier one's). */
@@ -262,7 +258,9 @@ export class PrivacyGate {
     if (sessions.length >= PrivacyGate.PRELOAD_AFTER) this.catalog.preload();
     for (const session of sessions) {
       const id = session.sessionId;
-      const fresh = this.catalog.freshFacts(id);
+      const read = this.catalog.freshFacts(id);
+      // Compared as stored: a path masked there would otherwise differ from the index's on every run.
+      const fresh = read && maskedIndexFacts(read);
       if (!fresh || sameIndexFacts(this.catalog.stored(id)?.index, fresh)) continue;
       this.later(() => this.meta.recordIndex(id, fresh));
       this.catalog.patch(id, { index: fresh });
@@ -322,15 +320,22 @@ export class PrivacyGate {
    */
   private async ruleAmong(decision: WorkspaceDecision, facts: IndexFacts | undefined): Promise<{ dir: string; rule: string } | undefined> {
     const policy = await this.loadPolicy();
-    const dirs = [decision.dir, ...decision.claims.flatMap((c) => [c.dir, ...(c.earlierDirs ?? [])]), ...(facts?.projectWorkspaceDir ? [facts.projectWorkspaceDir] : [])];
+    // Each path as the host wrote it, before masking: a pattern or an `.everme-ignore` is about the
+    // real directory. The decision's own dir is one of its claims'.
+    const dirs = [
+      ...decision.claims.flatMap((c) => [c.hostDir ?? c.dir, ...(c.earlierDirs ?? [])]),
+      ...(facts?.projectWorkspaceDir ? [facts.projectWorkspaceDir] : []),
+    ];
     for (const dir of new Set(dirs)) {
       let rule = this.rules.get(dir);
       if (rule === undefined) {
         const admission = admitWorkspace(policy, dir);
-        rule = admission.admitted ? null : describeRule(admission.rule);
+        // Recorded and shown as the path is: a pattern or an ignore file's path names the directory.
+        rule = admission.admitted ? null : maskedWorkspace(describeRule(admission.rule));
         this.rules.set(dir, rule);
       }
-      if (rule !== null) return { dir, rule };
+      // Recorded for the report and shown: masked, as every recorded path is.
+      if (rule !== null) return { dir: maskedWorkspace(dir), rule };
     }
     return undefined;
   }

@@ -1,4 +1,4 @@
-import { SessionMetaStore, type IndexFacts, type SessionMeta, type StoredClaim, type WorkspaceFrom } from '../store/session-meta.js';
+import { maskedWorkspace, SessionMetaStore, type IndexFacts, type SessionMeta, type StoredClaim, type WorkspaceFrom } from '../store/session-meta.js';
 import { listHookWorkspaces } from '../store/hook-workspace.js';
 import type { SessionIndexRead } from '../transcript/session-index.js';
 
@@ -9,9 +9,20 @@ import type { SessionIndexRead } from '../transcript/session-index.js';
  * by the caller and handed in with `useIndex`.
  */
 
-/** One source's answer about a session's workspace, with the time that source said it (when known). */
-/** `earlierDirs`: where the source said the session was before (a moved ledger session); checked for exclusion, never stored. */
-export type WorkspaceClaim = StoredClaim & { earlierDirs?: readonly string[] };
+/**
+ * One source's answer about a session's workspace, with the time that source said it (when known).
+ * `dir` is masked (see `maskedWorkspace`): it is what is compared, recorded and shown. `hostDir`:
+ * the path as the host wrote it, when masking changed it and the source read it this run; the
+ * exclusion check reads it, never stored. `earlierDirs`: where the source said the session was
+ * before (a moved ledger session), as the host wrote them; checked for exclusion, never stored.
+ */
+export type WorkspaceClaim = StoredClaim & { hostDir?: string; earlierDirs?: readonly string[] };
+
+/** A claim of a path as a source wrote it: masked for everything but the exclusion check. */
+export function workspaceClaim(from: WorkspaceFrom, hostDir: string, atMs?: number): WorkspaceClaim {
+  const dir = maskedWorkspace(hostDir);
+  return { from, dir, ...(atMs === undefined ? {} : { atMs }), ...(dir === hostDir ? {} : { hostDir }) };
+}
 
 /**
  * The decided workspace and where it came from. The sources in trust order are the ledger's own
@@ -143,7 +154,7 @@ export class SessionCatalog {
   indexClaim(sessionId: string): WorkspaceClaim | undefined {
     const facts = this.facts(sessionId);
     if (facts?.workspaceDir === undefined) return undefined;
-    return facts.updatedAtMs === undefined ? { from: 'index', dir: facts.workspaceDir } : { from: 'index', dir: facts.workspaceDir, atMs: facts.updatedAtMs };
+    return workspaceClaim('index', facts.workspaceDir, facts.updatedAtMs);
   }
 
   cwdClaim(sessionId: string): WorkspaceClaim | undefined {

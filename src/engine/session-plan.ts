@@ -10,6 +10,7 @@ import { openLedgerCarryover, type LedgerCarryover } from '../transcript/ledger-
 import { openSessionHistory } from '../transcript/session-history.js';
 import type { HistoryItem, SessionRef } from '../transcript/types.js';
 import { conversationIdFor } from '../core/conversation-id.js';
+import { redactText } from '../core/redact.js';
 import { fingerprintFile } from './fingerprint.js';
 
 /**
@@ -166,7 +167,9 @@ export async function planSession(job: PlanJob, emit: EmitPart): Promise<PlanRes
   // The file may have been chosen differently a moment ago (a messages.jsonl got its first bytes).
   const fingerprint = historyFile === job.fingerprint?.file ? job.fingerprint : fingerprintFile(historyFile);
   const meta = (): ConversationMeta & { historyFile: string } => {
-    const workspaceDir = job.decidedWorkspace ?? history.workspaceDir() ?? job.recordedWorkspace;
+    const named = job.decidedWorkspace ?? history.workspaceDir() ?? job.recordedWorkspace;
+    // Masked as every recorded workspace is (session-meta.ts `maskedWorkspace`): the ledger's own is as the host wrote it.
+    const workspaceDir = named === undefined ? undefined : redactText(named);
     return { conversationId, sessionId: session.sessionId, source, ...(workspaceDir === undefined ? {} : { workspaceDir }), historyFile, createdAtMs: session.createdAtMs };
   };
   // Batching warns too (`oversized_unit`): counted once, for the first target.

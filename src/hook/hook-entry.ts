@@ -59,10 +59,11 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
   if (input.cwd) {
     // Written down before anything is decided: current sessions name their workspace nowhere else,
     // so a session kept out here is known to be excluded by every later import and sync.
-    recordHookWorkspace(stateDir, input.sessionId, input.cwd);
+    await recordHookWorkspace(stateDir, input.sessionId, input.cwd);
     // An excluded workspace (the payload's cwd is the session's workspace, or a directory in it):
     // nothing is looked up, recalled, claimed or started for it. A pattern the policy refuses keeps
-    // everything out too, and says why.
+    // everything out too, and says why. Checked on the cwd as the host wrote it, not as recorded
+    // (masked): a pattern or an `.everme-ignore` is about the real directory.
     const policy = await ExclusionPolicy.load(settings.exclude, undefined, exclusionSource(settings));
     if (!admitWorkspace(policy, input.cwd).admitted) return { ...named, outcome: 'ignored', reason: 'excluded', stateDir };
   }

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { redactText } from '../core/redact.js';
 
 /**
  * Listing conversations of the embedded store, by project. Kept apart from the message store (and
@@ -47,9 +48,13 @@ function prefixEnd(prefix: string): string {
   return `${prefix.slice(0, -1)}${String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)}`;
 }
 
-/** `project` matches itself and anything below it, never a sibling that merely shares a prefix. */
+/**
+ * `project` matches itself and anything below it, never a sibling that merely shares a prefix. It
+ * is masked first, as every recorded workspace is (session-meta.ts `maskedWorkspace`): a directory
+ * named after a token is stored masked, and asked for as the user or the host spells it.
+ */
 export function projectParams(project: string | undefined): ProjectParams {
-  const trimmed = project?.trim();
+  const trimmed = project === undefined ? undefined : redactText(project.trim());
   if (!trimmed) return { project: null, projectSlash: null, projectBackslash: null, projectSlashEnd: null, projectBackslashEnd: null };
   const base = trimmed.length > 1 ? trimmed.replace(/[\\/]+$/, '') || trimmed[0]! : trimmed;
   const isRoot = base.endsWith('/') || base.endsWith('\\');

@@ -50,12 +50,22 @@ export function recordedHookWorkspace(stateDir: string, sessionId: string): stri
   }
 }
 
-/** Records `cwd` for the session unless it is already recorded; replaced atomically, so no reader sees half of it. */
-export function recordHookWorkspace(stateDir: string, sessionId: string, cwd: string): void {
-  if (recordedHookWorkspace(stateDir, sessionId) === cwd) return;
+/**
+ * Records `cwd` for the session unless it is already recorded; replaced atomically, so no reader
+ * sees half of it. Masked like every recorded workspace (a directory can be named after a token),
+ * so a later run's exclusion check sees the masked path: the hook checks the one it was given.
+ */
+export async function recordHookWorkspace(stateDir: string, sessionId: string, cwd: string): Promise<void> {
+  const recorded = recordedHookWorkspace(stateDir, sessionId);
+  // Nearly every hook call: this cwd is recorded already, and masking left it as it was.
+  if (recorded === cwd) return;
+  // Loaded only to write: the secret rules are milliseconds of start-up the usual call never pays.
+  const { redactText } = await import('../core/redact.js');
+  const masked = redactText(cwd);
+  if (recorded === masked) return;
   const file = hookWorkspaceFile(stateDir, sessionId);
   makeDirs(path.dirname(file), PRIVATE_DIR_MODE);
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, cwd, { mode: PRIVATE_FILE_MODE });
+  writeFileSync(tmp, masked, { mode: PRIVATE_FILE_MODE });
   renameSync(tmp, file);
 }

@@ -89,7 +89,25 @@ type IndexParams = [
   number,
 ];
 
-function indexParams(sessionId: string, f: IndexFacts, now: number): IndexParams {
+/**
+ * A workspace path as it is stored and shown: masked like any text, since a directory can be named
+ * after a token (`~/projects/ghp_…`). The exclusion check reads the path as the host wrote it
+ * (privacy-gate.ts); everything recorded holds this.
+ */
+export function maskedWorkspace(dir: string): string {
+  return redactText(dir);
+}
+
+/** The facts as they are stored: workspace paths masked (the title is masked where it is read). */
+export function maskedIndexFacts(f: IndexFacts): IndexFacts {
+  const masked = { ...f };
+  if (f.workspaceDir !== undefined) masked.workspaceDir = maskedWorkspace(f.workspaceDir);
+  if (f.projectWorkspaceDir !== undefined) masked.projectWorkspaceDir = maskedWorkspace(f.projectWorkspaceDir);
+  return masked;
+}
+
+function indexParams(sessionId: string, facts: IndexFacts, now: number): IndexParams {
+  const f = maskedIndexFacts(facts);
   const bit = (v: boolean | undefined): number | null => (v === undefined ? null : v ? 1 : 0);
   return [
     sessionId,
@@ -242,22 +260,26 @@ export class SessionMetaStore {
   }
 
   recordLedger(sessionId: string, dir: string, atMs: number | undefined, now = Date.now()): void {
-    this.stmts.putLedger.run(sessionId, dir, atMs ?? null, now);
+    this.stmts.putLedger.run(sessionId, maskedWorkspace(dir), atMs ?? null, now);
   }
 
   /** The hook payload's `cwd`: its time is when the hook first reported this value. */
   recordCwd(sessionId: string, cwd: string, now = Date.now()): void {
-    this.stmts.putCwd.run(sessionId, cwd, now, now);
+    this.stmts.putCwd.run(sessionId, maskedWorkspace(cwd), now, now);
   }
 
   /**
    * The decided workspace: recorded with its source (and the claims, when they disagreed), and
    * given to the session and its conversations, replacing what an earlier decision gave them.
    */
-  recordDecision(sessionId: string, dir: string, from: WorkspaceFrom, conflict: readonly StoredClaim[] | undefined, now = Date.now()): void {
+  recordDecision(sessionId: string, decided: string, from: WorkspaceFrom, conflict: readonly StoredClaim[] | undefined, now = Date.now()): void {
+    const dir = maskedWorkspace(decided);
     this.inTransaction(() => {
       // Only what a claim is (a caller's claims may carry more for its own checks).
-      const stored = conflict?.map(({ from: by, dir: at, atMs }) => (atMs === undefined ? { from: by, dir: at } : { from: by, dir: at, atMs }));
+      const stored = conflict?.map(({ from: by, dir: at, atMs }) => {
+        const shown = maskedWorkspace(at);
+        return atMs === undefined ? { from: by, dir: shown } : { from: by, dir: shown, atMs };
+      });
       this.stmts.putDecision.run(sessionId, from, stored && stored.length > 0 ? JSON.stringify(stored) : null, now);
       if (this.stmts.sessionWorkspace.get(sessionId) !== dir) this.stmts.setSessionWorkspace.run(sessionId, dir);
       this.stmts.setConversationWorkspace.run(dir, sessionId, dir);

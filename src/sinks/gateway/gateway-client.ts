@@ -4,6 +4,7 @@ import { EvermeError, type ErrorType } from '../../core/errors.js';
 import { assertKeySafeTransport } from '../../config/transport.js';
 import { DEFAULT_API_BASE } from '../../config/settings.js';
 import { redactOutput } from '../../core/redact-output.js';
+import { redactText } from '../../core/redact.js';
 import { parseJsonAs } from '../../core/json.js';
 import { abortReason, postJson, RequestTimedOut, ResponseTooLarge, type PostedResponse } from './http-post.js';
 import type { AgentMessage } from '../../core/agent-message.js';
@@ -260,8 +261,10 @@ export class GatewayClient {
   async search(query: string, topK = 5, signal?: AbortSignal): Promise<GatewaySearchResult> {
     const trimmed = query.trim();
     if (trimmed === '') throw new EvermeError('invalid_args', 'The search query is empty', { code: 'empty_query' });
-    const chars = Array.from(trimmed);
-    const bounded = chars.length > MAX_QUERY_CHARS ? chars.slice(0, MAX_QUERY_CHARS).join('') : trimmed;
+    // A query is text leaving the machine like any stored message, so it is masked the same way;
+    // masked before it is cut, or a key cut at the bound would no longer be recognised.
+    const chars = Array.from(redactText(trimmed));
+    const bounded = chars.slice(0, MAX_QUERY_CHARS).join('');
     const k = Math.min(MAX_TOP_K, Math.max(1, Math.floor(Number.isFinite(topK) ? topK : 5)));
     return (await this.call('/mem/search', JSON.stringify({ query: bounded, topK: k }), searchResultSchema, { signal })).value!;
   }
