@@ -2,6 +2,7 @@ import { resolveUserPath } from '../config/exclude.js';
 import { conversationIdFor } from '../core/conversation-id.js';
 import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
+import { redactText } from '../core/redact.js';
 import { Forgetter, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
 import { renderForget } from '../forget/render-forget.js';
 import { confirmOnTerminal } from './confirm.js';
@@ -31,8 +32,20 @@ function selectorOf(request: ForgetRequest): ConversationSelector {
   }
   if (request.conversation !== undefined) return { kind: 'conversation', conversationId: request.conversation };
   if (request.session !== undefined) return { kind: 'conversation', conversationId: conversationIdFor(request.session.trim()) };
-  if (request.project !== undefined) return { kind: 'project', dir: resolveUserPath(request.project) };
+  if (request.project !== undefined) return { kind: 'project', dir: projectToForget(resolveUserPath(request.project), request) };
   return { kind: 'before', ms: parseSinceDate(request.before ?? '', '--before') };
+}
+
+/**
+ * A directory named after a credential is stored masked, and two such directories are one masked
+ * path: forgetting by it would forget the other's conversations too. Listing them is harmless.
+ */
+function projectToForget(dir: string, request: ForgetRequest): string {
+  if (request.dryRun || request.undo || redactText(dir) === dir) return dir;
+  throw new EvermeError('invalid_args', `--project ${redactText(dir)} holds a credential in its path, stored masked, so it may match other directories too`, {
+    code: 'project_path_masked',
+    hint: 'List what it matches with --dry-run, then forget each with --conversation ID.',
+  });
 }
 
 /** Forgetting needs a yes: --yes, or an answer on the terminal after the list of what goes. */
