@@ -106,8 +106,13 @@ describe('redactText', () => {
     // As a read tool and `cat -n` number the lines of a .env file.
     ['     3\u2192DB_PASSWORD=a&b\n     4\tREDIS_PASSWORD=c;d', '     3\u2192DB_PASSWORD=[REDACTED:password]\n     4\tREDIS_PASSWORD=[REDACTED:password]'],
     ['AUTH_TOKEN="a&b" # quoted: to its closing quote', 'AUTH_TOKEN="[REDACTED:secret]" # quoted: to its closing quote'],
+    // A docker-compose `environment:` list, and the same line as a string in docker inspect's JSON.
+    ['  - DB_PASSWORD=Tr0ub4dor&3horse', '  - DB_PASSWORD=[REDACTED:password]'],
+    ['"Env": ["DB_PASSWORD=Tr0ub4dor&3horse", "PATH=/usr/bin"]', '"Env": ["DB_PASSWORD=[REDACTED:password]", "PATH=/usr/bin"]'],
     // Inside other text the assignment still ends where the text goes on.
     ['curl "https://x/?a=1" -d db_password=abc&next=1', 'curl "https://x/?a=1" -d db_password=[REDACTED:password]&next=1'],
+    // Blanks around `=` are code, not an env line: not masked to the end of the line.
+    ['SECRET_KEY = abc&rest(of, the, line)', 'SECRET_KEY = [REDACTED:secret]&rest(of, the, line)'],
   ])('masks an env-style line\'s value to the end of the line: %j', (input, masked) => {
     expect(redactText(input)).toBe(masked);
   });

@@ -210,12 +210,16 @@ const ASSIGNMENT_KEY =
   `(password|passwd|passphrase|secret[_-]?key[_-]?base|secret[_-]?key|secret|api[_-]?key|private[_-]?key|access[_-]?key|token|p(?<=(?:[_.;-]|[^A-Za-z0-9]|^)p)ass|p(?<=[_.;-]p)wd|k(?<=[_.-]k)ey|a(?<=[_.-]a)uth)(?![A-Za-z0-9_])`;
 /**
  * Everything before the value of an env-style line (`DB_PASSWORD=…`, `export API_TOKEN=…`, a `.env`
- * file): the line is the assignment, so its value runs to the end of the line, `&`, `;`, `,`, `)`
- * and the like included, where an assignment inside other text ends at them.
+ * file, a docker-compose `environment:` list's `- DB_PASSWORD=…`): the line is the assignment, so
+ * its value runs to the end of the line, `&`, `;`, `,`, `)` and the like included, where an
+ * assignment inside other text ends at them. No blank around `=`, as env files write it: code
+ * (`SECRET_KEY = os.environ.get(…)`) is not an env line, and its line is not masked whole.
  */
-const ENV_LINE_HEAD = `${LINE_START}${LINE_PREFIX}(?:export[ \\t]+)?[A-Za-z0-9_.-]+[ \\t]*=[ \\t]*`;
+const ENV_LINE_HEAD = `${LINE_START}${LINE_PREFIX}(?:-[ \\t]+)?(?:export[ \\t]+)?[A-Za-z0-9_.-]+=`;
+/** The same assignment as one quoted string (`"Env": ["DB_PASSWORD=…", …]` in docker inspect or kubectl JSON): its value runs to the quote. */
+const QUOTED_ENV_HEAD = `["'][A-Za-z0-9_.-]+=`;
 const ASSIGNMENT = new RegExp(
-  `${ASSIGNMENT_KEY}(${SEP})(?:"([^"\\n]*)"|'([^'\\n]*)'|\\\\"([^"\\\\\\n]*)\\\\"|(?<=${ENV_LINE_HEAD})([^\\s"'\\\\][^\\r\\n]*)|([^\\s"'\\\\&,;)\\]}>:=][^\\s"'\\\\&,;)\\]}>]*))`,
+  `${ASSIGNMENT_KEY}(${SEP})(?:"([^"\\n]*)"|'([^'\\n]*)'|\\\\"([^"\\\\\\n]*)\\\\"|(?<=${ENV_LINE_HEAD})([^\\s"'\\\\][^\\r\\n]*)|(?<=${QUOTED_ENV_HEAD})([^\\s"'\\\\][^"'\\\\\\r\\n]*)(?=["'])|([^\\s"'\\\\&,;)\\]}>:=][^\\s"'\\\\&,;)\\]}>]*))`,
   'gi',
 );
 
@@ -234,9 +238,9 @@ function maskEnvValue(match: string, key: string, sep: string, line: string): st
   return `${key}${sep}${placeholder(assignmentRule(key))}${line.slice(value.length)}`;
 }
 
-function maskAssignment(match: string, key: string, sep: string, dq?: string, sq?: string, edq?: string, envLine?: string, bare?: string): string {
+function maskAssignment(match: string, key: string, sep: string, dq?: string, sq?: string, edq?: string, envLine?: string, quotedEnv?: string, bare?: string): string {
   if (envLine !== undefined) return maskEnvValue(match, key, sep, envLine);
-  const value = dq ?? sq ?? edq ?? bare ?? '';
+  const value = dq ?? sq ?? edq ?? quotedEnv ?? bare ?? '';
   if (!isMaskable(value)) return match;
   const mask = placeholder(assignmentRule(key));
   if (dq !== undefined) return `${key}${sep}"${mask}"`;
