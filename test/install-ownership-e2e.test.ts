@@ -164,6 +164,25 @@ describe('uninstall --purge of an everme.env install created', () => {
     expect(purge.stdout).not.toContain(KEY);
   });
 
+  it('takes out the key an older install wrote without recording it, also after an upgrade install, and keeps EverMe\'s installer\'s lines', async () => {
+    const at = home();
+    const env = path.join(at.data, 'everme.env');
+    const record = path.join(at.data, 'everme', 'install.json');
+    expect((await everme(at, 'install', '--api-key', KEY)).code).toBe(0);
+    // As an earlier release left it: the file install created, but no key of it listed.
+    const legacy = JSON.parse(readFileSync(record, 'utf8')) as { envKeysAdded?: string[] };
+    delete legacy.envKeysAdded;
+    writeFileSync(record, `${JSON.stringify(legacy, null, 2)}\n`);
+    writeFileSync(env, `${readFileSync(env, 'utf8')}${EVERME_LINES}`);
+    // The upgrade: install again with this build, no --api-key (so it sets no key itself).
+    expect((await everme(at, 'install')).code).toBe(0);
+
+    const purge = await everme(at, 'uninstall', '--purge');
+    expect(purge.code, purge.stderr).toBe(0);
+    expect(readFileSync(env, 'utf8')).toBe(EVERME_LINES);
+    expect(purge.stdout).not.toContain(KEY);
+  });
+
   it('deletes the file when nothing but what install wrote is in it', async () => {
     const at = home();
     expect((await everme(at, 'install', '--api-key', KEY)).code).toBe(0);

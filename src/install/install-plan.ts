@@ -6,7 +6,7 @@ import { readEnvFile } from '../config/env-file.js';
 import { envFilePath } from '../config/settings.js';
 import { assertStateDirUsable, configuredStateDir } from '../config/state-dir.js';
 import { assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
-import { evermeDir, installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
+import { envKeysUnrecorded, evermeDir, installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
 import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent, type HookFileResult } from './markdown-hooks.js';
 import { PLUGIN_NAME, pluginDir, writeLocalPlugin } from './local-plugin.js';
 import { MCP_SERVER_NAME, mcpConfigPath, upsertMcpServer, type McpServerEntry } from './mcp-config.js';
@@ -224,7 +224,8 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
     // one it found, only the keys it appended (a key the user had, rewritten in place, stays theirs).
     const envKeysAdded = [...(previous?.envKeysAdded ?? []), ...(created.includes('everme.env') ? envKeysSet : envKeysAppended)];
     tx?.at(installRecordPath(dataDir));
-    writeInstallRecord(dataDir, created, envKeysAdded);
+    // An upgrade over a record that never listed the keys of the file it created keeps saying so.
+    writeInstallRecord(dataDir, created, envKeysAdded, created.includes('everme.env') && envKeysUnrecorded(previous));
   }
   return { version: staged.version, hookCommand: command, steps, warnings, officialPlugin };
 }

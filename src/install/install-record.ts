@@ -19,6 +19,11 @@ export const InstallRecord = z.object({
    * file install created).
    */
   envKeysAdded: z.array(z.string()).optional(),
+  /**
+   * everme.env was created by an install that recorded none of the keys it set (before
+   * `envKeysAdded` covered a created file): every key in it but EverMe's installer's is everme's.
+   */
+  envKeysUnrecorded: z.literal(true).optional(),
 });
 export type InstallRecord = z.infer<typeof InstallRecord>;
 
@@ -54,15 +59,30 @@ export function readInstallRecord(dataDir: string): InstallRecord | undefined {
   }
 }
 
-export function renderInstallRecord(created: Iterable<string>, envKeysAdded: Iterable<string> = []): string {
+/** The keys EverMe's own installer writes into everme.env (everme-gateway.md): never install's. */
+export const EVERME_INSTALLER_KEYS: ReadonlySet<string> = new Set(['EVERME_API_BASE', 'EVERME_AGENT_ID', 'EVERME_AGENT_TOKEN']);
+
+/**
+ * Whether the record comes from an install that created everme.env but recorded no key it set: a
+ * record of today lists `envKeysAdded` (empty too) for a file install created.
+ */
+export function envKeysUnrecorded(record: InstallRecord | undefined): boolean {
+  if (record === undefined) return false;
+  return record.envKeysUnrecorded === true || (record.created.includes('everme.env') && record.envKeysAdded === undefined);
+}
+
+export function renderInstallRecord(created: Iterable<string>, envKeysAdded: Iterable<string> = [], unrecorded = false): string {
   const keys = [...new Set(envKeysAdded)].sort();
-  const record: InstallRecord = { schemaVersion: 1, created: [...new Set(created)].sort(), ...(keys.length ? { envKeysAdded: keys } : {}) };
+  const paths = [...new Set(created)].sort();
+  // Listed, even empty, for a file install created: its absence marks a record from before.
+  const listed = keys.length > 0 || paths.includes('everme.env');
+  const record: InstallRecord = { schemaVersion: 1, created: paths, ...(listed ? { envKeysAdded: keys } : {}), ...(unrecorded ? { envKeysUnrecorded: true as const } : {}) };
   return `${JSON.stringify(record, null, 2)}\n`;
 }
 
 /** Writes the record only when it changes; returns whether it did. */
-export function writeInstallRecord(dataDir: string, created: Iterable<string>, envKeysAdded: Iterable<string> = []): boolean {
-  const next = renderInstallRecord(created, envKeysAdded);
+export function writeInstallRecord(dataDir: string, created: Iterable<string>, envKeysAdded: Iterable<string> = [], unrecorded = false): boolean {
+  const next = renderInstallRecord(created, envKeysAdded, unrecorded);
   const file = installRecordPath(dataDir);
   let current: string | undefined;
   try {

@@ -9,7 +9,7 @@ import { databasePath } from '../store/database.js';
 import { hookStateDir } from '../store/hook-workspace.js';
 import { existingMode, writeFileAtomic } from './atomic-write.js';
 import { ENV_FILE_MODE, isHeaderLine, isHeaderOnly, stripInstallAdditions } from './env-file-writer.js';
-import { evermeDir, installRecordPath, readInstallRecord, runtimeDir, writeInstallRecord } from './install-record.js';
+import { envKeysUnrecorded, EVERME_INSTALLER_KEYS, evermeDir, installRecordPath, readInstallRecord, runtimeDir, writeInstallRecord } from './install-record.js';
 import { foreignHookFile, HOOK_EVENTS, hookFilePath, hooksDir } from './markdown-hooks.js';
 import { MCP_SERVER_NAME, mcpConfigPath, removeMcpServer } from './mcp-config.js';
 import { removeLocalPlugin } from './local-plugin.js';
@@ -102,6 +102,8 @@ interface UninstallRun {
    * so a later `--purge` still knows which file or lines are everme's.
    */
   envRemembered?: { created: string[]; envKeysAdded: string[] };
+  /** The record predates listing the keys of an everme.env install created (`envKeysUnrecorded`). */
+  envKeysUnrecorded: boolean;
   steps: UninstallStep[];
   warnings: UninstallWarning[];
   /** Removes a file or directory (nothing under --dry-run). */
@@ -228,7 +230,9 @@ function removeEnvFile(run: UninstallRun): void {
  * token to the file it finds there, which must survive everme's purge.
  */
 function purgeCreatedEnvFile(run: UninstallRun, envFile: string, text: string): void {
-  const present = run.envKeysAdded.filter((key) => parseEnvText(text).has(key));
+  const keys = [...parseEnvText(text).keys()];
+  // An older install listed nothing for the file it created: all but EverMe's installer's keys were its.
+  const present = run.envKeysUnrecorded ? keys.filter((key) => !EVERME_INSTALLER_KEYS.has(key)) : run.envKeysAdded.filter((key) => keys.includes(key));
   const next = stripInstallAdditions(text, present);
   if (isHeaderOnly(next)) {
     run.remove(envFile);
@@ -285,7 +289,7 @@ function removeStore(run: UninstallRun): void {
     return;
   }
   const remembered = run.envRemembered;
-  if (!dryRun && remembered) writeInstallRecord(dataDir, remembered.created, remembered.envKeysAdded);
+  if (!dryRun && remembered) writeInstallRecord(dataDir, remembered.created, remembered.envKeysAdded, run.envKeysUnrecorded && remembered.created.includes('everme.env'));
   else if (!dryRun) rmSync(installRecordPath(dataDir), { force: true });
   if (!existsSync(state)) return;
   const leftovers = readdirSync(state).filter((name) => name !== 'install.json' && !(dryRun && name === 'runtime'));
@@ -322,6 +326,7 @@ export function runUninstall(options: UninstallOptions): UninstallResult {
     dryRun,
     created: new Set(record?.created ?? []),
     envKeysAdded: record?.envKeysAdded ?? [],
+    envKeysUnrecorded: envKeysUnrecorded(record),
     steps: [],
     warnings: [],
     remove: (target) => {
