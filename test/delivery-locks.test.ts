@@ -5,6 +5,7 @@ import { EvermeError } from '../src/core/errors.js';
 import { processStamp, processStartTime } from '../src/core/process-liveness.js';
 import { SessionLocks } from '../src/engine/session-lock.js';
 import { openDatabase } from '../src/store/database.js';
+import { FlushClaimStore } from '../src/store/flush-claim-store.js';
 import { startFakeGateway, type Fault } from './support/fake-gateway.js';
 import { CREATED_AT_MS, DAY, conversationFor, expectedTurns, jsonlOf, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { gatewaySignatures, runEngine } from './support/delivery-harness.js';
@@ -84,6 +85,26 @@ describe('SessionLocks', () => {
     // A row from an earlier build names the pid alone: the pid check decides, as before.
     lockedBy(`${process.pid}:older-build`);
     expect(locks.tryAcquire(SESSION)).toBe(false);
+    db.close();
+  });
+
+  it.skipIf(processStartTime(process.pid) === undefined)('claims a flush a dead sender left, when its pid now names another process, and never a live sender\'s', () => {
+    const db = openDatabase(tempDir());
+    const flushes = new FlushClaimStore(db);
+    const claimedBy = (claim: string) => {
+      flushes.record('everme', 'conv', true, true);
+      db.prepare("UPDATE flush_state SET flush_claim = ? WHERE sink = 'everme' AND conversation_id = 'conv'").run(claim);
+    };
+    const now = Date.now();
+    // This process holds the pid now, but the sender the claim names started long before it.
+    claimedBy(`${process.pid}@1:${now}`);
+    expect(flushes.claim('everme', 'conv', true, now)).toBeDefined();
+    // The same pid and start time: the sender runs, its claim stands.
+    claimedBy(`${processStamp()}:${now}`);
+    expect(flushes.claim('everme', 'conv', true, now)).toBeUndefined();
+    // A claim from an earlier build names the pid alone: the pid check decides, as before.
+    claimedBy(`${process.pid}:${now}`);
+    expect(flushes.claim('everme', 'conv', true, now)).toBeUndefined();
     db.close();
   });
 

@@ -1,15 +1,18 @@
 import type Database from 'better-sqlite3';
 import type { SinkName } from '../config/settings.js';
-import { processAlive } from '../core/process-liveness.js';
+import { claimantAlive, parseProcessStamp, processStamp } from '../core/process-liveness.js';
 
 /** Longer than any one request can take, Retry-After waits included. */
 const FLUSH_CLAIM_MAX_AGE_MS = 30 * 60 * 1000;
 
+/** A claim is `<processStamp>:<ms>`; one written by an earlier build has a bare pid for the stamp. */
 function flushClaimStale(claim: string, now: number): boolean {
-  const m = /^(\d+):(\d+)$/.exec(claim);
-  if (!m) return true;
+  const m = /^([\d@]+):(\d+)$/.exec(claim);
+  const stamp = m ? parseProcessStamp(m[1]!) : undefined;
+  if (!m || !stamp) return true;
   if (now - Number(m[2]) > FLUSH_CLAIM_MAX_AGE_MS) return true;
-  return !processAlive(Number(m[1]));
+  // The pid and its start time, as session locks and hook slots judge theirs: a reused pid is not the owner.
+  return !claimantAlive(stamp);
 }
 
 /**
@@ -52,7 +55,7 @@ export class FlushClaimStore {
     const row = this.stmts.get.get(sink, conversationId);
     if (!row || row.pending !== 1 || (requireEndsTurn && row.ends_turn !== 1)) return undefined;
     if (row.flush_claim !== null && !flushClaimStale(row.flush_claim, now)) return undefined;
-    const claim = `${process.pid}:${now}`;
+    const claim = `${processStamp()}:${now}`;
     const info = this.stmts.claim.run(claim, sink, conversationId, requireEndsTurn ? 'turn' : 'any', row.flush_claim);
     return info.changes === 1 ? claim : undefined;
   }
