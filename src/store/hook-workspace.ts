@@ -87,8 +87,8 @@ export async function recordHookWorkspace(stateDir: string, sessionId: string, c
   // Nearly every hook call: this cwd is recorded already, and masking left it as it was.
   if (recorded === cwd) return;
   // Loaded only to write: the secret rules are milliseconds of start-up the usual call never pays.
-  const { redactText } = await import('../core/redact.js');
-  const masked = redactText(cwd);
+  const { maskedWorkspace } = await import('./masked-workspace.js');
+  const masked = maskedWorkspace(cwd);
   let record = masked;
   if (masked !== cwd) {
     let rule: string | undefined;
@@ -100,7 +100,7 @@ export async function recordHookWorkspace(stateDir: string, sessionId: string, c
       throw err;
     }
     // The rule names the directory too (a pattern for it, the ignore file in it).
-    if (rule !== undefined) record = `${masked}${VERDICT_SEPARATOR}${redactText(rule)}`;
+    if (rule !== undefined) record = `${masked}${VERDICT_SEPARATOR}${maskedWorkspace(rule)}`;
   }
   writeRecord(stateDir, sessionId, recorded, record);
 }
