@@ -5,10 +5,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
 import { CREATED_AT_MS, DAY, conversationFor, jsonlOf, ledgerEvent, sessionIdFor, turnMessages, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
-import { hookEnv, hookStdin, runHookCli, waitForWorkers, writeSession, newSessionId } from './support/hook-harness.js';
+import { hookEnv, hookStdin, runHookCli, todayUtc, waitForWorkers, writeSession, newSessionId } from './support/hook-harness.js';
+import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { exclusiveWriter, indexRecord, liveHost, sessionIndexFile, untouchable, VARIANTS, writeSessionIndex, type IndexRecord } from './support/session-index-host.js';
 import { makeSession, tempDir } from './transcript-helpers.js';
 import { readHookEvents } from '../src/hook/hook-events.js';
@@ -439,12 +440,71 @@ describe('a credential in a workspace path', { timeout: 180_000 }, () => {
       expect(r.code).toBe(0);
     }
     expect(readHookEvents(stateDir).map((ev) => ev.reason)).toEqual(['excluded', 'unknown_session']);
+    // The one kept out with the rule it matched (masked as well): a later run cannot match the masked path.
     expect(hookRuns.map(([sessionId]) => fs.readFileSync(path.join(stateDir, 'hook', `${sessionId}.cwd`), 'utf8'))).toEqual([
-      path.join(root, '[REDACTED:github-token]'),
+      `${path.join(root, '[REDACTED:github-token]')}\0${path.join(root, '[REDACTED:github-token]', '.everme-ignore')}`,
       path.join(root, 'work', '[REDACTED:github-token]'),
     ]);
 
     const shown = [run.stdout, run.stderr, JSON.stringify(report), storeText()].join('\n');
     for (const token of tokens) expect(shown.includes(token), token).toBe(false);
+  });
+});
+
+describe('a token-named workspace the hook kept out', () => {
+  let gw: FakeGateway;
+  beforeAll(async () => {
+    gw = await startFakeGateway();
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  // The hook sees the path as the host wrote it; a later run knows the session only by the masked
+  // cwd the hook recorded, which no pattern names and under which no `.everme-ignore` lies.
+  it('stays out of import and sync, locally and on the gateway, and the report says the hook excluded it', async () => {
+    const byPattern = path.join(root, 'work', 'ghp_P4tT3rnExcLud3dD1r3ct0ryN4m3dT0k3n01');
+    const byIgnore = path.join(root, 'work', 'ghp_Ign0r3F1l3Exc1ud3dD1r3ct0ryT0k3n0002');
+    fs.mkdirSync(byIgnore, { recursive: true });
+    fs.writeFileSync(path.join(byIgnore, '.everme-ignore'), '');
+    const sessions = [newSessionId(), newSessionId()] as const;
+    writeSession(dataDir, sessions[0], [1]);
+    writeSession(dataDir, sessions[1], [2]);
+    const e = env({ EVERME_EXCLUDE: path.join(root, 'work', 'ghp_P4*'), EVERME_API_KEY: gw.token, EVERME_API_BASE: gw.url });
+    for (const [sessionId, cwd] of [
+      [sessions[0], byPattern],
+      [sessions[1], byIgnore],
+    ] as const) {
+      expect((await runHookCli(hookStdin(sessionId, { cwd }), hookEnv({ ...e, MINIMAX_DATA_DIR: dataDir }))).code).toBe(0);
+    }
+    expect(readHookEvents(stateDir).map((ev) => ev.reason)).toEqual(['excluded', 'excluded']);
+
+    const run = await json(['import', '--since', todayUtc().replaceAll('/', '-')], e);
+    expect(run).toMatchObject({ sessions: { delivered: 0, excluded: 2 } });
+    expect(await json(['sync'], e)).toMatchObject({ messages: 0 });
+    expect(storeRows('SELECT conversation_id FROM conversations')).toEqual([]);
+    expect(gw.requestsTo('/mem/agent-memory')).toEqual([]);
+
+    const report = await json(['report'], e);
+    const masked = path.join(root, 'work', '[REDACTED:github-token]');
+    const verdict = 'excluded by the hook, which matched the path before it was masked: ';
+    expect(report.excluded).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ sessionId: sessions[0], workspaceDir: masked, rule: `${verdict}EVERME_EXCLUDE ${path.join(masked.slice(0, -'[REDACTED:github-token]'.length), 'ghp_P4*')}` }),
+        expect.objectContaining({ sessionId: sessions[1], workspaceDir: masked, rule: `${verdict}${path.join(masked, '.everme-ignore')}` }),
+      ]),
+    );
+    const shown = [JSON.stringify(report), ...fs.readdirSync(path.join(stateDir, 'hook')).map((f) => fs.readFileSync(path.join(stateDir, 'hook', f), 'utf8'))].join('\n');
+    expect(shown).not.toMatch(/ghp_[A-Za-z0-9]{20}/);
+
+    // The pattern removed, the hook's next call for the session checks the real path again and
+    // rewrites the record without a verdict: the session is the user's to import again.
+    const cwdFile = path.join(stateDir, 'hook', `${sessions[0]}.cwd`);
+    expect(fs.readFileSync(cwdFile, 'utf8')).toContain('\0');
+    const { EVERME_EXCLUDE: _dropped, ...unexcluded } = e;
+    expect((await runHookCli(hookStdin(sessions[0], { cwd: byPattern }), hookEnv({ ...unexcluded, MINIMAX_DATA_DIR: dataDir, EVERME_MINIMAX_SYNC_INTERVAL_MS: '300' }))).code).toBe(0);
+    expect(fs.readFileSync(cwdFile, 'utf8')).toBe(masked);
+    // Admitted now, the hook started a worker for the session: it ends before its directory goes.
+    await waitForWorkers(stateDir);
   });
 });

@@ -166,11 +166,11 @@ describe("a hook's cwd in a run over many sessions", () => {
     // Enough sessions that the run reads what it can at once (PrivacyGate.PRELOAD_AFTER).
     const sessions: SessionRef[] = Array.from({ length: 64 }, (_, i) => ({ sessionId: `mvs_${i}`, dir: `/nowhere/${i}`, createdAtMs: 0 }));
     const [early, late] = [sessions[0]!, sessions[1]!];
-    await recordHookWorkspace(stateDir, early.sessionId, '/early');
+    await recordHookWorkspace(stateDir, early.sessionId, '/early', () => Promise.resolve(undefined));
 
     gate.noteSessions(sessions);
     // Written after the run listed the hook's directory.
-    await recordHookWorkspace(stateDir, late.sessionId, '/late');
+    await recordHookWorkspace(stateDir, late.sessionId, '/late', () => Promise.resolve(undefined));
     await gate.redecide(early);
     await gate.redecide(late);
     gate.commit();
@@ -184,7 +184,7 @@ describe("a hook's cwd in a run over many sessions", () => {
     gate.endRun();
 
     const other = sessions[2]!;
-    await recordHookWorkspace(stateDir, other.sessionId, '/other');
+    await recordHookWorkspace(stateDir, other.sessionId, '/other', () => Promise.resolve(undefined));
     gate.noteSessions(sessions);
     await gate.redecide(other);
     gate.commit();

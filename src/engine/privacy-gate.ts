@@ -4,7 +4,7 @@ import { describeRule, ExclusionPolicy, type ExclusionSource } from '../config/e
 import { exclusionSource, type Settings } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { admitWorkspace } from '../memory/admission.js';
-import { hookWorkspaceFile, recordedHookWorkspace } from '../store/hook-workspace.js';
+import { hookWorkspaceFile, recordedHookWorkspace, type RecordedWorkspace } from '../store/hook-workspace.js';
 import { maskedIndexFacts, maskedWorkspace, sameIndexFacts, SessionMetaStore, type IndexFacts } from '../store/session-meta.js';
 import { SessionScopeStore } from '../store/session-scope.js';
 import type { SessionStore } from '../store/session-store.js';
@@ -53,22 +53,38 @@ export function fromSessionIndex(catalog: SessionCatalog): WorkspaceSource {
  * the hook first reported it), else as the hook itself wrote it down before deciding (a session the
  * hook kept out has no worker, and is known only there; the file's time is when it was written). A
  * workspace recorded by an older hook worker, before claims had sources, counts as a cwd of unknown
- * time.
+ * time. A masked cwd carries the hook's verdict when it kept the session out (`excludedBy`): the
+ * path recorded is not the one the hook checked.
  */
 export function fromRecordedCwd(catalog: SessionCatalog, stateDir?: string): WorkspaceSource {
   return (session, purpose = 'decide') => {
-    const stored = catalog.stored(session.sessionId);
-    if (stored?.cwd) return stored.cwd;
+    const id = session.sessionId;
+    const stored = catalog.stored(id);
+    // Recorded by a worker, so the hook admitted the session then; it may have kept it out since (a
+    // pattern added), and said so in its file. Only a masked path needs that: any other is checked.
+    if (stored?.cwd) return stored.cwd.dir.includes(MASKED) ? withVerdict(stored.cwd, hookRecord(catalog, stateDir, id, purpose)) : stored.cwd;
     // Never decided by sources, yet a workspace on the session: what an older hook worker recorded.
     if (stored?.workspaceFrom === undefined && stored?.decided !== undefined) return { from: 'cwd', dir: stored.decided };
-    if (stateDir === undefined) return undefined;
-    // A no-op sync rechecks every session: one listing of the hook's directory, not a stat each.
-    if (purpose === 'recheck' && catalog.listedHookCwd(session.sessionId) === false) return undefined;
-    const dir = recordedHookWorkspace(stateDir, session.sessionId);
-    if (dir === undefined) return undefined;
-    const atMs = fileTime(hookWorkspaceFile(stateDir, session.sessionId));
-    return atMs === undefined ? { from: 'cwd', dir } : { from: 'cwd', dir, atMs };
+    const record = hookRecord(catalog, stateDir, id, purpose);
+    if (record === undefined || stateDir === undefined) return undefined;
+    const atMs = fileTime(hookWorkspaceFile(stateDir, id));
+    return withVerdict(atMs === undefined ? { from: 'cwd', dir: record.dir } : { from: 'cwd', dir: record.dir, atMs }, record);
   };
+}
+
+/** How every masked value begins (`[REDACTED:<rule>]`, see core/redact.ts). */
+const MASKED = '[REDACTED:';
+
+function hookRecord(catalog: SessionCatalog, stateDir: string | undefined, id: string, purpose: ClaimPurpose): RecordedWorkspace | undefined {
+  if (stateDir === undefined) return undefined;
+  // A no-op sync rechecks every session: one listing of the hook's directory, not a stat each.
+  if (purpose === 'recheck' && catalog.listedHookCwd(id) === false) return undefined;
+  return recordedHookWorkspace(stateDir, id);
+}
+
+/** The claim, with the hook's verdict when the hook's record is of the same (masked) path. */
+function withVerdict(claim: WorkspaceClaim, record: RecordedWorkspace | undefined): WorkspaceClaim {
+  return record?.excludedBy !== undefined && record.dir === claim.dir ? { ...claim, excludedBy: record.excludedBy } : claim;
 }
 
 function fileTime(file: string): number | undefined {
@@ -83,6 +99,9 @@ function fileTime(file: string): number | undefined {
 export function defaultWorkspaceSources(catalog: SessionCatalog, stateDir?: string): WorkspaceSource[] {
   return [fromSessionFiles, fromSessionIndex(catalog), fromRecordedCwd(catalog, stateDir)];
 }
+
+/** Before the rule the hook matched, in the report: the path shown is not the one it matched. */
+export const HOOK_VERDICT = 'excluded by the hook, which matched the path before it was masked: ';
 
 export interface GateOptions {
   /** What the session index says: the gate's workspace source and the kinds filter read it. */
@@ -337,6 +356,10 @@ export class PrivacyGate {
       // Recorded for the report and shown: masked, as every recorded path is.
       if (rule !== null) return { dir: maskedWorkspace(dir), rule };
     }
+    // A path the hook checked before masking it: no check of the masked one can see its pattern or
+    // ignore file, so the hook's word stands (an exclusion errs on the side of leaving out).
+    const hooked = decision.claims.find((c) => c.excludedBy !== undefined);
+    if (hooked?.excludedBy !== undefined) return { dir: hooked.dir, rule: `${HOOK_VERDICT}${hooked.excludedBy}` };
     return undefined;
   }
 

@@ -15,8 +15,10 @@ import type { SessionIndexRead } from '../transcript/session-index.js';
  * the path as the host wrote it, when masking changed it and the source read it this run; the
  * exclusion check reads it, never stored. `earlierDirs`: where the source said the session was
  * before (a moved ledger session), as the host wrote them; checked for exclusion, never stored.
+ * `excludedBy`: the rule the hook matched against a cwd whose recorded path is masked (see
+ * `recordHookWorkspace`); it stands for the check the masked path cannot have, never stored here.
  */
-export type WorkspaceClaim = StoredClaim & { hostDir?: string; earlierDirs?: readonly string[] };
+export type WorkspaceClaim = StoredClaim & { hostDir?: string; earlierDirs?: readonly string[]; excludedBy?: string };
 
 /** A claim of a path as a source wrote it: masked for everything but the exclusion check. */
 export function workspaceClaim(from: WorkspaceFrom, hostDir: string, atMs?: number): WorkspaceClaim {

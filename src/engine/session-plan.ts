@@ -6,11 +6,11 @@ import { TaskBatcher, type PlannedRequest } from '../memory/task-batcher.js';
 import type { ConversationMeta, PlanPart } from '../sinks/sink.js';
 import type { SessionFingerprint } from '../store/fingerprint-store.js';
 import { encodeMessageRows } from '../store/message-rows.js';
+import { maskedWorkspace } from '../store/session-meta.js';
 import { openLedgerCarryover, type LedgerCarryover } from '../transcript/ledger-carryover.js';
 import { openSessionHistory } from '../transcript/session-history.js';
 import type { HistoryItem, SessionRef } from '../transcript/types.js';
 import { conversationIdFor } from '../core/conversation-id.js';
-import { redactText } from '../core/redact.js';
 import { fingerprintFile } from './fingerprint.js';
 
 /**
@@ -168,8 +168,8 @@ export async function planSession(job: PlanJob, emit: EmitPart): Promise<PlanRes
   const fingerprint = historyFile === job.fingerprint?.file ? job.fingerprint : fingerprintFile(historyFile);
   const meta = (): ConversationMeta & { historyFile: string } => {
     const named = job.decidedWorkspace ?? history.workspaceDir() ?? job.recordedWorkspace;
-    // Masked as every recorded workspace is (session-meta.ts `maskedWorkspace`): the ledger's own is as the host wrote it.
-    const workspaceDir = named === undefined ? undefined : redactText(named);
+    // Masked as every recorded workspace is: the ledger's own is as the host wrote it.
+    const workspaceDir = named === undefined ? undefined : maskedWorkspace(named);
     return { conversationId, sessionId: session.sessionId, source, ...(workspaceDir === undefined ? {} : { workspaceDir }), historyFile, createdAtMs: session.createdAtMs };
   };
   // Batching warns too (`oversized_unit`): counted once, for the first target.

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hookDataDir } from './hook-data-dir.js';
-import { ExclusionPolicy } from '../config/exclude.js';
+import { describeRule, ExclusionPolicy } from '../config/exclude.js';
 import { exclusionSource, loadSettings, type Settings } from '../config/settings.js';
 import { toEvermeError } from '../core/errors.js';
 import { HEAP_CAP_FLAGS, heapCappedEnv } from '../core/heap-cap.js';
-import { admitWorkspace } from '../memory/admission.js';
+import { admitWorkspace, type Admission } from '../memory/admission.js';
 import { recordHookWorkspace } from '../store/hook-workspace.js';
 import { redactOutput } from '../core/redact-output.js';
 import { recordHookEvent, type HookOutcome } from './hook-events.js';
@@ -56,17 +56,7 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
   const stateDir = settings.stateDir;
   if (!parsed.ok) return { outcome: 'ignored', reason: parsed.reason, stateDir };
   const { input } = parsed;
-  if (input.cwd) {
-    // Written down before anything is decided: current sessions name their workspace nowhere else,
-    // so a session kept out here is known to be excluded by every later import and sync.
-    await recordHookWorkspace(stateDir, input.sessionId, input.cwd);
-    // An excluded workspace (the payload's cwd is the session's workspace, or a directory in it):
-    // nothing is looked up, recalled, claimed or started for it. A pattern the policy refuses keeps
-    // everything out too, and says why. Checked on the cwd as the host wrote it, not as recorded
-    // (masked): a pattern or an `.everme-ignore` is about the real directory.
-    const policy = await ExclusionPolicy.load(settings.exclude, undefined, exclusionSource(settings));
-    if (!admitWorkspace(policy, input.cwd).admitted) return { ...named, outcome: 'ignored', reason: 'excluded', stateDir };
-  }
+  if (input.cwd && !(await admitCwd(settings, input.sessionId, input.cwd))) return { ...named, outcome: 'ignored', reason: 'excluded', stateDir };
 
   if (kind === 'session_start') return sessionStart(settings, input, named);
 
@@ -114,6 +104,26 @@ export async function runHook(stdin: NodeJS.ReadableStream & { isTTY?: boolean }
     throw err;
   }
   return { ...named, outcome: 'claimed', diagnostic, stateDir };
+}
+
+/**
+ * Whether the payload's workspace may be captured (the cwd is the session's workspace, or a
+ * directory in it): an excluded one has nothing looked up, recalled, claimed or started for it. A
+ * pattern the policy refuses keeps everything out too, and says why. Checked on the cwd as the host
+ * wrote it, not as recorded (masked): a pattern or an `.everme-ignore` is about the real directory.
+ */
+async function admitCwd(settings: Settings, sessionId: string, cwd: string): Promise<boolean> {
+  // Asked once, by the record below too when masking changes the cwd.
+  let asked: Promise<Admission> | undefined;
+  const admission = (): Promise<Admission> => (asked ??= ExclusionPolicy.load(settings.exclude, undefined, exclusionSource(settings)).then((policy) => admitWorkspace(policy, cwd)));
+  // Written down before the hook acts on it: current sessions name their workspace nowhere else.
+  // With the verdict when the recorded path is masked (a later run could not check that path), so
+  // a session kept out here is known to be excluded by every later import and sync.
+  await recordHookWorkspace(settings.stateDir, sessionId, cwd, async () => {
+    const found = await admission();
+    return found.admitted ? undefined : describeRule(found.rule);
+  });
+  return (await admission()).admitted;
 }
 
 /**

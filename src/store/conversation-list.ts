@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { redactText } from '../core/redact.js';
+import { maskedWorkspace } from './masked-workspace.js';
 
 /**
  * Listing conversations of the embedded store, by project. Kept apart from the message store (and
@@ -50,11 +50,11 @@ function prefixEnd(prefix: string): string {
 
 /**
  * `project` matches itself and anything below it, never a sibling that merely shares a prefix. It
- * is masked first, as every recorded workspace is (session-meta.ts `maskedWorkspace`): a directory
+ * is masked first, as every recorded workspace is (`maskedWorkspace`): a directory
  * named after a token is stored masked, and asked for as the user or the host spells it.
  */
 export function projectParams(project: string | undefined): ProjectParams {
-  const trimmed = project === undefined ? undefined : redactText(project.trim());
+  const trimmed = project === undefined ? undefined : maskedWorkspace(project.trim());
   if (!trimmed) return { project: null, projectSlash: null, projectBackslash: null, projectSlashEnd: null, projectBackslashEnd: null };
   const base = trimmed.length > 1 ? trimmed.replace(/[\\/]+$/, '') || trimmed[0]! : trimmed;
   const isRoot = base.endsWith('/') || base.endsWith('\\');

@@ -37,8 +37,32 @@ export function listHookWorkspaces(stateDir: string): Set<string> {
   return new Set(names.filter((name) => name.endsWith(CWD_SUFFIX)).map((name) => name.slice(0, -CWD_SUFFIX.length)));
 }
 
+/**
+ * Between the masked path and the hook's verdict in a recorded file: no path holds a NUL, so a file
+ * without one is a path alone (the hook admitted the session, or masking left its cwd as it was).
+ */
+const VERDICT_SEPARATOR = '\0';
+
+/**
+ * A recorded workspace: the path, masked, and when masking changed it and the hook kept the session
+ * out, the rule it matched (masked too). A later run has only the masked path, which no pattern
+ * names and under which no `.everme-ignore` lies: `excludedBy` is what the hook saw.
+ */
+export interface RecordedWorkspace {
+  dir: string;
+  excludedBy?: string;
+}
+
 /** The workspace last recorded for the session, if any. */
-export function recordedHookWorkspace(stateDir: string, sessionId: string): string | undefined {
+export function recordedHookWorkspace(stateDir: string, sessionId: string): RecordedWorkspace | undefined {
+  const text = readRecord(stateDir, sessionId);
+  if (text === undefined) return undefined;
+  const at = text.indexOf(VERDICT_SEPARATOR);
+  if (at < 0) return { dir: text };
+  return { dir: text.slice(0, at), excludedBy: text.slice(at + 1) };
+}
+
+function readRecord(stateDir: string, sessionId: string): string | undefined {
   const file = hookWorkspaceFile(stateDir, sessionId);
   // Most sessions have no file (the hook never saw them): asking first costs a few microseconds,
   // a failed read throws, and a run asks this of every session it passes (50 ms per 3,000).
@@ -51,21 +75,41 @@ export function recordedHookWorkspace(stateDir: string, sessionId: string): stri
 }
 
 /**
- * Records `cwd` for the session unless it is already recorded; replaced atomically, so no reader
- * sees half of it. Masked like every recorded workspace (a directory can be named after a token),
- * so a later run's exclusion check sees the masked path: the hook checks the one it was given.
+ * Records `cwd` for the session unless it is recorded already; replaced atomically, so no reader
+ * sees half of it. Masked like every recorded workspace (a directory can be named after a token).
+ * When masking changed it, `verdict` is asked for the rule that keeps the session out (undefined:
+ * admitted), checked on the path as the host wrote it, and recorded with it: a later run cannot
+ * check the masked path. Asked again at every hook call for the session, so the record follows the
+ * user's patterns and ignore files as long as the hook sees the session; after that it stands.
  */
-export async function recordHookWorkspace(stateDir: string, sessionId: string, cwd: string): Promise<void> {
-  const recorded = recordedHookWorkspace(stateDir, sessionId);
+export async function recordHookWorkspace(stateDir: string, sessionId: string, cwd: string, verdict: () => Promise<string | undefined>): Promise<void> {
+  const recorded = readRecord(stateDir, sessionId);
   // Nearly every hook call: this cwd is recorded already, and masking left it as it was.
   if (recorded === cwd) return;
   // Loaded only to write: the secret rules are milliseconds of start-up the usual call never pays.
-  const { redactText } = await import('../core/redact.js');
-  const masked = redactText(cwd);
-  if (recorded === masked) return;
+  const { maskedWorkspace } = await import('./masked-workspace.js');
+  const masked = maskedWorkspace(cwd);
+  let record = masked;
+  if (masked !== cwd) {
+    let rule: string | undefined;
+    try {
+      rule = await verdict();
+    } catch (err) {
+      // No verdict (a pattern the policy refuses fails the hook): the path alone is still worth keeping.
+      writeRecord(stateDir, sessionId, recorded, masked);
+      throw err;
+    }
+    // The rule names the directory too (a pattern for it, the ignore file in it).
+    if (rule !== undefined) record = `${masked}${VERDICT_SEPARATOR}${maskedWorkspace(rule)}`;
+  }
+  writeRecord(stateDir, sessionId, recorded, record);
+}
+
+function writeRecord(stateDir: string, sessionId: string, recorded: string | undefined, record: string): void {
+  if (recorded === record) return;
   const file = hookWorkspaceFile(stateDir, sessionId);
   makeDirs(path.dirname(file), PRIVATE_DIR_MODE);
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, masked, { mode: PRIVATE_FILE_MODE });
+  writeFileSync(tmp, record, { mode: PRIVATE_FILE_MODE });
   renameSync(tmp, file);
 }

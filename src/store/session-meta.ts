@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import * as z from 'zod';
 import { parseJsonColumn } from './json-column.js';
 import { redactText } from '../core/redact.js';
+import { maskedWorkspace } from './masked-workspace.js';
 import { withinTransaction } from './within-transaction.js';
 
 /**
@@ -89,14 +90,8 @@ type IndexParams = [
   number,
 ];
 
-/**
- * A workspace path as it is stored and shown: masked like any text, since a directory can be named
- * after a token (`~/projects/ghp_…`). The exclusion check reads the path as the host wrote it
- * (privacy-gate.ts); everything recorded holds this.
- */
-export function maskedWorkspace(dir: string): string {
-  return redactText(dir);
-}
+/** The one home of masking a workspace is masked-workspace.ts; the store's readers find it here too. */
+export { maskedWorkspace };
 
 /** The facts as they are stored: workspace paths masked (the title is masked where it is read). */
 export function maskedIndexFacts(f: IndexFacts): IndexFacts {
