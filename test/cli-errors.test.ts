@@ -52,6 +52,8 @@ describe('bad input gets a clear answer', () => {
     [['mcp', '--project', ' '], /^--project is empty$/],
     // Stored masked, two token-named directories are one path: forgetting by it would take both.
     [['forget', '--project', '/home/u/ghp_abcdefghijklmnopqrstuvwxyz0123456789', '--yes'], /^--project \/home\/u\/\[REDACTED:github-token\] holds a credential in its path/],
+    // ... and so does the masked form everme itself prints, copied back.
+    [['forget', '--project', '/home/u/[REDACTED:github-token]', '--yes'], /^--project \/home\/u\/\[REDACTED:github-token\] holds a credential in its path/],
     [['install', '--api-base', 'ftp://x', '--dry-run'], /^--api-base must be an http\(s\) URL$/],
   ])('%j is invalid_args, exit 2, one envelope and no stack trace', (args, message) => {
     const r = run([...args, '--json']);

@@ -164,7 +164,7 @@ describe('uninstall --purge of an everme.env install created', () => {
     expect(purge.stdout).not.toContain(KEY);
   });
 
-  it('takes out the key an older install wrote without recording it, also after an upgrade install, and keeps EverMe\'s installer\'s lines', async () => {
+  it('takes out the key an older install wrote without recording it, also after an upgrade install, and keeps EverMe\'s installer\'s lines and the user\'s', async () => {
     const at = home();
     const env = path.join(at.data, 'everme.env');
     const record = path.join(at.data, 'everme', 'install.json');
@@ -173,13 +173,15 @@ describe('uninstall --purge of an everme.env install created', () => {
     const legacy = JSON.parse(readFileSync(record, 'utf8')) as { envKeysAdded?: string[] };
     delete legacy.envKeysAdded;
     writeFileSync(record, `${JSON.stringify(legacy, null, 2)}\n`);
-    writeFileSync(env, `${readFileSync(env, 'utf8')}${EVERME_LINES}`);
+    // EverMe's installer appends its lines, and the user a line of their own.
+    const mine = 'HTTPS_PROXY=http://proxy.internal:3128\n';
+    writeFileSync(env, `${readFileSync(env, 'utf8')}${EVERME_LINES}${mine}`);
     // The upgrade: install again with this build, no --api-key (so it sets no key itself).
     expect((await everme(at, 'install')).code).toBe(0);
 
     const purge = await everme(at, 'uninstall', '--purge');
     expect(purge.code, purge.stderr).toBe(0);
-    expect(readFileSync(env, 'utf8')).toBe(EVERME_LINES);
+    expect(readFileSync(env, 'utf8')).toBe(`${EVERME_LINES}${mine}`);
     expect(purge.stdout).not.toContain(KEY);
   });
 

@@ -111,8 +111,14 @@ describe('redactText', () => {
     ['"Env": ["DB_PASSWORD=Tr0ub4dor&3horse", "PATH=/usr/bin"]', '"Env": ["DB_PASSWORD=[REDACTED:password]", "PATH=/usr/bin"]'],
     // Inside other text the assignment still ends where the text goes on.
     ['curl "https://x/?a=1" -d db_password=abc&next=1', 'curl "https://x/?a=1" -d db_password=[REDACTED:password]&next=1'],
-    // Blanks around `=` are code, not an env line: not masked to the end of the line.
-    ['SECRET_KEY = abc&rest(of, the, line)', 'SECRET_KEY = [REDACTED:secret]&rest(of, the, line)'],
+    // An ini or properties file writes blanks around `=`; the value still runs to the end of the line.
+    ['[mysqld]\npassword = correct horse battery staple', '[mysqld]\npassword = [REDACTED:password]'],
+    ['db.password = p4ss&w0rd', 'db.password = [REDACTED:password]'],
+    // As one quoted string the value ends at the quote that opened it, a JSON escape inside included.
+    ['"Env": ["DB_PASSWORD=it\'s&x9Q"]', '"Env": ["DB_PASSWORD=[REDACTED:password]"]'],
+    ['"DB_PASSWORD=ab\\"c&d9Q", "X=1"', '"DB_PASSWORD=[REDACTED:password]", "X=1"'],
+    // A first word that calls something is code, not an env line: the rest of the line stays.
+    ['SECRET_KEY = fetch_secret(name) or fallback', 'SECRET_KEY = [REDACTED:secret]) or fallback'],
   ])('masks an env-style line\'s value to the end of the line: %j', (input, masked) => {
     expect(redactText(input)).toBe(masked);
   });

@@ -497,6 +497,13 @@ describe('a token-named workspace the hook kept out', () => {
     const shown = [JSON.stringify(report), ...fs.readdirSync(path.join(stateDir, 'hook')).map((f) => fs.readFileSync(path.join(stateDir, 'hook', f), 'utf8'))].join('\n');
     expect(shown).not.toMatch(/ghp_[A-Za-z0-9]{20}/);
 
+    // A pattern the policy refuses gives no verdict: the one recorded earlier stands.
+    const ignoredFile = path.join(stateDir, 'hook', `${sessions[1]}.cwd`);
+    const before = fs.readFileSync(ignoredFile, 'utf8');
+    expect(before).toContain('\0');
+    expect((await runHookCli(hookStdin(sessions[1], { cwd: byIgnore }), hookEnv({ ...e, EVERME_EXCLUDE: 'relative/dir', MINIMAX_DATA_DIR: dataDir }))).code).toBe(0);
+    expect(fs.readFileSync(ignoredFile, 'utf8')).toBe(before);
+
     // The pattern removed, the hook's next call for the session checks the real path again and
     // rewrites the record without a verdict: the session is the user's to import again.
     const cwdFile = path.join(stateDir, 'hook', `${sessions[0]}.cwd`);

@@ -41,7 +41,8 @@ function selectorOf(request: ForgetRequest): ConversationSelector {
  * path: forgetting by it would forget the other's conversations too. Listing them is harmless.
  */
 function projectToForget(dir: string, request: ForgetRequest): string {
-  if (request.dryRun || request.undo || redactText(dir) === dir) return dir;
+  // The masked form as everme prints it (search, export, report) names every such directory too.
+  if (request.dryRun || request.undo || (redactText(dir) === dir && !dir.includes('[REDACTED:'))) return dir;
   throw new EvermeError('invalid_args', `--project ${redactText(dir)} holds a credential in its path, stored masked, so it may match other directories too`, {
     code: 'project_path_masked',
     hint: 'List what it matches with --dry-run, then forget each with --conversation ID.',

@@ -208,18 +208,25 @@ const SEP = `${Q}[ \\t]*(?::=|=>|[:=])[ \\t]*`;
  */
 const ASSIGNMENT_KEY =
   `(password|passwd|passphrase|secret[_-]?key[_-]?base|secret[_-]?key|secret|api[_-]?key|private[_-]?key|access[_-]?key|token|p(?<=(?:[_.;-]|[^A-Za-z0-9]|^)p)ass|p(?<=[_.;-]p)wd|k(?<=[_.-]k)ey|a(?<=[_.-]a)uth)(?![A-Za-z0-9_])`;
+/** An assignment's value inside other text: it ends where the text goes on. */
+const BARE_VALUE = `[^\\s"'\\\\&,;)\\]}>:=][^\\s"'\\\\&,;)\\]}>]*`;
+const BARE_AT_START = new RegExp(`^${BARE_VALUE}`);
+
 /**
  * Everything before the value of an env-style line (`DB_PASSWORD=…`, `export API_TOKEN=…`, a `.env`
- * file, a docker-compose `environment:` list's `- DB_PASSWORD=…`): the line is the assignment, so
- * its value runs to the end of the line, `&`, `;`, `,`, `)` and the like included, where an
- * assignment inside other text ends at them. No blank around `=`, as env files write it: code
- * (`SECRET_KEY = os.environ.get(…)`) is not an env line, and its line is not masked whole.
+ * or ini file, a docker-compose `environment:` list's `- DB_PASSWORD=…`): the line is the
+ * assignment, so its value runs to the end of the line, `&`, `;`, `,`, `)` and the like included,
+ * where an assignment inside other text ends at them (code is told apart in `maskEnvValue`).
  */
-const ENV_LINE_HEAD = `${LINE_START}${LINE_PREFIX}(?:-[ \\t]+)?(?:export[ \\t]+)?[A-Za-z0-9_.-]+=`;
-/** The same assignment as one quoted string (`"Env": ["DB_PASSWORD=…", …]` in docker inspect or kubectl JSON): its value runs to the quote. */
-const QUOTED_ENV_HEAD = `["'][A-Za-z0-9_.-]+=`;
+const ENV_NAME = '[A-Za-z0-9_.-]+';
+const ENV_LINE_HEAD = `${LINE_START}${LINE_PREFIX}(?:-[ \\t]+)?(?:export[ \\t]+)?${ENV_NAME}[ \\t]*=[ \\t]*`;
+/**
+ * The same assignment as one quoted string (`"Env": ["DB_PASSWORD=…", …]` in docker inspect or
+ * kubectl JSON): its value runs to the quote that opened it, a JSON escape (`\"`) inside included.
+ */
+const QUOTED_ENV_VALUE = `(?<="${ENV_NAME}=)([^\\s"'\\\\](?:[^"\\\\\\r\\n]|\\\\.)*)(?=")|(?<='${ENV_NAME}=)([^\\s"'\\\\][^'\\r\\n]*)(?=')`;
 const ASSIGNMENT = new RegExp(
-  `${ASSIGNMENT_KEY}(${SEP})(?:"([^"\\n]*)"|'([^'\\n]*)'|\\\\"([^"\\\\\\n]*)\\\\"|(?<=${ENV_LINE_HEAD})([^\\s"'\\\\][^\\r\\n]*)|(?<=${QUOTED_ENV_HEAD})([^\\s"'\\\\][^"'\\\\\\r\\n]*)(?=["'])|([^\\s"'\\\\&,;)\\]}>:=][^\\s"'\\\\&,;)\\]}>]*))`,
+  `${ASSIGNMENT_KEY}(${SEP})(?:"([^"\\n]*)"|'([^'\\n]*)'|\\\\"([^"\\\\\\n]*)\\\\"|(?<=${ENV_LINE_HEAD})([^\\s"'\\\\][^\\r\\n]*)|${QUOTED_ENV_VALUE}|(${BARE_VALUE}))`,
   'gi',
 );
 
@@ -229,18 +236,25 @@ export function assignmentRule(key: string): 'password' | 'secret' {
 
 /**
  * An env-style line's value, to the end of the line: a trailing `# comment` and blanks stay. Left
- * alone when its first word is not a secret (`TOKEN=$GITHUB_TOKEN`, `KEY=<your key>`).
+ * alone when its first word is not a secret (`TOKEN=$GITHUB_TOKEN`, `KEY=<your key>`). A first word
+ * that calls something (`SECRET_KEY = os.environ.get(…)`) makes the line code, not an env line:
+ * masked as an assignment inside other text, so the rest of the line stays readable.
  */
 function maskEnvValue(match: string, key: string, sep: string, line: string): string {
   const comment = line.search(/[ \t]#/);
   const value = (comment === -1 ? line : line.slice(0, comment)).trimEnd();
-  if (!isMaskable(value) || !isMaskable(value.split(/[ \t]/, 1)[0]!)) return match;
+  const first = value.split(/[ \t]/, 1)[0]!;
+  if (first.includes('(')) {
+    const bare = BARE_AT_START.exec(line)?.[0];
+    return bare !== undefined && isMaskable(bare) ? `${key}${sep}${placeholder(assignmentRule(key))}${line.slice(bare.length)}` : match;
+  }
+  if (!isMaskable(value) || !isMaskable(first)) return match;
   return `${key}${sep}${placeholder(assignmentRule(key))}${line.slice(value.length)}`;
 }
 
-function maskAssignment(match: string, key: string, sep: string, dq?: string, sq?: string, edq?: string, envLine?: string, quotedEnv?: string, bare?: string): string {
+function maskAssignment(match: string, key: string, sep: string, dq?: string, sq?: string, edq?: string, envLine?: string, quotedDq?: string, quotedSq?: string, bare?: string): string {
   if (envLine !== undefined) return maskEnvValue(match, key, sep, envLine);
-  const value = dq ?? sq ?? edq ?? quotedEnv ?? bare ?? '';
+  const value = dq ?? sq ?? edq ?? quotedDq ?? quotedSq ?? bare ?? '';
   if (!isMaskable(value)) return match;
   const mask = placeholder(assignmentRule(key));
   if (dq !== undefined) return `${key}${sep}"${mask}"`;

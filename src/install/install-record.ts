@@ -21,7 +21,7 @@ export const InstallRecord = z.object({
   envKeysAdded: z.array(z.string()).optional(),
   /**
    * everme.env was created by an install that recorded none of the keys it set (before
-   * `envKeysAdded` covered a created file): every key in it but EverMe's installer's is everme's.
+   * `envKeysAdded` covered a created file): see `UNRECORDED_INSTALL_KEYS`.
    */
   envKeysUnrecorded: z.literal(true).optional(),
 });
@@ -59,8 +59,12 @@ export function readInstallRecord(dataDir: string): InstallRecord | undefined {
   }
 }
 
-/** The keys EverMe's own installer writes into everme.env (everme-gateway.md): never install's. */
-export const EVERME_INSTALLER_KEYS: ReadonlySet<string> = new Set(['EVERME_API_BASE', 'EVERME_AGENT_ID', 'EVERME_AGENT_TOKEN']);
+/**
+ * What an older install's unrecorded file surely owes it: of the two keys install ever set
+ * (`--api-key`, `--api-base`), the one EverMe's installer never writes (everme-gateway.md: it writes
+ * EVERME_API_BASE, EVERME_AGENT_ID and EVERME_AGENT_TOKEN). A line the user added stays.
+ */
+export const UNRECORDED_INSTALL_KEYS: readonly string[] = ['EVERME_API_KEY'];
 
 /**
  * Whether the record comes from an install that created everme.env but recorded no key it set: a

@@ -9,7 +9,7 @@ import { databasePath } from '../store/database.js';
 import { hookStateDir } from '../store/hook-workspace.js';
 import { existingMode, writeFileAtomic } from './atomic-write.js';
 import { ENV_FILE_MODE, isHeaderLine, isHeaderOnly, stripInstallAdditions } from './env-file-writer.js';
-import { envKeysUnrecorded, EVERME_INSTALLER_KEYS, evermeDir, installRecordPath, readInstallRecord, runtimeDir, writeInstallRecord } from './install-record.js';
+import { envKeysUnrecorded, evermeDir, installRecordPath, readInstallRecord, runtimeDir, UNRECORDED_INSTALL_KEYS, writeInstallRecord } from './install-record.js';
 import { foreignHookFile, HOOK_EVENTS, hookFilePath, hooksDir } from './markdown-hooks.js';
 import { MCP_SERVER_NAME, mcpConfigPath, removeMcpServer } from './mcp-config.js';
 import { removeLocalPlugin } from './local-plugin.js';
@@ -231,8 +231,8 @@ function removeEnvFile(run: UninstallRun): void {
  */
 function purgeCreatedEnvFile(run: UninstallRun, envFile: string, text: string): void {
   const keys = [...parseEnvText(text).keys()];
-  // An older install listed nothing for the file it created: all but EverMe's installer's keys were its.
-  const present = run.envKeysUnrecorded ? keys.filter((key) => !EVERME_INSTALLER_KEYS.has(key)) : run.envKeysAdded.filter((key) => keys.includes(key));
+  // An older install listed nothing for the file it created: the key only install sets was its.
+  const present = (run.envKeysUnrecorded ? [...new Set([...run.envKeysAdded, ...UNRECORDED_INSTALL_KEYS])] : run.envKeysAdded).filter((key) => keys.includes(key));
   const next = stripInstallAdditions(text, present);
   if (isHeaderOnly(next)) {
     run.remove(envFile);

@@ -95,8 +95,10 @@ export async function recordHookWorkspace(stateDir: string, sessionId: string, c
     try {
       rule = await verdict();
     } catch (err) {
-      // No verdict (a pattern the policy refuses fails the hook): the path alone is still worth keeping.
-      writeRecord(stateDir, sessionId, recorded, masked);
+      // No verdict (a pattern the policy refuses fails the hook): the path alone is still worth
+      // keeping, but not over a verdict an earlier call recorded for it, which still stands.
+      const earlier = recorded?.slice(0, Math.max(0, recorded.indexOf(VERDICT_SEPARATOR)));
+      if (earlier !== masked) writeRecord(stateDir, sessionId, recorded, masked);
       throw err;
     }
     // The rule names the directory too (a pattern for it, the ignore file in it).
