@@ -2,9 +2,9 @@ import { resolveUserPath } from '../config/exclude.js';
 import { conversationIdFor } from '../core/conversation-id.js';
 import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
-import { redactText } from '../core/redact.js';
 import { Forgetter, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
 import { renderForget } from '../forget/render-forget.js';
+import { holdsMask, maskedWorkspace } from '../store/masked-workspace.js';
 import { confirmOnTerminal } from './confirm.js';
 import type { FlowContext } from './base-command.js';
 
@@ -42,8 +42,8 @@ function selectorOf(request: ForgetRequest): ConversationSelector {
  */
 function projectToForget(dir: string, request: ForgetRequest): string {
   // The masked form as everme prints it (search, export, report) names every such directory too.
-  if (request.dryRun || request.undo || (redactText(dir) === dir && !dir.includes('[REDACTED:'))) return dir;
-  throw new EvermeError('invalid_args', `--project ${redactText(dir)} holds a credential in its path, stored masked, so it may match other directories too`, {
+  if (request.dryRun || request.undo || !holdsMask(dir)) return dir;
+  throw new EvermeError('invalid_args', `--project ${maskedWorkspace(dir)} holds a credential in its path, stored masked, so it may match other directories too`, {
     code: 'project_path_masked',
     hint: 'List what it matches with --dry-run, then forget each with --conversation ID.',
   });

@@ -39,8 +39,11 @@ export interface SecretRule {
   readonly anchored?: boolean;
 }
 
+/** How every masked value begins: `[REDACTED:<rule>]`. */
+export const MASK_PREFIX = '[REDACTED:';
+
 export function placeholder(rule: string): string {
-  return `[REDACTED:${rule}]`;
+  return `${MASK_PREFIX}${rule}]`;
 }
 
 /** Start of a run: no character of `cls` (a character-class body) right before. */
@@ -96,7 +99,7 @@ function unquote(value: string): string {
 
 export function isMaskable(value: string): boolean {
   const v = unquote(value);
-  return v.trim() !== '' && !v.startsWith('[REDACTED:') && !NOT_A_SECRET.test(v);
+  return v.trim() !== '' && !v.startsWith(MASK_PREFIX) && !NOT_A_SECRET.test(v);
 }
 
 /** A flag or query value worth masking: not another flag, not a variable, not a placeholder. */

@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { describeRule, ExclusionPolicy, type ExclusionSource } from '../config/exclude.js';
 import { exclusionSource, type Settings } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
+import { MASK_PREFIX } from '../core/secret-rules.js';
 import { admitWorkspace } from '../memory/admission.js';
 import { hookWorkspaceFile, recordedHookWorkspace, type RecordedWorkspace } from '../store/hook-workspace.js';
 import { maskedIndexFacts, maskedWorkspace, sameIndexFacts, SessionMetaStore, type IndexFacts } from '../store/session-meta.js';
@@ -62,7 +63,7 @@ export function fromRecordedCwd(catalog: SessionCatalog, stateDir?: string): Wor
     const stored = catalog.stored(id);
     // Recorded by a worker, so the hook admitted the session then; it may have kept it out since (a
     // pattern added), and said so in its file. Only a masked path needs that: any other is checked.
-    if (stored?.cwd) return stored.cwd.dir.includes(MASKED) ? withVerdict(stored.cwd, hookRecord(catalog, stateDir, id, purpose)) : stored.cwd;
+    if (stored?.cwd) return stored.cwd.dir.includes(MASK_PREFIX) ? withVerdict(stored.cwd, hookRecord(catalog, stateDir, id, purpose)) : stored.cwd;
     // Never decided by sources, yet a workspace on the session: what an older hook worker recorded.
     if (stored?.workspaceFrom === undefined && stored?.decided !== undefined) return { from: 'cwd', dir: stored.decided };
     const record = hookRecord(catalog, stateDir, id, purpose);
@@ -71,9 +72,6 @@ export function fromRecordedCwd(catalog: SessionCatalog, stateDir?: string): Wor
     return withVerdict(atMs === undefined ? { from: 'cwd', dir: record.dir } : { from: 'cwd', dir: record.dir, atMs }, record);
   };
 }
-
-/** How every masked value begins (`[REDACTED:<rule>]`, see core/redact.ts). */
-const MASKED = '[REDACTED:';
 
 function hookRecord(catalog: SessionCatalog, stateDir: string | undefined, id: string, purpose: ClaimPurpose): RecordedWorkspace | undefined {
   if (stateDir === undefined) return undefined;

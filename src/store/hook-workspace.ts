@@ -56,7 +56,10 @@ export interface RecordedWorkspace {
 /** The workspace last recorded for the session, if any. */
 export function recordedHookWorkspace(stateDir: string, sessionId: string): RecordedWorkspace | undefined {
   const text = readRecord(stateDir, sessionId);
-  if (text === undefined) return undefined;
+  return text === undefined ? undefined : parseRecord(text);
+}
+
+function parseRecord(text: string): RecordedWorkspace {
   const at = text.indexOf(VERDICT_SEPARATOR);
   if (at < 0) return { dir: text };
   return { dir: text.slice(0, at), excludedBy: text.slice(at + 1) };
@@ -97,8 +100,7 @@ export async function recordHookWorkspace(stateDir: string, sessionId: string, c
     } catch (err) {
       // No verdict (a pattern the policy refuses fails the hook): the path alone is still worth
       // keeping, but not over a verdict an earlier call recorded for it, which still stands.
-      const earlier = recorded?.slice(0, Math.max(0, recorded.indexOf(VERDICT_SEPARATOR)));
-      if (earlier !== masked) writeRecord(stateDir, sessionId, recorded, masked);
+      if (recorded === undefined || parseRecord(recorded).dir !== masked) writeRecord(stateDir, sessionId, recorded, masked);
       throw err;
     }
     // The rule names the directory too (a pattern for it, the ignore file in it).

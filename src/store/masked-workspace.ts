@@ -1,4 +1,5 @@
 import { redactText } from '../core/redact.js';
+import { MASK_PREFIX } from '../core/secret-rules.js';
 
 /**
  * A workspace path as it is stored and shown: masked like any text, since a directory can be named
@@ -8,4 +9,12 @@ import { redactText } from '../core/redact.js';
  */
 export function maskedWorkspace(dir: string): string {
   return redactText(dir);
+}
+
+/**
+ * Whether a path names a directory only up to a mask: as given (a token in it) or as everme printed
+ * it (`[REDACTED:…]` already). Two such directories can be one stored path.
+ */
+export function holdsMask(dir: string): boolean {
+  return dir.includes(MASK_PREFIX) || maskedWorkspace(dir) !== dir;
 }
