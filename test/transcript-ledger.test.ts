@@ -5,7 +5,7 @@ import { mulberry32 } from '../bench/prng.js';
 import { WarningCollector } from '../src/core/warnings.js';
 import { discoverSessions } from '../src/transcript/discover.js';
 import { canonicalJson } from '../src/transcript/ledger-replay.js';
-import { openSessionHistory } from '../src/transcript/session-history.js';
+import { openSessionHistory, type HistoryOptions } from '../src/transcript/session-history.js';
 import type { SessionRef } from '../src/transcript/types.js';
 import { collect, jsonl, makeSession, minimaxFixtures, tempDir } from './transcript-helpers.js';
 
@@ -38,10 +38,10 @@ const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }
 const append = (...texts: string[]) => event('message.pi_history_appended', { messages: texts.map(user) });
 const replace = (...texts: string[]) => event('message.pi_history_replaced', { messages: texts.map(user) });
 
-async function replayLines(lines: unknown[]) {
+async function replayLines(lines: unknown[], opts: HistoryOptions = {}) {
   const dir = makeSession(tempDir(), '2026/07/21', SID, { files: { 'ledger.jsonl': jsonl(lines) } });
   const warnings = new WarningCollector();
-  const history = openSessionHistory({ sessionId: SID, dir, createdAtMs: 1 }, warnings);
+  const history = openSessionHistory({ sessionId: SID, dir, createdAtMs: 1 }, warnings, {}, opts);
   const items = await collect(history.items());
   const texts = items.map((i) => ((i.message.content as { text: string }[])[0]!).text);
   return { history, items, texts, warnings: warnings.entries(), dir };
@@ -184,6 +184,24 @@ describe('ledger replay', () => {
     seqCounter = 0;
     const repeated = await replayLines([append('a', 'b'), replace('b', 'a', 'b')]);
     expect(new Set(repeated.items.map((i) => i.key)).size).toBe(3);
+  });
+
+  it('gives a message the key an earlier release gave it only where a carried key made it differ, and only when asked', async () => {
+    // Earlier releases keyed any history as the plain chain this build gives one written without a replacement.
+    seqCounter = 0;
+    const plain = await replayLines([append('summary', 'b', 'c'), append('d')]);
+    seqCounter = 0;
+    const compacted = [append('a', 'b', 'c'), replace('summary', 'b', 'c'), append('d')];
+    const asked = await replayLines(compacted, { legacyKeys: true });
+    expect(asked.items.map((i) => i.legacyKey ?? i.key)).toEqual(plain.items.map((i) => i.key));
+    // The summary is chained from the session id under both keyings: only what follows a carried key differs.
+    expect(asked.items.map((i) => i.legacyKey === undefined)).toEqual([true, false, false, false]);
+
+    seqCounter = 0;
+    expect((await replayLines(compacted)).items.some((i) => i.legacyKey !== undefined)).toBe(false);
+    seqCounter = 0;
+    const replacedWhole = await replayLines([append('a', 'b'), replace('x', 'y'), append('d')], { legacyKeys: true });
+    expect(replacedWhole.items.some((i) => i.legacyKey !== undefined)).toBe(false);
   });
 
   it('keys the same message the same however its JSON keys are ordered', () => {

@@ -310,7 +310,12 @@ async function planAndDeliver(
   if (!ctx.dryRun) {
     for (const [i, target] of targets.entries()) {
       const gone = result.gone[i]!;
-      if (gone.length > 0) for (const run of target.runs) if (run.outcome.status !== 'failed') run.session?.retract(conversation, gone);
+      const moves = result.rekeyed[i]!;
+      for (const run of target.runs) {
+        if (run.outcome.status === 'failed') continue;
+        if (moves.length > 0) run.session?.rekey(conversation, moves);
+        if (gone.length > 0) run.session?.retract(conversation, gone);
+      }
     }
     const stateFor = (run: SinkRun): SessionStateWrite | undefined =>
       run.changed

@@ -3,7 +3,7 @@ import { WarningCollector, type WarningEntry } from '../core/warnings.js';
 import { Converter } from '../memory/convert.js';
 import { encodeRequest } from '../memory/encoded-request.js';
 import { TaskBatcher, type PlannedRequest } from '../memory/task-batcher.js';
-import type { ConversationMeta, PlanPart } from '../sinks/sink.js';
+import type { ConversationMeta, PlanPart, Rekey } from '../sinks/sink.js';
 import type { SessionFingerprint } from '../store/fingerprint-store.js';
 import { encodeMessageRows } from '../store/message-rows.js';
 import { maskedWorkspace } from '../store/session-meta.js';
@@ -57,6 +57,8 @@ export type PlanResult =
       warnings: WarningEntry[];
       /** Per target: its delivered keys that left the effective history. */
       gone: string[][];
+      /** Per target: messages it took under the key an earlier release gave them, to go by their own. */
+      rekeyed: Rekey[][];
     };
 
 /** A part is handed on once its requests hold this many bytes or messages, so a huge session streams. */
@@ -67,6 +69,8 @@ const PART_MESSAGES = 2500;
 class TargetPlan {
   private readonly batcher: TaskBatcher;
   private carryover: LedgerCarryover | undefined;
+  /** Messages delivered under the key an earlier release gave them (`HistoryItem.legacyKey`): not new. */
+  readonly rekeyed: Rekey[] = [];
   private pending: PlannedRequest[] = [];
   private pendingBytes = 0;
   private pendingMessages = 0;
@@ -89,6 +93,10 @@ class TargetPlan {
   take(item: HistoryItem, converted: KeyedMessage | undefined): void {
     if (this.target.delivered.has(item.key)) {
       this.carryover?.pass();
+      return;
+    }
+    if (item.legacyKey !== undefined && this.target.delivered.has(item.legacyKey)) {
+      this.rekeyed.push({ from: item.legacyKey, to: item.key });
       return;
     }
     if (this.carryover?.claim(item.message) !== undefined) return;
@@ -120,7 +128,8 @@ class TargetPlan {
 
   gone(seen: ReadonlySet<string>): string[] {
     const carried = this.carryover?.kept();
-    return [...this.target.delivered].filter((key) => !seen.has(key) && !carried?.has(key));
+    const moved = new Set(this.rekeyed.map((rekey) => rekey.from));
+    return [...this.target.delivered].filter((key) => !seen.has(key) && !carried?.has(key) && !moved.has(key));
   }
 
   private add(requests: PlannedRequest[]): void {
@@ -160,8 +169,11 @@ export async function planSession(job: PlanJob, emit: EmitPart): Promise<PlanRes
   const warnings = new WarningCollector();
   // What was delivered of a session whose messages.jsonl a rewind left empty is gone, all of it. The
   // checks chose the empty file (its fingerprint) only for a session read before.
-  const emptied = job.fingerprint?.size === 0 || job.targets.some((target) => target.delivered.size > 0);
-  const history = openSessionHistory(session, warnings, {}, { emptied });
+  const delivered = job.targets.some((target) => target.delivered.size > 0);
+  const emptied = job.fingerprint?.size === 0 || delivered;
+  // Marks an earlier release wrote may hold a compacted ledger's messages under its keys; a session
+  // nothing was delivered of (a cold import) has no marks to match them with.
+  const history = openSessionHistory(session, warnings, {}, { emptied, legacyKeys: delivered });
   if (history.source === 'none' || !history.file) return { status: 'empty' };
   const { file: historyFile, source } = history;
   // The file may have been chosen differently a moment ago (a messages.jsonl got its first bytes).
@@ -195,5 +207,5 @@ export async function planSession(job: PlanJob, emit: EmitPart): Promise<PlanRes
   // A history read without its snapshot chain is incomplete, not rewritten: what it lacks is kept.
   const complete = !warnings.entries().some((entry) => entry.code === 'missing_snapshot');
   const gone = targets.map((target) => (complete ? target.gone(seen) : []));
-  return { status: 'planned', conversation, fingerprint, warnings: warnings.entries(), gone };
+  return { status: 'planned', conversation, fingerprint, warnings: warnings.entries(), gone, rekeyed: targets.map((target) => target.rekeyed) };
 }

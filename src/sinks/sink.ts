@@ -3,9 +3,9 @@ import type { WarningEntry } from '../core/warnings.js';
 import type { EncodedRequest } from '../memory/encoded-request.js';
 import type { PlannedRequest } from '../memory/task-batcher.js';
 import type { MessageRows } from '../store/message-rows.js';
-import type { ConversationMeta, SessionStateWrite } from '../store/store-types.js';
+import type { ConversationMeta, Rekey, SessionStateWrite } from '../store/store-types.js';
 
-export type { ConversationMeta, EncodedRequest, PlannedRequest, SessionStateWrite };
+export type { ConversationMeta, EncodedRequest, PlannedRequest, Rekey, SessionStateWrite };
 
 /** import flushes every conversation's last request, sync only at a finished turn, the hook only at a conversation boundary. */
 export type DeliveryMode = 'import' | 'sync' | 'hook';
@@ -76,6 +76,8 @@ export interface SinkSession {
   deliver(part: PlanPart): Promise<void>;
   /** Messages this sink took earlier that have since left the effective history. */
   retract(conversation: ConversationMeta, keys: string[]): void;
+  /** Messages this sink took earlier under another key: its marks (and what it keeps) move to the new key. */
+  rekey(conversation: ConversationMeta, moves: readonly Rekey[]): void;
   /** The plan was given whole (or there was nothing to read). Resolves once the sink holds the session's end; see `Handoff`. */
   finish(end: SessionEnd): Promise<Handoff>;
   /** The session failed or was interrupted: drop what is held for it (its marks never moved). */

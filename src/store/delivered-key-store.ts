@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { SinkName } from '../config/settings.js';
+import type { Rekey } from './store-types.js';
 import { withinTransaction } from './within-transaction.js';
 
 /**
@@ -19,6 +20,9 @@ export class DeliveredKeyStore {
         'SELECT count(DISTINCT conversation_id) AS conversations, count(*) AS messages FROM delivered WHERE sink = ?',
       ),
       forget: db.prepare<[string, string, string]>('DELETE FROM delivered WHERE sink = ? AND conversation_id = ? AND msg_key = ?'),
+      // Ignored where a mark is already under the new key: the old one is then a second mark of the
+      // same message, and `rekey` takes it out.
+      rekey: db.prepare<[string, string, string, string]>('UPDATE OR IGNORE delivered SET msg_key = ? WHERE sink = ? AND conversation_id = ? AND msg_key = ?'),
     };
   }
 
@@ -36,6 +40,21 @@ export class DeliveredKeyStore {
     if (keys.length === 0) return;
     this.inTransaction(() => {
       for (const key of keys) this.stmts.record.run(sink, conversationId, key);
+    });
+  }
+
+  /**
+   * Moves marks to new keys (the same messages, keyed anew: see `Rekey`). Each move reads the mark it
+   * moves in the transaction that moves it, so one already moved (or never there) is left alone.
+   * Atomic; inside a caller's transaction, part of it, as `record` is.
+   */
+  rekey(sink: SinkName, conversationId: string, moves: readonly Rekey[]): void {
+    if (moves.length === 0) return;
+    this.inTransaction(() => {
+      for (const { from, to } of moves) {
+        this.stmts.rekey.run(to, sink, conversationId, from);
+        this.stmts.forget.run(sink, conversationId, from);
+      }
     });
   }
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { EvermeError } from '../core/errors.js';
 import type { AgentMessage, AgentToolCall, KeyedMessage } from '../core/agent-message.js';
-import type { ConversationMeta } from './store-types.js';
+import type { ConversationMeta, Rekey } from './store-types.js';
 import { storedToolCallsSchema } from './export-reader.js';
 import { parseJsonColumn } from './json-column.js';
 import { clampLimit } from './limits.js';
@@ -157,6 +157,9 @@ function writeStatements(db: Database.Database) {
       'DELETE FROM messages WHERE conversation_id = ? AND msg_key = ? RETURNING id, timestamp',
     ),
     deleteFts: db.prepare<[number]>('DELETE FROM messages_fts WHERE rowid = ?'),
+    // In place: the row keeps its id (the `m…` id recall hands out) and its index entries. A row
+    // already under the new key leaves the old one to be removed as gone.
+    rekeyMessage: db.prepare<[string, string, string]>('UPDATE OR IGNORE messages SET msg_key = ? WHERE conversation_id = ? AND msg_key = ?'),
     recount: db.prepare<[string], { count: number; maxTs: number | null }>(
       'SELECT count(*) AS count, max(timestamp) AS maxTs FROM messages WHERE conversation_id = ?',
     ),
@@ -223,6 +226,7 @@ export class LocalStore {
   // Built once: better-sqlite3 nests them as savepoints inside a caller's transaction.
   private readonly appendInTransaction: (conversationId: string, rows: MessageRows) => number;
   private readonly removeInTransaction: (conversationId: string, keys: string[]) => number;
+  private readonly rekeyInTransaction: (conversationId: string, moves: readonly Rekey[]) => void;
 
   /** `termIndex`: how its writes keep the term index (a bulk loader's, see `TermIndexOptions`). */
   constructor(
@@ -234,6 +238,9 @@ export class LocalStore {
     this.days = new MessageDays(db);
     this.appendInTransaction = db.transaction((id: string, rows: MessageRows) => this.appendAll(id, rows));
     this.removeInTransaction = db.transaction((id: string, keys: string[]) => this.removeAll(id, keys));
+    this.rekeyInTransaction = db.transaction((id: string, moves: readonly Rekey[]) => {
+      for (const { from, to } of moves) this.stmts.rekeyMessage.run(to, id, from);
+    });
   }
 
   upsertConversation(c: ConversationRecord): void {
@@ -332,6 +339,11 @@ export class LocalStore {
   removeMessages(conversationId: string, keys: string[]): number {
     if (keys.length === 0) return 0;
     return this.removeInTransaction(conversationId, keys);
+  }
+
+  /** Stored messages go by new keys (see `Rekey`), each where it is: one no longer under its old key is left alone. */
+  rekeyMessages(conversationId: string, moves: readonly Rekey[]): void {
+    if (moves.length > 0) this.rekeyInTransaction(conversationId, moves);
   }
 
   private removeAll(conversationId: string, keys: string[]): number {

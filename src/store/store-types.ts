@@ -14,6 +14,15 @@ export interface ConversationMeta {
 }
 
 /**
+ * A message a sink took under one key that now goes by another: the same message, to be marked (and
+ * kept) under its new key, never taken again.
+ */
+export interface Rekey {
+  from: string;
+  to: string;
+}
+
+/**
  * A session's own state, written for one sink when that sink took the session whole: the reader's
  * warnings (replacing what the last read recorded), the sink's own (`sinkWarnings`, a sink that has
  * none leaves it out) and the fingerprint that lets the next run skip the file for this sink. Data

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { WarningCollector } from '../core/warnings.js';
-import { contentSignature, keyLedgerHistory, LEDGER_FILE, readLedger } from './ledger-replay.js';
+import { contentSignature, keyLedgerHistory, LEDGER_FILE, readLedger, withLegacyKeys } from './ledger-replay.js';
 import type { SessionRef } from './types.js';
 
 /**
@@ -38,8 +38,9 @@ function hasBytes(file: string): boolean {
 
 /**
  * Replays the session's ledger (ledger-era files are small) and indexes the keys among `delivered`
- * by content signature; undefined when there is no ledger or nothing was delivered under its keys.
- * The ledger's own warnings were recorded when it was the history; they are not recorded again.
+ * by content signature (a message's key, or the one an earlier release gave it: `legacyKey`);
+ * undefined when there is no ledger or nothing was delivered under its keys. The ledger's own
+ * warnings were recorded when it was the history; they are not recorded again.
  */
 export async function openLedgerCarryover(session: SessionRef, delivered: ReadonlySet<string>): Promise<LedgerCarryover | undefined> {
   const file = path.join(session.dir, LEDGER_FILE);
@@ -53,14 +54,18 @@ export async function openLedgerCarryover(session: SessionRef, delivered: Readon
   }
   const bySignature = new Map<string, string[]>();
   const all: string[] = [];
-  for (const item of keyLedgerHistory(session.sessionId, replay.history, LEDGER_FILE)) {
-    if (!delivered.has(item.key)) continue;
-    all.push(item.key);
+  const items = keyLedgerHistory(session.sessionId, replay.history, LEDGER_FILE);
+  // Marks an earlier release wrote for a ledger read after a compaction are under its keys.
+  if (replay.carried) withLegacyKeys(session.sessionId, replay.history, items);
+  for (const item of items) {
+    const key = delivered.has(item.key) ? item.key : item.legacyKey !== undefined && delivered.has(item.legacyKey) ? item.legacyKey : undefined;
+    if (key === undefined) continue;
+    all.push(key);
     const signature = contentSignature(item.message);
     if (signature === undefined) continue;
     const list = bySignature.get(signature);
-    if (list) list.push(item.key);
-    else bySignature.set(signature, [item.key]);
+    if (list) list.push(key);
+    else bySignature.set(signature, [key]);
   }
   if (all.length === 0) return undefined;
   const claimed = new Set<string>();

@@ -91,6 +91,11 @@ export interface LedgerEntry {
 
 export interface LedgerReplay {
   history: LedgerEntry[];
+  /**
+   * A replacement carried some message's key over (see `carryKeys`): only then do the keys differ
+   * from those releases before carried keys gave (`legacyLedgerKeys`).
+   */
+  carried: boolean;
   /** The project directory, from the latest `session.created` / `session.metadata_updated`. */
   workspaceDir?: string;
 }
@@ -142,6 +147,7 @@ function carryKeys(sessionId: string, before: LedgerEntry[], messages: readonly 
 export function replayLedgerEvents(sessionId: string, events: readonly LedgerEvent[]): LedgerReplay {
   let history: LedgerEntry[] = [];
   let deleted = false;
+  let carried = false;
   let workspaceDir: string | undefined;
   for (const event of [...events].sort(compareEvents)) {
     const effect = event.effect;
@@ -153,6 +159,7 @@ export function replayLedgerEvents(sessionId: string, events: readonly LedgerEve
         break;
       case 'replace':
         history = carryKeys(sessionId, history, effect.messages, event.lineNo);
+        carried ||= history.some((entry) => entry.key !== undefined);
         break;
       case 'clear':
         history = [];
@@ -165,7 +172,7 @@ export function replayLedgerEvents(sessionId: string, events: readonly LedgerEve
         break;
     }
   }
-  const replay: LedgerReplay = { history };
+  const replay: LedgerReplay = { history, carried };
   if (workspaceDir !== undefined) replay.workspaceDir = workspaceDir;
   return replay;
 }
@@ -272,6 +279,26 @@ export function keyLedgerHistory(sessionId: string, history: readonly LedgerEntr
     previous = entry.key;
     return { key: entry.key, message: entry.message, location: { file: relFile, line: entry.lineNo } };
   });
+}
+
+/**
+ * The keys releases before kept turns carried their keys gave the same history: the plain hash chain,
+ * every message chained to the one before it. Marks such a release wrote for a ledger it read after a
+ * compaction are under these keys, and only the delivery of a replay that `carried` keys needs them
+ * (see `HistoryItem.legacyKey`): for any other replay they are the keys `keyLedgerHistory` gives.
+ */
+export function legacyLedgerKeys(sessionId: string, history: readonly LedgerEntry[]): string[] {
+  let previous = sessionId;
+  return history.map((entry) => (previous = chainKey(previous, canonicalJson(entry.message))));
+}
+
+/** Gives each of a history's keyed items whose key differs from its earlier release's that key (`HistoryItem.legacyKey`). */
+export function withLegacyKeys(sessionId: string, history: readonly LedgerEntry[], items: HistoryItem[]): HistoryItem[] {
+  const legacy = legacyLedgerKeys(sessionId, history);
+  items.forEach((item, i) => {
+    if (legacy[i] !== item.key) item.legacyKey = legacy[i]!;
+  });
+  return items;
 }
 
 function chainKey(previous: string, canonical: string): string {

@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { entryPath } from '../core/entry-path.js';
 import type { WarningCollector } from '../core/warnings.js';
-import { keyLedgerHistory, LEDGER_FILE, readLedger } from './ledger-replay.js';
+import { keyLedgerHistory, LEDGER_FILE, readLedger, withLegacyKeys } from './ledger-replay.js';
 import type { ReadLinesOptions } from './line-reader.js';
 import { MESSAGES_FILE, readMessagesHistory } from './messages-history.js';
 import type { HistoryItem, HistorySource, SessionRef } from './types.js';
@@ -48,6 +48,14 @@ export interface ChooseOptions {
   emptied?: boolean;
 }
 
+export interface HistoryOptions extends ChooseOptions {
+  /**
+   * Give a ledger message the key an earlier release gave it (`HistoryItem.legacyKey`) where it
+   * differs: asked for when something was delivered, whose marks may be under those keys.
+   */
+  legacyKeys?: boolean;
+}
+
 /**
  * messages.jsonl when it has bytes (the runtime creates it empty), else ledger.jsonl, else nothing yet
  * (or, `emptied`, the empty messages.jsonl). Decided by the files in the directory, never by the
@@ -85,7 +93,7 @@ export function openSessionHistory(
   session: SessionRef,
   warnings: WarningCollector,
   opts: ReadLinesOptions = {},
-  choose: ChooseOptions = {},
+  choose: HistoryOptions = {},
 ): SessionHistory {
   const choice = chooseHistoryFile(session.dir, choose);
   let workspaceDir: string | undefined;
@@ -103,7 +111,9 @@ export function openSessionHistory(
         throw err;
       }
       workspaceDir = replay.workspaceDir;
-      yield* keyLedgerHistory(session.sessionId, replay.history, choice.relFile);
+      const items = keyLedgerHistory(session.sessionId, replay.history, choice.relFile);
+      if (choose.legacyKeys && replay.carried) withLegacyKeys(session.sessionId, replay.history, items);
+      yield* items;
     }
   }
 

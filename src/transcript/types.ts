@@ -18,6 +18,12 @@ export type HistorySource = 'messages' | 'ledger' | 'none';
  */
 export interface HistoryItem {
   key: string;
+  /**
+   * A ledger message's key as releases before kept turns carried their keys gave it, where that
+   * differs from `key` (only after a compaction, and only when asked for, see `HistoryOptions`):
+   * marks such a release wrote hold this key.
+   */
+  legacyKey?: string;
   /** The raw `message` object (validated only as "a JSON object"; the converter checks the rest). */
   message: Record<string, unknown>;
   location: WarningLocation;

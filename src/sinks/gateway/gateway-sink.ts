@@ -6,7 +6,7 @@ import { DeliveredKeyStore } from '../../store/delivered-key-store.js';
 import { FlushClaimStore } from '../../store/flush-claim-store.js';
 import { SessionStateWriter } from '../../store/session-state.js';
 import { writeInTurn, type WriteTurn } from '../../store/write-turn.js';
-import type { ConversationMeta, Handoff, PlanPart, SessionContext, SessionEnd, SessionTally, Sink, SinkSession } from '../sink.js';
+import type { ConversationMeta, Handoff, PlanPart, Rekey, SessionContext, SessionEnd, SessionTally, Sink, SinkSession } from '../sink.js';
 import { contentRequestId, type GatewayClient } from './gateway-client.js';
 import { GatewayMarks } from './gateway-marks.js';
 import { emptyRequest } from '../../memory/encoded-request.js';
@@ -100,6 +100,13 @@ class GatewaySession implements SinkSession {
    */
   retract(conversation: ConversationMeta, keys: string[]): void {
     this.noticed.add('history_rewritten', { file: path.basename(conversation.historyFile ?? ''), line: 0 }, keys.length);
+  }
+
+  /** The gateway holds these messages already: their marks move to the new keys, committed with the session's others. */
+  rekey(conversation: ConversationMeta, moves: readonly Rekey[]): void {
+    const marked = this.stores.marks.record(() => this.stores.keys.rekey(NAME, conversation.conversationId, moves));
+    marked.catch(() => undefined);
+    this.marked.push(marked);
   }
 
   async finish({ conversation, state }: SessionEnd): Promise<Handoff> {

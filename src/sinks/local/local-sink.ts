@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 import { LocalStore } from '../../store/local-store.js';
 import { InlineWriter, type LocalWriter } from '../../store/local-writer.js';
 import type { MessageRows } from '../../store/message-rows.js';
-import type { ConversationMeta, Handoff, PlanPart, SessionContext, SessionEnd, SessionStateWrite, SessionTally, Sink, SinkSession } from '../sink.js';
+import type { ConversationMeta, Handoff, PlanPart, Rekey, SessionContext, SessionEnd, SessionStateWrite, SessionTally, Sink, SinkSession } from '../sink.js';
 
 /** Past this many held messages, or bytes, a session's rows are committed early, to bound memory. */
 const MAX_HELD_MESSAGES = 5000;
@@ -113,6 +113,11 @@ class LocalSession implements SinkSession {
 
   retract(conversation: ConversationMeta, keys: string[]): void {
     this.tally.removed += this.store.removeMessages(conversation.conversationId, keys);
+  }
+
+  /** Rare (an upgrade's first read of a compacted ledger), so on the engine's connection, as `retract`. */
+  rekey(conversation: ConversationMeta, moves: readonly Rekey[]): void {
+    this.store.rekeyMessages(conversation.conversationId, moves);
   }
 
   finish({ conversation, state }: SessionEnd): Promise<Handoff> {
