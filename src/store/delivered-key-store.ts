@@ -19,11 +19,17 @@ export class DeliveredKeyStore {
         'SELECT count(DISTINCT conversation_id) AS conversations, count(*) AS messages FROM delivered WHERE sink = ?',
       ),
       forget: db.prepare<[string, string, string]>('DELETE FROM delivered WHERE sink = ? AND conversation_id = ? AND msg_key = ?'),
+      holdsAny: db.prepare<[string, string], number>('SELECT 1 FROM delivered WHERE sink = ? AND conversation_id = ? LIMIT 1').pluck(),
     };
   }
 
   keysOf(sink: SinkName, conversationId: string): Set<string> {
     return new Set(this.stmts.keys.all(sink, conversationId));
+  }
+
+  /** Whether the sink acknowledged any message of the conversation. */
+  holdsAny(sink: SinkName, conversationId: string): boolean {
+    return this.stmts.holdsAny.get(sink, conversationId) !== undefined;
   }
 
   /** Conversations and messages the sink acknowledged. */
