@@ -5,7 +5,7 @@ import { generateCorpus } from '../bench/corpus.js';
 import { openDatabase } from '../src/store/database.js';
 import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
 import { duplicateKeys, gatewaySignatures, runEngine, storedSignatures } from './support/delivery-harness.js';
-import { conversationFor, expectedTurns, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
+import { conversationFor, expectedTurns, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { holdSessionLock, someSessionOf } from './support/session-hold.js';
 import { storeCount } from './support/store-count.js';
@@ -121,5 +121,75 @@ describe('an import to the gateway and the store killed with SIGKILL between the
       expect(storedSignatures(stateDir, conversationFor(n))).toEqual(expectedTurns(`k${n}`, [0, 1]));
     }
     expect(duplicateKeys(stateDir)).toEqual([]);
+  });
+});
+
+describe('an import killed with SIGKILL, then status and a plain sync', () => {
+  let gateway: FakeGateway;
+  beforeAll(async () => {
+    gateway = await startFakeGateway();
+  });
+  afterAll(async () => {
+    await gateway.close();
+  });
+
+  interface RunView {
+    status?: string;
+    since?: string;
+  }
+  interface StatusSeen {
+    code: number | null;
+    lastImport?: RunView;
+    problems: Array<{ what: string; hint: string }>;
+  }
+
+  /** `status --json`'s report, whether it passed or failed with problems. */
+  async function statusOf(args: string[], env: NodeJS.ProcessEnv): Promise<StatusSeen> {
+    const r = await runCli(['status', '--json', ...args], env);
+    const envelope = envelopeOf(r) as { data?: { lastImport?: RunView; problems: StatusSeen['problems'] }; error?: { detail?: { status?: { lastImport?: RunView; problems: StatusSeen['problems'] } } } };
+    const report = envelope.data ?? envelope.error?.detail?.status;
+    if (!report) throw new Error(`status printed no report:\n${r.stdout}\n${r.stderr}`);
+    return { code: r.code, ...report };
+  }
+
+  it('says the import was interrupted, not running, and the next sync delivers what it left', async () => {
+    const root = tempDir();
+    const dataDir = path.join(root, 'data');
+    const stateDir = path.join(root, 'state');
+    fs.mkdirSync(dataDir);
+    const ids = [1, 2, 3];
+    for (const n of ids) writeMessagesSession(dataDir, n, turnsEnvelopes(`k${n}`, [0, 1]));
+    const env = cliEnv(root, { EVERME_STATE_DIR: stateDir, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+    const dataArgs = ['--data-dir', dataDir];
+
+    // Session 3 is held, so the import takes 1 and 2 and then waits for it until the kill.
+    const release = holdSessionLock(stateDir, sessionIdFor(3));
+    const victim = startCli(['import', '--since', '2026-09-01', '--concurrency', '1', '--json', ...dataArgs], env);
+    await waitFor(() => storeCount(stateDir, "SELECT count(*) FROM fingerprints WHERE sink = 'local'") === 2, 30_000, 'sessions 1 and 2 imported');
+    victim.child.kill('SIGKILL');
+    expect((await victim.done).signal).toBe('SIGKILL');
+    release();
+    expect(gateway.messagesFor(conversationFor(3))).toEqual([]);
+
+    // The import's own process (the heap-capped child) kills itself once its parent is gone.
+    let seen = await statusOf(dataArgs, env);
+    for (const deadline = Date.now() + 10_000; seen.lastImport?.status !== 'interrupted' && Date.now() < deadline; ) seen = await statusOf(dataArgs, env);
+    expect(seen.lastImport).toMatchObject({ status: 'interrupted', since: '2026-09-01' });
+    expect(seen.code).toBe(1);
+    expect(seen.problems).toContainEqual({ what: expect.stringContaining('--since 2026-09-01') as unknown, hint: expect.stringContaining('`everme sync`') as unknown });
+    const text = await runCli(['status', ...dataArgs], env);
+    expect(text.stderr).toMatch(/last import: {2}\S+ \(interrupted\) since 2026-09-01/);
+
+    // No --since: the sync looks back as far as the interrupted import and completes it.
+    const synced = await runCli(['sync', '--json', ...dataArgs], env);
+    expect(synced.code, synced.stderr).toBe(0);
+    expect(envelopeOf(synced).data).toMatchObject({ sessions: { delivered: 1 } });
+    for (const n of ids) {
+      expect(gatewaySignatures(gateway, conversationFor(n))).toEqual(expectedTurns(`k${n}`, [0, 1]));
+      expect(storedSignatures(stateDir, conversationFor(n))).toEqual(expectedTurns(`k${n}`, [0, 1]));
+    }
+    const after = await statusOf(dataArgs, env);
+    expect(after.lastImport).toMatchObject({ status: 'interrupted' });
+    expect(after.problems.map((p) => p.what).join('\n')).not.toContain('interrupted');
   });
 });

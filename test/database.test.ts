@@ -8,6 +8,7 @@ import { tempDir } from './support/temp.js';
 import { EvermeError } from '../src/core/errors.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase, PAGE_SIZE, pagesOf } from '../src/store/database.js';
 import { BUSY_TIMEOUT_MS, openReadonlyDatabase, SCHEMA_VERSION } from '../src/store/database-reader.js';
+import { RunStore } from '../src/store/run-store.js';
 import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/session-store.js';
 
 function catchError(fn: () => unknown): EvermeError {
@@ -65,6 +66,27 @@ describe('migration 16: titles an earlier release stored as they were are masked
         { session_id: 's2', title: 'Fix the flaky widget test' },
         { session_id: 's3', title: null },
       ]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('migration 17: runs record their owner', () => {
+  it('keeps the runs an earlier release recorded, which name no owner and so read as before; new runs name this process', () => {
+    const stateDir = tempDir();
+    const raw = storeAtVersion(stateDir, 16);
+    raw.prepare("INSERT INTO runs (kind, started_at_ms, params_json) VALUES ('import', 1, '{\"since\":\"2026-01-01\"}')").run();
+    raw.close();
+
+    const db = openDatabase(stateDir);
+    try {
+      const runs = new RunStore(db);
+      const old = runs.last('import')!;
+      expect(old).toMatchObject({ startedAtMs: 1, params: { since: '2026-01-01' } });
+      expect(old.interrupted).toBeUndefined();
+      const id = runs.start('sync', {});
+      expect(db.prepare<[number], string>('SELECT owner FROM runs WHERE id = ?').pluck().get(id)).toMatch(new RegExp(`^${process.pid}(@\\d+)?$`));
     } finally {
       db.close();
     }

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliEntry } from './support/cli.js';
-import { cliEnv, envelopeOf, runCli, waitFor } from './support/cli-process.js';
+import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
 import { appendLines, conversationFor, sessionIdFor, turnsEnvelopes, writeLedgerSession, writeMessagesSession } from './support/delivery-trees.js';
 
@@ -52,6 +52,18 @@ function storeBytes(): string {
 async function searchHits(word: string): Promise<unknown[]> {
   const r = envelopeOf(await cli(['search', word, '--json']));
   return (r.data as { results: unknown[] }).results;
+}
+
+/** Whether the conversation has a tombstone yet (read as another process would, while others write). */
+function tombstoned(conversationId: string): boolean {
+  const file = path.join(tree.stateDir, 'everme.db');
+  if (!fs.existsSync(file)) return false;
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare('SELECT 1 FROM tombstones WHERE conversation_id = ?').get(conversationId) !== undefined;
+  } finally {
+    db.close();
+  }
 }
 
 async function importAll(env = localEnv()): Promise<Record<string, unknown>> {
@@ -301,6 +313,26 @@ describe('everme forget, gateway', { timeout: 120_000 }, () => {
     const synced = envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'], gatewayOnly)).data!;
     expect(synced).toMatchObject({ messages: 4, sessions: { delivered: 1, forgotten: 1 } });
     expect(tree.gateway.messagesFor(conversationFor(1)).filter((m) => m.content?.includes(WORD[1]))).toHaveLength(3);
+  });
+
+  it('counts as sent what a running sync sent to the gateway while the forget waited for that session', async () => {
+    writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1, 2], { question: WORD[1] }));
+    let letGo = (): void => undefined;
+    tree.gateway.failNext({ kind: 'hold', until: new Promise<void>((resolve) => (letGo = resolve)), path: '/mem/agent-memory' });
+    const sync = startCli(['sync', '--since', '2026-09-01', '--json', '--data-dir', tree.dataDir], tree.env);
+    // The sync holds session 1's lock and its upload is at the gateway, not yet acknowledged.
+    await waitFor(() => tree.gateway.requestsTo('/mem/agent-memory').length === 1, 30_000, 'the sync to send');
+    const forget = startCli(['forget', '--session', sessionIdFor(1), '--yes', '--data-dir', tree.dataDir], tree.env);
+    // Planned and tombstoned, with no gateway mark yet: now it waits for the sync's lock.
+    await waitFor(() => tombstoned(conversationFor(1)), 30_000, 'the forget to tombstone');
+    letGo();
+    expect((await sync.done).code).toBe(0);
+    const text = await forget.done;
+    expect(text.code, text.stderr).toBe(0);
+    expect(tree.gateway.messagesFor(conversationFor(1))).not.toEqual([]);
+    expect(text.stdout).toContain('[sent to the EverMe gateway]');
+    expect(text.stdout).toContain('was NOT deleted');
+    expect(text.stdout).not.toContain('none of these was sent');
   });
 
   it('with the embedded store kept too, removes the conversation from it and still says the gateway keeps it', async () => {

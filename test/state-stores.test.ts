@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './support/temp.js';
@@ -18,6 +19,13 @@ let fingerprints: FingerprintStore;
 let warnings: WarningStore;
 let runs: RunStore;
 let sessions: SessionStore;
+
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', '']);
+  expect(child.status).toBe(0);
+  return child.pid;
+}
 
 function open(): void {
   db = openDatabase(dir);
@@ -177,6 +185,26 @@ describe('runs', () => {
     runs.start('import', { since: '2024-01-01' });
     runs.finish(runs.start('sync', { since: '2020-01-01' }), {}, 'ok');
     expect(runs.earliestImportSince()).toBe('2026-03-15');
+  });
+
+  it('tells a run whose process is gone (killed outright) from one still running, and counts an interrupted import toward the horizon', () => {
+    const running = runs.start('import', { since: '2024-01-01' });
+    expect(runs.last('import')).toMatchObject({ id: running });
+    expect(runs.last('import')!.interrupted).toBeUndefined();
+    expect(runs.earliestImportSince()).toBeUndefined();
+
+    // Its owner a process that has exited, as a run killed with SIGKILL leaves it.
+    const killed = runs.start('import', { since: '2023-06-01' });
+    db.prepare('UPDATE runs SET owner = ? WHERE id = ?').run(String(deadPid()), killed);
+    expect(runs.last('import')).toMatchObject({ id: killed, interrupted: true });
+    expect(runs.last('import')!.status).toBeUndefined();
+    expect(runs.earliestImportSince()).toBe('2023-06-01');
+
+    // A row an earlier release wrote names no owner: it cannot tell, and stays running.
+    const unowned = runs.start('import', { since: '2022-01-01' });
+    db.prepare('UPDATE runs SET owner = NULL WHERE id = ?').run(unowned);
+    expect(runs.last('import')!.interrupted).toBeUndefined();
+    expect(runs.earliestImportSince()).toBe('2023-06-01');
   });
 });
 

@@ -4,6 +4,7 @@ import type { Settings } from '../config/settings.js';
 import { SessionLocks } from '../engine/session-lock.js';
 import { resolveConversationId } from '../store/conversation-ids.js';
 import { openDatabase } from '../store/database.js';
+import { DeliveredKeyStore } from '../store/delivered-key-store.js';
 import { ForgetStore, type ConversationSelector, type ForgetCandidate } from '../store/forget-store.js';
 import { TombstoneStore, type Tombstone } from '../store/tombstones.js';
 
@@ -62,18 +63,23 @@ export class Forgetter {
       })
       .immediate();
     const locks = new SessionLocks(this.db);
+    const delivered = new DeliveredKeyStore(this.db);
+    const forgotten: ForgetCandidate[] = [];
     let removed = 0;
     for (const c of conversations) {
       // An import or hook worker in the middle of this session commits first; its work goes too.
       await locks.acquire(c.sessionId, opts.lockTimeoutMs ?? 30_000, opts.signal);
       try {
+        // Decided here, not when planned: what that import or worker sent while this waited for
+        // the lock is held by the gateway too, and the tombstone keeps anything more from going.
+        forgotten.push({ ...c, sentToGateway: c.sentToGateway || delivered.holdsAny('everme', c.conversationId) });
         removed += this.store.remove(c.conversationId, c.sessionId);
       } finally {
         locks.release(c.sessionId);
       }
     }
     const { checkpointed } = this.store.cleanup();
-    return { ...summarize(false, conversations, removed), checkpointed };
+    return { ...summarize(false, forgotten, removed), checkpointed };
   }
 
   /** Lifts a tombstone; the session's fingerprints go too, so the next sync reads it whole again. */

@@ -61,8 +61,35 @@ function runView(run: RunRecord | undefined): RunSummaryView | undefined {
   if (!run) return undefined;
   return {
     at: new Date(run.finishedAtMs ?? run.startedAtMs).toISOString(),
-    status: run.status,
-    since: typeof run.params['since'] === 'string' ? run.params['since'] : undefined,
+    // No status: still running, unless its process is gone.
+    status: run.status ?? (run.interrupted ? 'interrupted' : undefined),
+    since: sinceOf(run),
+  };
+}
+
+function sinceOf(run: RunRecord): string | undefined {
+  return typeof run.params['since'] === 'string' ? run.params['since'] : undefined;
+}
+
+/**
+ * An import killed before it finished left sessions undelivered. A sync that ran to its end after
+ * it, looking back at least as far, completed it (sync's horizon takes in that import's --since).
+ */
+function interruptedImportProblem(lastImport: RunRecord | undefined, lastSync: RunRecord | undefined): StatusProblem | undefined {
+  if (!lastImport?.interrupted) return undefined;
+  const since = sinceOf(lastImport);
+  const syncSince = lastSync && sinceOf(lastSync);
+  const completed =
+    lastSync !== undefined &&
+    (lastSync.status === 'ok' || lastSync.status === 'partial') &&
+    lastSync.startedAtMs > lastImport.startedAtMs &&
+    since !== undefined &&
+    syncSince !== undefined &&
+    Date.parse(syncSince) <= Date.parse(since);
+  if (completed) return undefined;
+  return {
+    what: `the import${since ? ` --since ${since}` : ''} started ${new Date(lastImport.startedAtMs).toISOString()} was interrupted (its process ended without finishing): sessions it had not reached are not captured`,
+    hint: `Run \`everme sync\`: it looks back as far as that import did and delivers what it left${since ? ` (or run \`everme import --since ${since}\` again)` : ''}.`,
   };
 }
 
@@ -170,8 +197,12 @@ function storeStatus(settings: Settings, sink: SinkName, problems: StatusProblem
     Object.assign(facts.store, new LocalStore(db).counts());
     facts.store.bytes = fileSize(dbFile) + fileSize(`${dbFile}-wal`);
     facts.warnings = new WarningStore(db).list().reduce((sum, c) => sum + c.warnings.reduce((s, w) => s + w.count, 0), 0);
-    facts.lastImport = runView(runs.last('import'));
-    facts.lastSync = runView(runs.last('sync'));
+    const lastImport = runs.last('import');
+    const lastSync = runs.last('sync');
+    facts.lastImport = runView(lastImport);
+    facts.lastSync = runView(lastSync);
+    const interrupted = interruptedImportProblem(lastImport, lastSync);
+    if (interrupted) problems.push(interrupted);
     facts.lastHookRun = runView(runs.last('hook'));
   } finally {
     db.close();

@@ -311,6 +311,13 @@ export const MIGRATIONS: readonly Migration[] = [
   // 16: titles are masked for credentials like every other stored text (a title is often the first
   // prompt); earlier releases stored the session index's title as it was.
   (db: Db) => maskStoredTitles(db),
+  // 17: which process runs a run (`processStamp`: pid, and its start time where the OS tells it).
+  // A run killed outright (kill -9, power loss) never records its end: with its owner known, status
+  // says it was interrupted rather than running forever, and sync's horizon takes in an interrupted
+  // import's --since so the next sync completes what it left (run-store.ts). Older rows have none.
+  `
+  ALTER TABLE runs ADD COLUMN owner TEXT;
+  `,
 ];
 
 function maskStoredTitles(db: Db): void {

@@ -23,11 +23,17 @@ export class DeliveredKeyStore {
       // Ignored where a mark is already under the new key: the old one is then a second mark of the
       // same message, and `rekey` takes it out.
       rekey: db.prepare<[string, string, string, string]>('UPDATE OR IGNORE delivered SET msg_key = ? WHERE sink = ? AND conversation_id = ? AND msg_key = ?'),
+      holdsAny: db.prepare<[string, string], number>('SELECT 1 FROM delivered WHERE sink = ? AND conversation_id = ? LIMIT 1').pluck(),
     };
   }
 
   keysOf(sink: SinkName, conversationId: string): Set<string> {
     return new Set(this.stmts.keys.all(sink, conversationId));
+  }
+
+  /** Whether the sink acknowledged any message of the conversation. */
+  holdsAny(sink: SinkName, conversationId: string): boolean {
+    return this.stmts.holdsAny.get(sink, conversationId) !== undefined;
   }
 
   /** Conversations and messages the sink acknowledged. */

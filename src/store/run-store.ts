@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import * as z from 'zod';
+import { claimantAlive, parseProcessStamp, processStamp } from '../core/process-liveness.js';
 import { parseJsonColumn } from './json-column.js';
 
 export type RunKind = 'import' | 'sync' | 'hook';
@@ -11,6 +12,8 @@ export interface RunRecord {
   startedAtMs: number;
   finishedAtMs?: number;
   status?: RunStatus;
+  /** Never finished, and the process that ran it is gone (killed outright): it stopped anywhere. */
+  interrupted?: true;
   params: Record<string, unknown>;
   summary?: Record<string, unknown>;
 }
@@ -22,37 +25,49 @@ interface RunRow {
   status: string | null;
   params_json: string;
   summary_json: string | null;
+  owner: string | null;
 }
 
 const jsonObjectSchema = z.record(z.string(), z.unknown());
 const runStatusSchema = z.enum(['ok', 'partial', 'failed', 'cancelled']);
 
-/** Imports that covered their range: a failed or cancelled one may have stopped anywhere. */
+/**
+ * Imports that covered their range: a failed or cancelled one may have stopped anywhere. Unfinished
+ * imports are read too, and count once their owner is dead (see `interrupted`).
+ */
 const COVERING_IMPORT_STATUSES: readonly RunStatus[] = ['ok', 'partial'];
 
-/** One row per import, sync or hook run: what it was asked, how it ended, its summary. */
+/**
+ * A run without a finish whose recorded owner no longer runs: killed outright, it could record
+ * nothing. Rows of builds that recorded no owner cannot tell, and stay "running".
+ */
+function interrupted(row: { finished_at_ms: number | null; owner: string | null }): boolean {
+  if (row.finished_at_ms !== null || row.owner === null) return false;
+  const stamp = parseProcessStamp(row.owner);
+  return stamp !== undefined && !claimantAlive(stamp);
+}
+
+/** One row per import, sync or hook run: what it was asked, how it ended, its summary, whose it is. */
 export class RunStore {
   private readonly stmts;
 
   constructor(db: Database.Database) {
     this.stmts = {
-      start: db.prepare<[string, number, string]>('INSERT INTO runs (kind, started_at_ms, params_json) VALUES (?, ?, ?)'),
+      start: db.prepare<[string, number, string, string]>('INSERT INTO runs (kind, started_at_ms, params_json, owner) VALUES (?, ?, ?, ?)'),
       finish: db.prepare<[number, string, string, number]>('UPDATE runs SET finished_at_ms = ?, status = ?, summary_json = ? WHERE id = ?'),
-      last: db.prepare<[string], RunRow>('SELECT id, started_at_ms, finished_at_ms, status, params_json, summary_json FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1'),
+      last: db.prepare<[string], RunRow>('SELECT id, started_at_ms, finished_at_ms, status, params_json, summary_json, owner FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1'),
       prune: db.prepare<[string, string, number]>('DELETE FROM runs WHERE kind = ? AND id <= (SELECT id FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?)'),
-      importSinces: db
-        .prepare<[], string>(
-          `SELECT json_extract(params_json, '$.since') AS since FROM runs
-           WHERE kind = 'import' AND finished_at_ms IS NOT NULL
-             AND status IN (${COVERING_IMPORT_STATUSES.map((s) => `'${s}'`).join(', ')})
-             AND json_valid(params_json) AND json_type(params_json, '$.since') = 'text'`,
-        )
-        .pluck(),
+      importSinces: db.prepare<[], { since: string; finished_at_ms: number | null; owner: string | null }>(
+        `SELECT json_extract(params_json, '$.since') AS since, finished_at_ms, owner FROM runs
+         WHERE kind = 'import'
+           AND (status IN (${COVERING_IMPORT_STATUSES.map((s) => `'${s}'`).join(', ')}) OR (finished_at_ms IS NULL AND owner IS NOT NULL))
+           AND json_valid(params_json) AND json_type(params_json, '$.since') = 'text'`,
+      ),
     };
   }
 
   start(kind: RunKind, params: object): number {
-    return Number(this.stmts.start.run(kind, Date.now(), JSON.stringify(params)).lastInsertRowid);
+    return Number(this.stmts.start.run(kind, Date.now(), JSON.stringify(params), processStamp()).lastInsertRowid);
   }
 
   finish(id: number, summary: object, status: RunStatus): void {
@@ -71,18 +86,23 @@ export class RunStore {
     if (row.finished_at_ms !== null) run.finishedAtMs = row.finished_at_ms;
     const status = runStatusSchema.safeParse(row.status);
     if (status.success) run.status = status.data;
+    if (interrupted(row)) run.interrupted = true;
     const summary = parseJsonColumn(row.summary_json, jsonObjectSchema);
     if (summary) run.summary = summary;
     return run;
   }
 
-  /** The earliest `since` of an import that ran to the end (ok or partial), as it was given. */
+  /**
+   * The earliest `since`, as it was given, of an import that ran to the end (ok or partial) or was
+   * interrupted: what an interrupted one left is for the next sync to complete.
+   */
   earliestImportSince(): string | undefined {
     let best: { since: string; at: number } | undefined;
-    for (const since of this.stmts.importSinces.all()) {
-      const parsed = Date.parse(since);
+    for (const row of this.stmts.importSinces.all()) {
+      if (row.finished_at_ms === null && !interrupted(row)) continue;
+      const parsed = Date.parse(row.since);
       const at = Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
-      if (!best || at < best.at || (at === best.at && since < best.since)) best = { since, at };
+      if (!best || at < best.at || (at === best.at && row.since < best.since)) best = { since: row.since, at };
     }
     return best?.since;
   }
