@@ -169,15 +169,38 @@ describe('full-text search', () => {
     expect(ids('cache').slice(0, 1)).toEqual(['dense']);
   });
 
-  it('lifts a match whose conversation holds other matches of the query above an equal lone one', () => {
+  it('lifts a match whose conversation holds the query words it lacks above an equal lone one', () => {
     background(40);
-    // The same message twice; only `thread` also talks about the rollback elsewhere. Without the
-    // conversation signal the tie goes to the newer message, `lone`'s.
-    seed('thread', [user('the deploy rollback failed'), assistant('we wrote a rollback runbook after that, with a long list of other steps to take')]);
+    // The same message twice; only in `thread` does another message hold the word it lacks
+    // (`runbook`). Without the cover signal the tie goes to the newer message, `lone`'s.
+    seed('thread', [user('the deploy rollback failed'), assistant('we wrote a runbook after that, with a long list of other steps to take')]);
     seed('lone', [user('the deploy rollback failed')]);
-    const hits = store.search('deploy rollback');
+    const hits = store.search('deploy rollback runbook');
     expect(hits.slice(0, 2).map((h) => h.conversationId)).toEqual(['thread', 'lone']);
-    expect(store.search('deploy rollback', { ranking: { conversation: 0 } })[0]!.conversationId).toBe('lone');
+    expect(store.search('deploy rollback runbook', { ranking: { cover: 0 } })[0]!.conversationId).toBe('lone');
+    // Another message holding only words this one holds too completes nothing: no lift.
+    seed('echo', [user('the deploy rollback failed'), assistant('the rollback, again: a rollback after a rollback')]);
+    const userScore = (c: string) => store.search('deploy rollback').find((h) => h.conversationId === c && h.role === 'user')!.score;
+    expect(userScore('echo')).toBe(userScore('lone'));
+  });
+
+  it('ranks a short conversation that completes the question above a long one that keeps repeating its words', () => {
+    background(40);
+    // The user names the subject, the assistant gives the value: each holds part of the question.
+    seed('fact', [user('my sister Marta turns forty in May, help me plan'), assistant('A birthday gift idea: a film camera and a photo album')]);
+    // A long conversation that keeps returning to the same words, none of them `marta`.
+    seed('chatter', [
+      user('birthday gift ideas for a coworker?'),
+      assistant('Birthday gift ideas: a mug, a plant, a book, a birthday card'),
+      user('more birthday gift ideas please, cheaper'),
+      assistant('Cheaper birthday gift ideas: socks, candles, a birthday cake'),
+      user('and a birthday gift for my neighbour?'),
+    ]);
+    const query = "what birthday gift should I get for Marta's birthday?";
+    expect(ids(query)[0]).toBe('fact');
+    // With the older conversation signal (a share of the best other match, whatever its words) the
+    // repetition wins.
+    expect(ids(query, { ranking: { cover: 0, conversation: 0.5 } })[0]).toBe('chatter');
   });
 
   it('ranks an old exact match first though 20,000 newer messages match its words', () => {

@@ -130,6 +130,36 @@ function exhaustive(query: string, k: number): Array<[number, number]> {
     .slice(0, k);
 }
 
+/**
+ * The cover signal over exhaustive()'s top k, from FTS5 alone: each message gains `cover` × the best,
+ * over the other top messages of its conversation, of that message's score × the share of the
+ * query words it holds (idf-weighted) that this one lacks.
+ */
+function withCover(query: string, k: number, cover: number): Array<[number, number]> {
+  const fts = buildFtsQuery(query)!;
+  const rows = db.prepare<[], number>('SELECT count(*) FROM messages_fts').pluck().get()!;
+  const holders = db.prepare<[string], number>('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?').pluck();
+  const words = [...fts.phrases, ...fts.pieces]
+    .map((p) => new Set(holders.all(p)))
+    .filter((ids) => ids.size > 0)
+    .map((ids) => ({ ids, idf: Math.max(1e-6, Math.log((rows - ids.size + 0.5) / (ids.size + 0.5))) }));
+  const top = exhaustive(query, k);
+  const conversationOf = db.prepare<[number], string>('SELECT conversation_id FROM messages WHERE id = ?').pluck();
+  const conversations = new Map(top.map(([id]) => [id, conversationOf.get(id)]));
+  const weight = (held: typeof words) => held.reduce((sum, w) => sum + w.idf, 0);
+  return top
+    .map(([id, score]): [number, number] => {
+      let most = 0;
+      for (const [other, theirScore] of top) {
+        if (other === id || conversations.get(other) !== conversations.get(id)) continue;
+        const theirs = words.filter((w) => w.ids.has(other));
+        if (theirs.length > 0) most = Math.max(most, (theirScore * weight(theirs.filter((w) => !w.ids.has(id)))) / weight(theirs));
+      }
+      return [id, score + cover * most];
+    })
+    .sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+}
+
 /** Same top k: equal scores, and the same ids wherever the score is not tied with a neighbour. */
 function expectSameTop(query: string, got: Array<{ id: number; score: number }>, want: Array<[number, number]>): void {
   expect(got.length, query).toBe(want.length);
@@ -156,7 +186,7 @@ function writeRows(writer: TermIndexWriter, texts: readonly string[], size: numb
 }
 
 // BM25 alone: the signals of stage 2 off.
-const UNIT = { user: 1, assistant: 1, tool: 1, conversation: 0 };
+const UNIT = { user: 1, assistant: 1, tool: 1, conversation: 0, cover: 0 };
 
 describe('term index', () => {
   it('holds exactly FTS5s postings and lengths for its common words, through small and large writes, merges and deletions', () => {
@@ -245,6 +275,26 @@ describe('term index', () => {
         expectSameTop(`${query} (rareFirst ${rareFirst})`, got, want);
       }
     }
+  });
+
+  it('gives the cover signal the query words each message holds, whichever way stage 1 read them', () => {
+    const rand = mulberry32(21);
+    db.prepare("UPDATE term_index_settings SET value = 300 WHERE key = 'common_docs'").run();
+    fill(rand, 12, 2500);
+    const tail = (from: number, n: number) => TAIL.slice(from, from + n).join(' ');
+    const queries = ['build test', 'fixed errors in the cache', 'tests testing', '数据库 cache', `test build ${tail(20, 6)}`, `fixed errors deploy ${tail(30, 8)}`, `cache server client ${tail(15, 10)}`, `${TAIL[3]} ${TAIL[7]} test`, `${tail(0, 3)}`, `deploy server ${tail(120, 8)}`, `client cache fixed ${tail(200, 10)}`, `server ${tail(150, 6)}`];
+    let lifted = 0;
+    for (const query of queries) {
+      const want = withCover(query, 20, 0.5);
+      if (want.some(([id, score], i) => id !== exhaustive(query, 20)[i]![0] || score !== exhaustive(query, 20)[i]![1])) lifted++;
+      // The common words' postings read (their words recorded as they go by), the rarer words'
+      // bound first (FTS5 asked within the rarer words' matches), FTS5 alone.
+      for (const ranking of [{ rareFirst: false }, { rareFirst: true }, { rareFirst: true, wholeFtsRows: 0, ftsPartRows: 20 }, { termIndex: false }]) {
+        const got = store.search(query, { limit: 20, ranking: { ...UNIT, cover: 0.5, depth: 20, ...ranking } }).map((h) => ({ id: h.messageId, score: h.score }));
+        expectSameTop(`${query} ${JSON.stringify(ranking)}`, got, want);
+      }
+    }
+    expect(lifted).toBeGreaterThan(queries.length / 2);
   });
 
   it('makes a word common whichever rows it stands in (words only in every fourth row)', () => {

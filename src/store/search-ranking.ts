@@ -22,12 +22,17 @@ import { withinTransaction } from './within-transaction.js';
  * 2. **Signals on the top `depth`**, each chosen by measurement on the recall bench (bench/recall):
  *    the message's role (what the user and the assistant wrote against tool output), its turn (the
  *    score of the message just before it in its conversation: the question an answer answers, or the
- *    call a tool result belongs to, and of the one just after it), its conversation (a share of the
- *    best other match among the top in the same conversation). Adopted: user ×1.5 and conversation
- *    0.5 (0.3–1.0 tried): the conversation's share barely moves hit@10 on the questions alone (tune
- *    half 80.8 → 81.6%) but resists unrelated history (beside the 10x bench history, tune half
- *    77.6 → 79.2%; all questions drop 1.2 points from alone instead of 2.6): a conversation that
- *    returns to the question's subject is rarer in unrelated history than one message sharing its words.
+ *    call a tool result belongs to, and of the one just after it), its conversation. Adopted: user
+ *    ×1.5 and cover 0.5 (0.2–1.0 tried on the tune half). Cover: a message gains a share of another
+ *    top message of its conversation's score for the query words that one holds and it lacks (their
+ *    part of its matched words' idf), the best over the conversation: a conversation earns it by
+ *    completing the question (the user names the subject, the assistant gives the value). The older
+ *    `conversation` share (of the best other match, whatever its words: 0.5 until cover) rewarded
+ *    repetition: beside real conversational history, long conversations that keep returning to
+ *    "birthday" or "running" outranked a short session holding the fact. Cover on the recall bench:
+ *    hit@10 all 78.9 → 80.5%, tune half 81.6 → 81.6%, report half 76.2 → 79.4%, coding 79.2 → 83.3%.
+ *    The words each top message holds are recorded as stage 1 reads them (the term index's
+ *    postings) or asked of FTS5 per word among the top's shared conversations (see `wordsOf`).
  */
 
 const POSTING_CHUNK = 2 ** POSTING_CHUNK_BITS;
@@ -57,6 +62,13 @@ export interface RankingParams {
   length: number;
   /** Share of the best score among the other top messages of the same conversation a message gets. */
   conversation: number;
+  /**
+   * Share of another top message of the same conversation's score a message gets for the query
+   * words that message holds and this one lacks (their share of its matched words' idf): the best
+   * such share over the conversation. A conversation earns it by completing the question (the user
+   * names the subject, the assistant gives the value), never by repeating the same words.
+   */
+  cover: number;
   /** A term matches longer words by its opening only when it is no word of its own in the store. */
   prefixFallback: boolean;
   /** Score common words from the term index (false: FTS5 scores everything, the reference the tests compare with). */
@@ -80,7 +92,8 @@ export const DEFAULT_RANKING: RankingParams = {
   turn: 0,
   reply: 0,
   length: 0,
-  conversation: 0.5,
+  conversation: 0,
+  cover: 0.5,
   prefixFallback: true,
   termIndex: true,
   rareFirst: true,
@@ -119,19 +132,54 @@ interface IndexTerm {
   idf: number;
 }
 
+/** Stage 1's top, (id, BM25) best first, and the common words each holds when it read their postings (see `QueryWords`). */
+interface Stage1 {
+  top: Array<[number, number]>;
+  commonWords?: Map<number, number>;
+}
+
+/** The cover signal tells apart a query's first this many terms (one bit each of an Int32): MAX_QUERY_TERMS words, and common CJK pieces past them go unseen. */
+const WORD_BITS = 32;
+
+/**
+ * Which query words each of some messages holds: bit i for term i of `[...index, ...fts]` (the
+ * first WORD_BITS), and the words' weight (their idf summed), for the cover signal.
+ */
+class QueryWords {
+  constructor(
+    private readonly idfs: readonly number[],
+    private readonly held: ReadonlyMap<number, number>,
+  ) {}
+
+  of(id: number): number {
+    return this.held.get(id) ?? 0;
+  }
+
+  weight(bits: number): number {
+    let sum = 0;
+    for (let b = bits; b !== 0; b &= b - 1) sum += this.idfs[31 - Math.clz32(b & -b)]!;
+    return sum;
+  }
+}
+
 function orOf(matches: string[]): string {
   return matches.length === 1 ? matches[0]! : matches.map((m) => `(${m})`).join(' OR ');
 }
 
-/** The `k` best (score, id) pairs seen, best first on `sorted()`; ties go to the higher id (the newer message). */
+/**
+ * The `k` best (score, id) pairs seen, best first on `sorted()`; ties go to the higher id (the newer
+ * message). Each carries the bits of the query words it holds (see `QueryWords`).
+ */
 class TopK {
   private readonly scores: Float64Array;
   private readonly ids: Float64Array;
+  private readonly words: Int32Array;
   size = 0;
 
   constructor(private readonly k: number) {
     this.scores = new Float64Array(k);
     this.ids = new Float64Array(k);
+    this.words = new Int32Array(k);
   }
 
   /** The score a newcomer must beat once full (-Infinity before). */
@@ -150,13 +198,17 @@ class TopK {
     const d = this.ids[i]!;
     this.ids[i] = this.ids[j]!;
     this.ids[j] = d;
+    const w = this.words[i]!;
+    this.words[i] = this.words[j]!;
+    this.words[j] = w;
   }
 
-  push(score: number, id: number): void {
+  push(score: number, id: number, words: number): void {
     if (this.size < this.k) {
       let i = this.size++;
       this.scores[i] = score;
       this.ids[i] = id;
+      this.words[i] = words;
       while (i > 0) {
         const parent = (i - 1) >> 1;
         if (!this.less(i, parent)) break;
@@ -168,6 +220,7 @@ class TopK {
     if (score < this.scores[0]! || (score === this.scores[0] && id <= this.ids[0]!)) return;
     this.scores[0] = score;
     this.ids[0] = id;
+    this.words[0] = words;
     for (let i = 0; ; ) {
       const l = 2 * i + 1;
       let m = i;
@@ -183,6 +236,13 @@ class TopK {
     const out: Array<[number, number]> = [];
     for (let i = 0; i < this.size; i++) out.push([this.ids[i]!, this.scores[i]!]);
     return out.sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+  }
+
+  /** Each id's word bits. */
+  wordsById(): Map<number, number> {
+    const out = new Map<number, number>();
+    for (let i = 0; i < this.size; i++) out.set(this.ids[i]!, this.words[i]!);
+    return out;
   }
 }
 
@@ -200,6 +260,8 @@ export class MessageRanker {
   private readonly scoreStmts = new Map<string, Database.Statement<Record<string, unknown>, ScoredRow>>();
   private readonly acc = new Float64Array(POSTING_CHUNK);
   private readonly touched = new Int32Array(POSTING_CHUNK);
+  private readonly wordAcc = new Int32Array(POSTING_CHUNK);
+  private readonly holding;
 
   constructor(private readonly db: Database.Database) {
     this.count = db.prepare<[string], number>('SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?').pluck();
@@ -209,6 +271,9 @@ export class MessageRanker {
         `SELECT group_concat(m.id) FROM conversations c JOIN messages m ON m.conversation_id = c.conversation_id WHERE ${SCOPE_FILTER}`,
       )
       .pluck();
+    // `+rowid`: handed the ids as a rowid constraint, FTS5 runs the MATCH again for each of them
+    // (~100 µs an id); filtered after it, FTS5 only walks the phrase's matches, unscored.
+    this.holding = db.prepare<[string, string], number>('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))').pluck();
     this.reader = new TermIndexReader(db);
     // data_version moves when another connection commits; total_changes when this one writes.
     const changes = db.prepare<[], number>('SELECT total_changes()').pluck();
@@ -308,11 +373,37 @@ export class MessageRanker {
     const terms = this.terms(fts, params);
     if (terms.index.length === 0 && terms.fts.length === 0) return [];
     const depth = Math.max(params.depth, limit);
-    const top =
+    const rare = terms.index.length > 0 && params.rareFirst ? this.rankByRare(terms.index, terms.fts, depth, scope) : undefined;
+    const stage1: Stage1 =
       terms.index.length === 0
-        ? this.rankByFts(terms.fts, depth, scope)
-        : ((params.rareFirst ? this.rankByRare(terms.index, terms.fts, depth, scope) : undefined) ?? this.rankWithIndex(terms.index, terms.fts, depth, scope, params));
-    return this.signals(top, limit, params);
+        ? { top: this.rankByFts(terms.fts, depth, scope) }
+        : rare ? { top: rare } : this.rankWithIndex(terms.index, terms.fts, depth, scope, params);
+    return this.signals(stage1.top, limit, params, (ids) => this.wordsOf(ids, terms, stage1.commonWords));
+  }
+
+  /**
+   * The query words each of `ids` holds (see `QueryWords`). Common words come from stage 1 when it
+   * read their postings; else (rankByRare's top, every message of which holds a rarer word) FTS5 is
+   * asked for each within the rarer words' matches, so no common word's postings are walked. Each
+   * rarer word is asked once, among these ids: FTS5 walks its matches without scoring them (~0.1 µs
+   * a match, where bm25() costs ~1 µs), and they are fewer than the common threshold.
+   */
+  private wordsOf(ids: number[], terms: { index: IndexTerm[]; fts: FtsTerm[] }, commonWords: Map<number, number> | undefined): QueryWords {
+    const held = new Map(ids.map((id) => [id, commonWords?.get(id) ?? 0]));
+    const json = JSON.stringify(ids);
+    const mark = (match: string, bit: number): void => {
+      for (const id of this.holding.all(match, json)) held.set(id, held.get(id)! | bit);
+    };
+    const all = [...terms.index, ...terms.fts].slice(0, WORD_BITS);
+    const rare = orOf(terms.fts.map((t) => t.match));
+    all.forEach((t, i) => {
+      if (i >= terms.index.length) mark(t.match, 1 << i);
+      else if (!commonWords) mark(`(${rare}) AND (${t.match})`, 1 << i);
+    });
+    return new QueryWords(
+      all.map((t) => t.idf),
+      held,
+    );
   }
 
   /**
@@ -341,7 +432,7 @@ export class MessageRanker {
    * Stage 1 with common words: their scores from the term index, every posting, plus FTS5's for
    * the other terms, exact (see the class comment).
    */
-  private rankWithIndex(index: IndexTerm[], byFts: FtsTerm[], depth: number, scope: SearchScope, { wholeFtsRows, ftsPartRows: partRows }: RankingParams): Array<[number, number]> {
+  private rankWithIndex(index: IndexTerm[], byFts: FtsTerm[], depth: number, scope: SearchScope, { wholeFtsRows, ftsPartRows: partRows }: RankingParams): Stage1 {
     let allowed: Set<number> | undefined;
     if (isScoped(scope)) {
       const list = this.scopeIds.get(scope);
@@ -360,6 +451,8 @@ export class MessageRanker {
     // as in FTS5's bm25 over both phrases.
     const weight: number[] = [];
     for (const t of index) weight[t.id] = (weight[t.id] ?? 0) + maxScore(t);
+    // Each term id's bits (QueryWords), recorded as the postings go by: the cover signal needs no second read.
+    const bits = bitsById(index);
     const termIds = [...new Set(index.map((t) => t.id))];
     const combine = (fetched: { rows: ScoredRow[]; last: number }): { top: TopK; bestCommon: number } => {
       const extra = new Map<number, number>();
@@ -371,6 +464,7 @@ export class MessageRanker {
       // A chunk's scores in a typed array: its postings arrive chunk by chunk (term-index.ts).
       const acc = this.acc;
       const touched = this.touched;
+      const words = this.wordAcc;
       let n = 0;
       let base = 0;
       this.reader.scan(
@@ -382,23 +476,26 @@ export class MessageRanker {
             base = id - off;
           }
           acc[off] = acc[off]! + (weight[termId]! * tf) / (tf + kb + kd * this.reader.lengthOf(id));
+          words[off] = words[off]! | bits[termId]!;
         },
         () => {
           for (let i = 0; i < n; i++) {
             const off = touched[i]!;
             const common = acc[off]!;
+            const held = words[off]!;
             acc[off] = 0;
+            words[off] = 0;
             const id = base + off;
             if (allowed && !allowed.has(id)) continue;
             if (common > bestCommon) bestCommon = common;
             const rare = extra.get(id);
             if (rare !== undefined) extra.delete(id);
-            top.push(common + (rare ?? 0), id);
+            top.push(common + (rare ?? 0), id, held);
           }
           n = 0;
         },
       );
-      for (const [id, rare] of extra) top.push(rare, id);
+      for (const [id, rare] of extra) top.push(rare, id, 0);
       return { top, bestCommon };
     };
     // Every row at once while they are few: FTS5 scores every match even to return its best few, so
@@ -412,7 +509,7 @@ export class MessageRanker {
       fetched = ftsScores(true);
       top = combine(fetched).top;
     }
-    return top.sorted();
+    return { top: top.sorted(), commonWords: top.wordsById() };
   }
 
   /**
@@ -452,7 +549,7 @@ export class MessageRanker {
   }
 
   /** Stage 2: signals on the top of the exact BM25 ranking. */
-  private signals(top: Array<[number, number]>, limit: number, params: RankingParams): Ranked[] {
+  private signals(top: Array<[number, number]>, limit: number, params: RankingParams, wordsOf: (ids: number[]) => QueryWords): Ranked[] {
     const scores = new Map(top);
     const maxWeight = Math.max(params.user, params.assistant, params.tool);
     const wanted = new Set<number>();
@@ -478,6 +575,30 @@ export class MessageRanker {
         if (c !== undefined) best.set(c, [...(best.get(c) ?? []), bm25].sort((a, b) => b - a).slice(0, 2));
       }
     }
+    // The cover signal: only messages that share their conversation with another top one need their words.
+    const members = new Map<string, number[]>();
+    if (params.cover > 0) {
+      for (const [id] of top) {
+        const c = meta.get(id)?.conversation_id;
+        if (c === undefined) continue;
+        const list = members.get(c);
+        if (list) list.push(id);
+        else members.set(c, [id]);
+      }
+    }
+    const shared = [...members.values()].filter((ids) => ids.length > 1).flat();
+    const words = shared.length > 0 ? wordsOf(shared) : undefined;
+    const cover = (id: number, conversation: string): number => {
+      const mine = words!.of(id);
+      let most = 0;
+      for (const other of members.get(conversation)!) {
+        if (other === id) continue;
+        const theirs = words!.of(other);
+        const held = words!.weight(theirs);
+        if (held > 0) most = Math.max(most, (scores.get(other)! * words!.weight(theirs & ~mine)) / held);
+      }
+      return most;
+    };
     const ranked = top.map(([id, bm25]) => {
       const m = meta.get(id);
       let score = bm25 * weight(m?.role);
@@ -488,10 +609,20 @@ export class MessageRanker {
         const [first = 0, second = 0] = best.get(m.conversation_id) ?? [];
         score += params.conversation * (first === bm25 ? second : first);
       }
+      if (words && m && members.get(m.conversation_id)!.length > 1) score += params.cover * cover(id, m.conversation_id);
       return { id, score: score / maxWeight };
     });
     return ranked.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, limit);
   }
+}
+
+/** Each common word's bits in QueryWords, by term id (a word asked twice has both its terms' bits). */
+function bitsById(index: readonly IndexTerm[]): number[] {
+  const bits: number[] = [];
+  index.forEach((t, i) => {
+    bits[t.id] = (bits[t.id] ?? 0) | (i < WORD_BITS ? 1 << i : 0);
+  });
+  return bits;
 }
 
 /** The matches of these terms, summed (a message holding two counts twice): what FTS5 scores for them. */
