@@ -55,6 +55,25 @@ describe('bad input gets a clear answer', () => {
     // ... and so does the masked form everme itself prints, copied back.
     [['forget', '--project', '/home/u/[REDACTED:github-token]', '--yes'], /^--project \/home\/u\/\[REDACTED:github-token\] holds a credential in its path/],
     [['install', '--api-base', 'ftp://x', '--dry-run'], /^--api-base must be an http\(s\) URL$/],
+    // A blank data dir names no directory: read as absent, the command ran on the default one.
+    ...[
+      ['status'],
+      ['import', '--since', '2026-01-01'],
+      ['sync'],
+      ['search', 'widget'],
+      ['get', 'm1'],
+      ['show', 'mvs_1'],
+      ['report'],
+      ['export'],
+      ['forget', '--project', '/p', '--yes'],
+      ['install', '--dry-run'],
+      ['uninstall', '--dry-run'],
+      ['mcp'],
+      ['ui', '--no-open'],
+    ].flatMap((command): Array<[string[], RegExp]> => [
+      [[...command, '--data-dir', ''], /^--data-dir is empty$/],
+      [[...command, '--data-dir', ' '], /^--data-dir is empty$/],
+    ]),
   ])('%j is invalid_args, exit 2, one envelope and no stack trace', (args, message) => {
     const r = run([...args, '--json']);
     expect(r.status).toBe(2);
