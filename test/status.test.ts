@@ -6,6 +6,7 @@ import { cliEntry, ensureBuilt, repoRoot } from './support/cli.js';
 import { spawnAsync } from './support/cli-process.js';
 import { FAKE_GATEWAY_TOKEN, startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { hermeticEnv } from './support/hermetic-env.js';
+import { renderHookFile } from '../src/install/markdown-hooks.js';
 import { tempDir } from './support/temp.js';
 
 interface StatusData {
@@ -15,7 +16,7 @@ interface StatusData {
   lastImport?: { since?: string };
   hooks: {
     plugin: { path: string; state: string; runnable: boolean; enabled: string; enabledUnverified?: string; events: string[] };
-    markdown: { installed: Array<{ event: string; file: string; runnable: boolean }> };
+    markdown: { installed: Array<{ event: string; file: string; runnable: boolean }>; conflicts: Array<{ event: string; file: string; code: string; reason: string }> };
     arrivals: Array<{ route: string; event: string; count: number; lastAt: string }>;
     warnings: Array<{ code: string; message: string; missing?: string[] }>;
     latencyMs: { count: number; p50?: number; p95?: number };
@@ -188,6 +189,37 @@ describe('everme status', () => {
     expect(whats).toContain(`${path.join(dataDir, 'mcp.json')} cannot be used: it is a directory, not a JSON file`);
     expect(whats).toContain(`${path.join(dataDir, 'everme.env')} is a directory, not a file of KEY=VALUE lines: its settings are not read`);
     expect(data.sessions).toBe(2);
+  });
+
+  it("names a directory or another tool's hook at a markdown hook path as the problem it is, never as everme's broken hook", async () => {
+    const dataDir = dataDirFromFixture('report');
+    const pre = path.join(dataDir, 'hooks', 'everme-pre-tool-use.md');
+    const post = path.join(dataDir, 'hooks', 'everme-post-tool-use.md');
+    fs.mkdirSync(pre, { recursive: true });
+    // Another tool's hook in everme's format: its command runs nothing of everme's, so install never overwrites it.
+    fs.writeFileSync(post, renderHookFile('PostToolUse', "'/opt/other/node' '/opt/other/hook.js' capture"));
+    const { code, data, stderr } = await statusJson(dataDir);
+    expect(code).toBe(1);
+    expect(stderr).not.toContain('EISDIR');
+    expect(data.hooks.markdown).toEqual({
+      installed: [],
+      conflicts: [
+        { event: 'PreToolUse', file: pre, code: 'hook_file_unusable', reason: 'it is a directory, not a hook file' },
+        { event: 'PostToolUse', file: post, code: 'hook_file_conflict', reason: "it holds a hook everme did not write (it runs '/opt/other/node' '/opt/other/hook.js' capture)" },
+      ],
+    });
+    const problems = data.problems.filter((p) => p.what.includes(path.join(dataDir, 'hooks')));
+    expect(problems).toEqual([
+      { what: `${pre} cannot be everme's PreToolUse hook: it is a directory, not a hook file`, hint: `Move ${pre} away (everme never overwrites or removes it), then run \`everme install\` again.` },
+      {
+        what: `${post} is not everme's PostToolUse hook (hook_file_conflict): it holds a hook everme did not write (it runs '/opt/other/node' '/opt/other/hook.js' capture)`,
+        hint: `Move ${post} away (everme never overwrites or removes it), then run \`everme install\` again.`,
+      },
+    ]);
+    const text = await cli(dataDir, ['status']);
+    expect(text.status).toBe(1);
+    expect(text.stderr).toContain(`markdown hooks: PreToolUse not installed (${pre}: it is a directory, not a hook file), PostToolUse not installed (${post}: it holds a hook everme did not write`);
+    expect(text.stderr).not.toMatch(/EISDIR|points at a runtime that is missing/);
   });
 
   it('asks `mcode plugin list --json` whether the plugin is enabled, and warns when it is disabled', async () => {
