@@ -12,7 +12,7 @@ import { tempDir } from './support/temp.js';
 interface StatusData {
   sessions: number;
   sink: string;
-  gateway: { configured: boolean; reachable?: boolean; error?: { type: string; message: string } };
+  gateway: { configured: boolean; reachable?: boolean; error?: { type: string; code?: string; message: string } };
   lastImport?: { since?: string };
   hooks: {
     plugin: { path: string; state: string; runnable: boolean; enabled: string; enabledUnverified?: string; events: string[] };
@@ -316,6 +316,36 @@ describe('everme status', () => {
       await gateway.restart();
     }
   });
+  it('says a refused key and a refused plain-http base in their own words, with their own fix, never as the network', async () => {
+    const dataDir = dataDirFromFixture('report');
+    const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };
+    expect((await cli(dataDir, ['import', '--since', '2026-10-01', '--sink', 'local', '--json'])).status).toBe(0);
+    const gatewayOf = async (extra: Record<string, string>) => {
+      const r = await cliAsync(dataDir, ['status'], { ...env, ...extra });
+      const json = JSON.parse((await cliAsync(dataDir, ['status', '--json'], { ...env, ...extra })).stdout) as { error: { detail: { status: StatusData } } };
+      const status = json.error.detail.status;
+      return { text: r.stderr, gateway: status.gateway, problem: status.problems.find((p) => p.what.includes('EverMe gateway'))! };
+    };
+
+    gateway.failNext({ kind: 'http', status: 401 }, { kind: 'http', status: 401 });
+    const refusedKey = await gatewayOf({});
+    expect(refusedKey.gateway.error).toMatchObject({ type: 'auth' });
+    expect(refusedKey.text).toMatch(/^sink: +everme → \S+ refused the key \(auth\)$/m);
+    expect(refusedKey.problem.what).toMatch(/^the EverMe gateway at \S+ refused the key \(auth\): /);
+    expect(refusedKey.problem.hint).toContain('everme install --api-key');
+
+    // 0.0.0.0 is no loopback address: the client refuses to send the key there in clear text.
+    const plainHttp = await gatewayOf({ EVERME_API_BASE: `http://0.0.0.0:${gateway.port}` });
+    expect(plainHttp.gateway.error).toMatchObject({ type: 'invalid_args', code: 'insecure_api_base' });
+    expect(plainHttp.text).toMatch(/^sink: +everme → http:\/\/0\.0\.0\.0:\d+ is not used \(insecure_api_base\): EVERME_API_BASE is plain http:\/\/ to 0\.0\.0\.0/m);
+    expect(plainHttp.problem.what).toContain('is plain http:// to 0.0.0.0: the API key would be sent in clear text');
+    expect(plainHttp.problem.hint).toContain('EVERME_ALLOW_INSECURE_HTTP=1');
+    for (const said of [refusedKey, plainHttp]) {
+      expect(said.text).not.toMatch(/did not answer|does not answer/);
+      expect(said.problem.hint).not.toMatch(/network/i);
+    }
+  });
+
   it('reports a gateway that rate limits the probe as rate limiting, at once, not as a network failure', async () => {
     const dataDir = dataDirFromFixture('report');
     const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };
