@@ -214,4 +214,32 @@ describe('bad input gets a clear answer', () => {
     const found = spawnSync(process.execPath, [cliEntry, 'search', 'widget', '--json', '--data-dir', demo], { env, encoding: 'utf8' });
     expect((JSON.parse(found.stdout) as { data: { results: unknown[] } }).data.results.length).toBeGreaterThan(0);
   });
+
+  // No output was lost when nothing was written there: a write of nothing (a final flush) fails on /dev/full too.
+  it.runIf(fs.existsSync('/dev/full'))('is no failure when the command writes nothing to stdout: its own outcome stands, said once', () => {
+    const demo = path.join(repoRoot, 'fixtures', 'demo');
+    const env = hermeticEnv(tempDir('everme-home-'), { EVERME_STATE_DIR: tempDir('everme-state-') });
+    expect(spawnSync(process.execPath, [cliEntry, 'import', '--since', '2026-07-01', '--data-dir', demo], { env, encoding: 'utf8' }).status).toBe(0);
+    const full = fs.openSync('/dev/full', 'w');
+    try {
+      const missing = path.join(tempDir('everme-nodata-'), 'absent');
+      const runs: Array<[string[], number, RegExp]> = [
+        // No hits: the answer goes to stderr, stdout gets nothing.
+        [['search', 'zzqqxx', '--data-dir', demo], 0, /^no memories match "zzqqxx"$/m],
+        [['show', '', '--data-dir', demo], 2, /^error: The session id is empty$/m],
+        [['status', '--data-dir', missing], 5, /^error: MiniMax Code data directory not found: /m],
+        // sync through its own entry.
+        [['sync', '--data-dir', missing], 5, /^error: MiniMax Code data directory not found: /m],
+      ];
+      for (const [args, code, said] of runs) {
+        const r = spawnSync(process.execPath, [cliEntry, ...args], { env, encoding: 'utf8', stdio: ['ignore', full, 'pipe'] });
+        expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(code);
+        expect(r.stderr).toMatch(said);
+        expect(r.stderr, args.join(' ')).not.toContain('stdout');
+        expect((r.stderr.match(/^error: /gm) ?? []).length, args.join(' ')).toBeLessThanOrEqual(1);
+      }
+    } finally {
+      fs.closeSync(full);
+    }
+  });
 });
