@@ -16,7 +16,7 @@ const DATA_DIR_HINT = 'Pass --data-dir DIR, the directory that holds v2/sessions
 
 /** Blank, it named nothing: read as absent, the command went on with the default data dir unasked. */
 export const dataDirFlag = Flags.custom<string>({
-  description: 'MiniMax Code data directory (default: $MINIMAX_DATA_DIR, $MAVIS_DATA_DIR, ~/.minimax)',
+  description: 'MiniMax Code data directory (default: $MINIMAX_DATA_DIR, then $MAVIS_DATA_DIR, then ~/.minimax, then $XDG_DATA_HOME/minimax on a new Linux install)',
   helpGroup: 'GLOBAL',
   parse: (input) => Promise.resolve(nonBlank(input, '--data-dir', DATA_DIR_HINT)),
 })();
