@@ -86,4 +86,10 @@ describe('command help names what the command does', () => {
       expect(help, command).toContain('--data-dir=<value> MiniMax Code data directory (default: $MINIMAX_DATA_DIR, then $MAVIS_DATA_DIR, then ~/.minimax, then $XDG_DATA_HOME/minimax on a new Linux install)');
     }
   });
+
+  it('everme search --help says gateway results come next to the local store’s, as the README does', async () => {
+    const help = await helpOf('search', cliEnv(tempDir('everme-home-')));
+    expect(help.description).toContain("when an API key is configured or --sink everme is given, the EverMe gateway too, its results next to the store's");
+    expect(help.description).not.toMatch(/, or the EverMe gateway/);
+  });
 });
