@@ -40,16 +40,13 @@ async function command() {
   if (ran) {
     // The run is over and nothing is left pending (the store closed, the threads gone): once what
     // was written is flushed, exit rather than let node tear the heap down (~15 ms of a no-op).
-    // A stream that failed (stdout on a full disk) exits the usual way, after its 'error' handler
-    // has set the exit code (see guardStdout).
-    let open = 2;
-    let failed = false;
-    const done = (err) => {
-      if (err) failed = true;
-      if (--open === 0 && !failed) setImmediate(() => process.exit());
-    };
-    process.stdout.write('', done);
-    process.stderr.write('', done);
+    // Flushed is read off the streams, never learnt by writing '' to them: a full device
+    // (`> /dev/full`) fails even a write of nothing, which read as lost output after a run that
+    // printed nothing there. Output still queued (not on Linux, where stdout and stderr write
+    // synchronously) or a stream that failed (stdout on a full disk, whose 'error' handler sets
+    // the exit code: see guardStdout) exits the usual way.
+    const flushed = (stream) => !stream.destroyed && !stream.errored && stream.writableLength === 0;
+    if (flushed(process.stdout) && flushed(process.stderr)) setImmediate(() => process.exit());
     return;
   }
   // oclif as the build bundled it with the commands (one copy, a few files: see oclif-main.ts).

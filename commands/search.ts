@@ -9,7 +9,7 @@ import { noHitsNote, searchResultJson, type SearchResultJson } from '../src/reca
 export default class Search extends EvermeCommand<typeof Search> {
   static override summary = 'Search your memories (full text, ranked by relevance)';
   static override description =
-    'Searches the embedded store (BM25 ranking, snippets; Chinese, Japanese and Korean substrings of any length), or the EverMe gateway when an API key is configured or --sink everme is given. The query is plain text: quotes, *, :, parentheses, NEAR, OR and - are searched for as text.';
+    "Searches the embedded store (BM25 ranking, snippets; Chinese, Japanese and Korean substrings of any length); when an API key is configured or --sink everme is given, the EverMe gateway too, its results next to the store's. The query is plain text: quotes, *, :, parentheses, NEAR, OR and - are searched for as text.";
   static override examples = [
     '<%= config.bin %> search "retry backoff"',
     '<%= config.bin %> search 优先级 --limit 5',

@@ -55,6 +55,25 @@ describe('bad input gets a clear answer', () => {
     // ... and so does the masked form everme itself prints, copied back.
     [['forget', '--project', '/home/u/[REDACTED:github-token]', '--yes'], /^--project \/home\/u\/\[REDACTED:github-token\] holds a credential in its path/],
     [['install', '--api-base', 'ftp://x', '--dry-run'], /^--api-base must be an http\(s\) URL$/],
+    // A blank data dir names no directory: read as absent, the command ran on the default one.
+    ...[
+      ['status'],
+      ['import', '--since', '2026-01-01'],
+      ['sync'],
+      ['search', 'widget'],
+      ['get', 'm1'],
+      ['show', 'mvs_1'],
+      ['report'],
+      ['export'],
+      ['forget', '--project', '/p', '--yes'],
+      ['install', '--dry-run'],
+      ['uninstall', '--dry-run'],
+      ['mcp'],
+      ['ui', '--no-open'],
+    ].flatMap((command): Array<[string[], RegExp]> => [
+      [[...command, '--data-dir', ''], /^--data-dir is empty$/],
+      [[...command, '--data-dir', ' '], /^--data-dir is empty$/],
+    ]),
   ])('%j is invalid_args, exit 2, one envelope and no stack trace', (args, message) => {
     const r = run([...args, '--json']);
     expect(r.status).toBe(2);
@@ -194,5 +213,33 @@ describe('bad input gets a clear answer', () => {
     // The import's work was done before its output failed: a search finds it.
     const found = spawnSync(process.execPath, [cliEntry, 'search', 'widget', '--json', '--data-dir', demo], { env, encoding: 'utf8' });
     expect((JSON.parse(found.stdout) as { data: { results: unknown[] } }).data.results.length).toBeGreaterThan(0);
+  });
+
+  // No output was lost when nothing was written there: a write of nothing (a final flush) fails on /dev/full too.
+  it.runIf(fs.existsSync('/dev/full'))('is no failure when the command writes nothing to stdout: its own outcome stands, said once', () => {
+    const demo = path.join(repoRoot, 'fixtures', 'demo');
+    const env = hermeticEnv(tempDir('everme-home-'), { EVERME_STATE_DIR: tempDir('everme-state-') });
+    expect(spawnSync(process.execPath, [cliEntry, 'import', '--since', '2026-07-01', '--data-dir', demo], { env, encoding: 'utf8' }).status).toBe(0);
+    const full = fs.openSync('/dev/full', 'w');
+    try {
+      const missing = path.join(tempDir('everme-nodata-'), 'absent');
+      const runs: Array<[string[], number, RegExp]> = [
+        // No hits: the answer goes to stderr, stdout gets nothing.
+        [['search', 'zzqqxx', '--data-dir', demo], 0, /^no memories match "zzqqxx"$/m],
+        [['show', '', '--data-dir', demo], 2, /^error: The session id is empty$/m],
+        [['status', '--data-dir', missing], 5, /^error: MiniMax Code data directory not found: /m],
+        // sync through its own entry.
+        [['sync', '--data-dir', missing], 5, /^error: MiniMax Code data directory not found: /m],
+      ];
+      for (const [args, code, said] of runs) {
+        const r = spawnSync(process.execPath, [cliEntry, ...args], { env, encoding: 'utf8', stdio: ['ignore', full, 'pipe'] });
+        expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(code);
+        expect(r.stderr).toMatch(said);
+        expect(r.stderr, args.join(' ')).not.toContain('stdout');
+        expect((r.stderr.match(/^error: /gm) ?? []).length, args.join(' ')).toBeLessThanOrEqual(1);
+      }
+    } finally {
+      fs.closeSync(full);
+    }
   });
 });

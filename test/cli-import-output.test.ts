@@ -157,6 +157,15 @@ describe('everme import --dry-run', () => {
     expect(fs.existsSync(path.join(stateDir, 'everme.db'))).toBe(false);
   });
 
+  it('says its sessions would be delivered, as its messages, never that they were', async () => {
+    writeMessagesSession(dataDir, 1, turnsEnvelopes('dry', [0, 1]));
+    const result = await runCli(importArgs('--sink', 'local', '--dry-run'), localEnv());
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^sessions: 1 scanned, 1 would deliver, 0 unchanged, 0 empty, 0 failed$/m);
+    expect(result.stdout).toMatch(/^messages: 8 would deliver in \d+ requests$/m);
+    expect(result.stdout).not.toMatch(/\bdelivered\b/);
+  });
+
   it('leaves an existing database byte for byte unchanged', async () => {
     const dir = writeMessagesSession(dataDir, 1, turnsEnvelopes('dry', [0]));
     expect((await runCli(importArgs('--sink', 'local'), localEnv())).code).toBe(0);

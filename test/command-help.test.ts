@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
-import { cliEntry } from './support/cli.js';
+import { cliEntry, repoRoot } from './support/cli.js';
 import { tempDir } from './support/temp.js';
 
 /**
@@ -75,5 +75,21 @@ describe('command help names what the command does', () => {
     const removed = removable.filter((step) => installed.some((done) => done.path === step.path));
     expect(new Set(removed.map((step) => step.step))).toEqual(new Set(['runtime', 'env', 'hook', 'plugin', 'mcp']));
     for (const step of removed) expect(namedIn(uninstall.description, dataDir, step.path), `${step.step} ${step.path} in: ${uninstall.description}`).toBe(true);
+  });
+
+  it("every command's --data-dir help names the whole default order the README lists, the XDG dir included", async () => {
+    const env = cliEnv(tempDir('everme-home-'));
+    const commands = fs.readdirSync(path.join(repoRoot, 'commands')).filter((f) => f.endsWith('.ts') && f !== 'hook.ts').map((f) => f.replace(/\.ts$/, ''));
+    expect(commands).toContain('status');
+    for (const command of commands) {
+      const help = (await runCli([command, '--help'], env)).stdout.replace(/\s+/g, ' ');
+      expect(help, command).toContain('--data-dir=<value> MiniMax Code data directory (default: $MINIMAX_DATA_DIR, then $MAVIS_DATA_DIR, then ~/.minimax, then $XDG_DATA_HOME/minimax on a new Linux install)');
+    }
+  });
+
+  it('everme search --help says gateway results come next to the local store’s, as the README does', async () => {
+    const help = await helpOf('search', cliEnv(tempDir('everme-home-')));
+    expect(help.description).toContain("when an API key is configured or --sink everme is given, the EverMe gateway too, its results next to the store's");
+    expect(help.description).not.toMatch(/, or the EverMe gateway/);
   });
 });

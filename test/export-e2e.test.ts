@@ -187,7 +187,7 @@ describe('everme export', { timeout: 120_000 }, () => {
     expect(badDate.code).toBe(2);
     // An empty --out would have written everme-export.jsonl into the current directory.
     const emptyOut = envelopeOf(await cli(['export', '--out', '', '--json']));
-    expect(emptyOut.error).toMatchObject({ type: 'invalid_args', message: '--out is empty' });
+    expect(emptyOut.error).toMatchObject({ type: 'invalid_args', code: 'empty_value', message: '--out is empty' });
   });
 
   it('answers an --out it cannot create with an io error naming the path, at once', async () => {

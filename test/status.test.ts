@@ -6,16 +6,17 @@ import { cliEntry, ensureBuilt, repoRoot } from './support/cli.js';
 import { spawnAsync } from './support/cli-process.js';
 import { FAKE_GATEWAY_TOKEN, startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { hermeticEnv } from './support/hermetic-env.js';
+import { renderHookFile } from '../src/install/markdown-hooks.js';
 import { tempDir } from './support/temp.js';
 
 interface StatusData {
   sessions: number;
   sink: string;
-  gateway: { configured: boolean; reachable?: boolean; error?: { type: string; message: string } };
+  gateway: { configured: boolean; reachable?: boolean; error?: { type: string; code?: string; message: string } };
   lastImport?: { since?: string };
   hooks: {
     plugin: { path: string; state: string; runnable: boolean; enabled: string; enabledUnverified?: string; events: string[] };
-    markdown: { installed: Array<{ event: string; file: string; runnable: boolean }> };
+    markdown: { installed: Array<{ event: string; file: string; runnable: boolean }>; conflicts: Array<{ event: string; file: string; code: string; reason: string }> };
     arrivals: Array<{ route: string; event: string; count: number; lastAt: string }>;
     warnings: Array<{ code: string; message: string; missing?: string[] }>;
     latencyMs: { count: number; p50?: number; p95?: number };
@@ -190,6 +191,37 @@ describe('everme status', () => {
     expect(data.sessions).toBe(2);
   });
 
+  it("names a directory or another tool's hook at a markdown hook path as the problem it is, never as everme's broken hook", async () => {
+    const dataDir = dataDirFromFixture('report');
+    const pre = path.join(dataDir, 'hooks', 'everme-pre-tool-use.md');
+    const post = path.join(dataDir, 'hooks', 'everme-post-tool-use.md');
+    fs.mkdirSync(pre, { recursive: true });
+    // Another tool's hook in everme's format: its command runs nothing of everme's, so install never overwrites it.
+    fs.writeFileSync(post, renderHookFile('PostToolUse', "'/opt/other/node' '/opt/other/hook.js' capture"));
+    const { code, data, stderr } = await statusJson(dataDir);
+    expect(code).toBe(1);
+    expect(stderr).not.toContain('EISDIR');
+    expect(data.hooks.markdown).toEqual({
+      installed: [],
+      conflicts: [
+        { event: 'PreToolUse', file: pre, code: 'hook_file_unusable', reason: 'it is a directory, not a hook file' },
+        { event: 'PostToolUse', file: post, code: 'hook_file_conflict', reason: "it holds a hook everme did not write (it runs '/opt/other/node' '/opt/other/hook.js' capture)" },
+      ],
+    });
+    const problems = data.problems.filter((p) => p.what.includes(path.join(dataDir, 'hooks')));
+    expect(problems).toEqual([
+      { what: `${pre} cannot be everme's PreToolUse hook: it is a directory, not a hook file`, hint: `Move ${pre} away (everme never overwrites or removes it), then run \`everme install\` again.` },
+      {
+        what: `${post} is not everme's PostToolUse hook (hook_file_conflict): it holds a hook everme did not write (it runs '/opt/other/node' '/opt/other/hook.js' capture)`,
+        hint: `Move ${post} away (everme never overwrites or removes it), then run \`everme install\` again.`,
+      },
+    ]);
+    const text = await cli(dataDir, ['status']);
+    expect(text.status).toBe(1);
+    expect(text.stderr).toContain(`markdown hooks: PreToolUse not installed (${pre}: it is a directory, not a hook file), PostToolUse not installed (${post}: it holds a hook everme did not write`);
+    expect(text.stderr).not.toMatch(/EISDIR|points at a runtime that is missing/);
+  });
+
   it('asks `mcode plugin list --json` whether the plugin is enabled, and warns when it is disabled', async () => {
     const dataDir = dataDirFromFixture('report');
     expect((await cli(dataDir, ['install', '--json'])).status).toBe(0);
@@ -284,6 +316,36 @@ describe('everme status', () => {
       await gateway.restart();
     }
   });
+  it('says a refused key and a refused plain-http base in their own words, with their own fix, never as the network', async () => {
+    const dataDir = dataDirFromFixture('report');
+    const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };
+    expect((await cli(dataDir, ['import', '--since', '2026-10-01', '--sink', 'local', '--json'])).status).toBe(0);
+    const gatewayOf = async (extra: Record<string, string>) => {
+      const r = await cliAsync(dataDir, ['status'], { ...env, ...extra });
+      const json = JSON.parse((await cliAsync(dataDir, ['status', '--json'], { ...env, ...extra })).stdout) as { error: { detail: { status: StatusData } } };
+      const status = json.error.detail.status;
+      return { text: r.stderr, gateway: status.gateway, problem: status.problems.find((p) => p.what.includes('EverMe gateway'))! };
+    };
+
+    gateway.failNext({ kind: 'http', status: 401 }, { kind: 'http', status: 401 });
+    const refusedKey = await gatewayOf({});
+    expect(refusedKey.gateway.error).toMatchObject({ type: 'auth' });
+    expect(refusedKey.text).toMatch(/^sink: +everme → \S+ refused the key \(auth\)$/m);
+    expect(refusedKey.problem.what).toMatch(/^the EverMe gateway at \S+ refused the key \(auth\): /);
+    expect(refusedKey.problem.hint).toContain('everme install --api-key');
+
+    // 0.0.0.0 is no loopback address: the client refuses to send the key there in clear text.
+    const plainHttp = await gatewayOf({ EVERME_API_BASE: `http://0.0.0.0:${gateway.port}` });
+    expect(plainHttp.gateway.error).toMatchObject({ type: 'invalid_args', code: 'insecure_api_base' });
+    expect(plainHttp.text).toMatch(/^sink: +everme → http:\/\/0\.0\.0\.0:\d+ is not used \(insecure_api_base\): EVERME_API_BASE is plain http:\/\/ to 0\.0\.0\.0/m);
+    expect(plainHttp.problem.what).toContain('is plain http:// to 0.0.0.0: the API key would be sent in clear text');
+    expect(plainHttp.problem.hint).toContain('EVERME_ALLOW_INSECURE_HTTP=1');
+    for (const said of [refusedKey, plainHttp]) {
+      expect(said.text).not.toMatch(/did not answer|does not answer/);
+      expect(said.problem.hint).not.toMatch(/network/i);
+    }
+  });
+
   it('reports a gateway that rate limits the probe as rate limiting, at once, not as a network failure', async () => {
     const dataDir = dataDirFromFixture('report');
     const env = { EVERME_API_KEY: FAKE_GATEWAY_TOKEN, EVERME_API_BASE: gateway.url };

@@ -61,6 +61,35 @@ describe('the API key over plain http', () => {
     expect(fs.readFileSync(envFile, 'utf8')).toContain('EVERME_API_BASE=http://memory.example.com');
   });
 
+  it('install stores the opt-in beside the http base it stores, for the hook, and uninstall --purge takes both out again', async () => {
+    const envFile = path.join(dataDir, 'everme.env');
+    fs.writeFileSync(envFile, 'EVERME_AGENT_ID=agt_mine\n', { mode: 0o600 });
+    const cli = (args: string[], extra: Record<string, string> = {}) => runCli([...args, '--data-dir', dataDir, '--json'], cliEnv(root, { HOME: root, ...extra }));
+    const installed = await cli(['install', '--api-base', 'http://memory.example.com'], { EVERME_ALLOW_INSECURE_HTTP: '1' });
+    expect(installed.code, installed.stderr).toBe(0);
+    // MiniMax Code gives the hook a reduced environment: without the opt-in in the file it refused the base at every event.
+    expect(fs.readFileSync(envFile, 'utf8')).toBe('EVERME_AGENT_ID=agt_mine\nEVERME_API_BASE=http://memory.example.com\nEVERME_ALLOW_INSECURE_HTTP=1\n');
+    const purged = await cli(['uninstall', '--purge']);
+    expect(purged.code, purged.stderr).toBe(0);
+    expect(fs.readFileSync(envFile, 'utf8')).toBe('EVERME_AGENT_ID=agt_mine\n');
+  });
+
+  it('install honours the opt-in everme.env holds, as every other command does, and a loopback or https base needs none', async () => {
+    const envFile = path.join(dataDir, 'everme.env');
+    fs.writeFileSync(envFile, 'EVERME_ALLOW_INSECURE_HTTP=1\n', { mode: 0o600 });
+    const install = (base: string) => runCli(['install', '--api-base', base, '--data-dir', dataDir, '--json'], cliEnv(root, { HOME: root }));
+    const fromFile = await install('http://memory.example.com');
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(fs.readFileSync(envFile, 'utf8')).toBe('EVERME_ALLOW_INSECURE_HTTP=1\nEVERME_API_BASE=http://memory.example.com\n');
+
+    fs.writeFileSync(envFile, '', { mode: 0o600 });
+    for (const base of ['http://127.0.0.1:9', 'https://memory.example.com']) {
+      const plain = await install(base);
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(fs.readFileSync(envFile, 'utf8')).not.toContain('EVERME_ALLOW_INSECURE_HTTP');
+    }
+  });
+
   it.each([
     ['127.0.0.1', true],
     ['127.8.9.10', true],

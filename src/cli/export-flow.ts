@@ -3,6 +3,7 @@ import { blockingFile } from '../core/private-dir.js';
 import { EvermeError } from '../core/errors.js';
 import { exportMemory, type ExportFormat, type ExportSummary } from '../export/export-memory.js';
 import { createExportProgress } from './export-progress.js';
+import { nonBlank } from './flag-values.js';
 import type { FlowContext } from './base-command.js';
 
 /** What `everme export` was asked: the format, where to (`-` is stdout) and which conversations. */
@@ -16,7 +17,8 @@ export interface ExportRequest {
 
 /** Where the export goes: jsonl defaults to stdout; markdown (a file per conversation) needs a directory. */
 function exportTarget(request: ExportRequest, json: boolean): string {
-  if (request.out?.trim() === '') throw new EvermeError('invalid_args', '--out is empty', { hint: 'Pass --out DIR, or --out - for stdout (jsonl).' });
+  // empty_value, as every other blank value that names a directory or a file.
+  if (request.out !== undefined) nonBlank(request.out, '--out', 'Pass --out DIR, or --out - for stdout (jsonl).');
   const out = request.out ?? (request.format === 'jsonl' ? '-' : undefined);
   if (out === undefined) throw new EvermeError('invalid_args', 'A markdown export is one file per conversation', { hint: 'Pass --out DIR.' });
   if (out === '-' && json) {

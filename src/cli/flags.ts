@@ -12,10 +12,14 @@ export { sinkFrom, type SinceDay } from './flag-values.js';
  * `Parsing --flag`, and the base command takes that off again (see `catch` in base-command.ts).
  */
 
-export const dataDirFlag = Flags.string({
-  description: 'MiniMax Code data directory (default: $MINIMAX_DATA_DIR, $MAVIS_DATA_DIR, ~/.minimax)',
+const DATA_DIR_HINT = 'Pass --data-dir DIR, the directory that holds v2/sessions, or leave the flag out for the default.';
+
+/** Blank, it named nothing: read as absent, the command went on with the default data dir unasked. */
+export const dataDirFlag = Flags.custom<string>({
+  description: 'MiniMax Code data directory (default: $MINIMAX_DATA_DIR, then $MAVIS_DATA_DIR, then ~/.minimax, then $XDG_DATA_HOME/minimax on a new Linux install)',
   helpGroup: 'GLOBAL',
-});
+  parse: (input) => Promise.resolve(nonBlank(input, '--data-dir', DATA_DIR_HINT)),
+})();
 
 /** A flag that names an id, a directory or a file: a blank value is invalid_args with `hint`, never read. */
 export function namingFlag(description: string, hint: string) {

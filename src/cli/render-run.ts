@@ -18,7 +18,7 @@ export function renderRunSummary(summary: RunSummary): string {
   const sinks = summary.sinks.map((s) => s.sink).join(' + ');
   const lines = [
     `${summary.mode}${summary.dryRun ? ' (dry run)' : ''} → ${sinks}${summary.since ? ` since ${summary.since}` : ''}`,
-    `sessions: ${s.scanned} scanned, ${s.delivered} delivered, ${s.unchanged} unchanged, ${s.empty} empty, ${s.failed} failed` +
+    `sessions: ${s.scanned} scanned, ${s.delivered} ${verb}, ${s.unchanged} unchanged, ${s.empty} empty, ${s.failed} failed` +
       // Shown when they occur, so the line most runs print stays the same.
       (s.excluded ? `, ${s.excluded} excluded` : '') +
       (s.forgotten ? `, ${s.forgotten} forgotten` : '') +
@@ -68,7 +68,8 @@ export function sessionIndexWarning(summary: RunSummary): string | undefined {
 }
 
 function sinkLine(s: SinkSummary, verb: string): string {
-  const counts = (['delivered', 'unchanged', 'empty', 'failed'] as const).filter((k) => s.sessions[k] > 0).map((k) => `${s.sessions[k]} ${k}`);
+  // A dry run delivered nothing: its sessions "would deliver", as its messages do.
+  const counts = (['delivered', 'unchanged', 'empty', 'failed'] as const).filter((k) => s.sessions[k] > 0).map((k) => `${s.sessions[k]} ${k === 'delivered' ? verb : k}`);
   return `  ${s.sink}: ${counts.length > 0 ? counts.join(', ') : 'no sessions'}; ${s.messages} messages ${verb} in ${s.requests} requests${s.removed ? `, ${s.removed} removed` : ''}`;
 }
 

@@ -72,7 +72,10 @@ export function readSyncFlags(argv: readonly string[]): EntryFlags | undefined {
     if (!(n >= CONCURRENCY_RANGE.min && n <= CONCURRENCY_RANGE.max)) return undefined;
     request.concurrency = n;
   }
-  return { request, dataDir: parsed.values['data-dir'], json: json === true };
+  const dataDir = parsed.values['data-dir'];
+  // A blank data dir too: read here as absent, it was the default dir, unasked.
+  if (dataDir?.trim() === '') return undefined;
+  return { request, dataDir, json: json === true };
 }
 
 /**

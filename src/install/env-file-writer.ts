@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { envFileProblem } from '../config/env-file.js';
-import { assertKeySafeTransport, insecureHttpAllowed } from '../config/transport.js';
+import { ALLOW_INSECURE_HTTP_ENV, assertKeySafeTransport, isLoopbackHost } from '../config/transport.js';
 import { EvermeError } from '../core/errors.js';
 import { writeFileAtomic } from './atomic-write.js';
 import type { StepStatus } from './staging.js';
@@ -30,13 +30,21 @@ const LEGACY_HEADER_LINES = [
   '# Keys and comments you add are kept when `everme install` runs again. Keep this file private (mode 600).',
 ];
 
-/** New keys are appended in the order EverMe's installer writes them: base, agent, credential. */
-const KEY_ORDER = ['EVERME_API_BASE', 'EVERME_AGENT_ID', 'EVERME_AGENT_TOKEN', 'EVERME_API_KEY'];
+/**
+ * New keys are appended in the order EverMe's installer writes them: base, agent, credential; the
+ * plain-http opt-in, which it never writes, goes after the base it is for.
+ */
+const KEY_ORDER = ['EVERME_API_BASE', ALLOW_INSECURE_HTTP_ENV, 'EVERME_AGENT_ID', 'EVERME_AGENT_TOKEN', 'EVERME_API_KEY'];
 
 export interface EnvUpdates {
   EVERME_API_KEY?: string;
   EVERME_API_BASE?: string;
+  /** `1` beside a plain-http base to a host that is not loopback, which the hook would refuse without it. */
+  EVERME_ALLOW_INSECURE_HTTP?: '1';
 }
+
+/** Every key install may set, in the order `planEnvFile` considers them. */
+const UPDATE_KEYS = ['EVERME_API_KEY', 'EVERME_API_BASE', ALLOW_INSECURE_HTTP_ENV] as const satisfies ReadonlyArray<keyof EnvUpdates>;
 
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
@@ -53,7 +61,8 @@ export function validateEnvValue(flag: string, value: string): void {
   }
 }
 
-export function validateApiBase(value: string): void {
+/** The URL of an `--api-base` value: refused unless it is an http(s) URL. */
+export function validateApiBase(value: string): URL {
   validateEnvValue('api-base', value);
   let url: URL | undefined;
   try {
@@ -64,8 +73,17 @@ export function validateApiBase(value: string): void {
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
     throw new EvermeError('invalid_args', '--api-base must be an http(s) URL', { code: 'invalid_value', hint: 'Pass the gateway base, like https://api.everme.evermind.ai.' });
   }
-  // Stored, such a base would send the key in clear text on every hook; refuse it up front.
-  assertKeySafeTransport(url, insecureHttpAllowed(), '--api-base');
+  return url;
+}
+
+/**
+ * Whether storing `url` needs the plain-http opt-in beside it: refused outright when the user has not
+ * opted in (stored, such a base would send the key in clear text on every hook). The opt-in counts
+ * from the environment or from everme.env, as every other command reads it (`allowed`).
+ */
+export function apiBaseNeedsOptIn(url: URL, allowed: boolean): boolean {
+  assertKeySafeTransport(url, allowed, '--api-base');
+  return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
 }
 
 /** A value as the reader in src/config/env-file.ts reads it back: quoted only when it would not survive bare. */
@@ -96,7 +114,7 @@ export function planEnvFile(existing: string | undefined, updates: EnvUpdates): 
   const lines = existing === undefined || existing === '' ? [] : existing.replace(/\r?\n$/, '').split(/\r?\n/);
   const pending = new Map<string, string>();
   // An interface has no index signature, so Object.entries would type its values `any`: list the keys.
-  const entries = (['EVERME_API_KEY', 'EVERME_API_BASE'] as const satisfies ReadonlyArray<keyof EnvUpdates>).map((key) => [key, updates[key]] as const);
+  const entries = UPDATE_KEYS.map((key) => [key, updates[key]] as const);
   for (const [key, value] of entries) if (value !== undefined) pending.set(key, value);
   const written = new Set<string>();
   let rewritten = false;
@@ -178,7 +196,7 @@ export function writeEnvFile(file: string, updates: EnvUpdates, dryRun: boolean)
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const next = planEnvFile(existing, updates);
-  const keysSet = (Object.keys(updates) as Array<keyof EnvUpdates>).filter((k) => updates[k] !== undefined);
+  const keysSet = UPDATE_KEYS.filter((k) => updates[k] !== undefined);
   const tightened = mode !== undefined && mode !== ENV_FILE_MODE;
   const appended = existing === undefined ? [] : next.appended;
   if (existing === next.text && !tightened) return { status: 'unchanged', tightened: false, keysSet, appended };

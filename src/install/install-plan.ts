@@ -5,7 +5,8 @@ import { requireDataDir } from '../config/data-dir.js';
 import { readEnvFile } from '../config/env-file.js';
 import { envFilePath } from '../config/settings.js';
 import { assertStateDirUsable, configuredStateDir } from '../config/state-dir.js';
-import { assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
+import { ALLOW_INSECURE_HTTP_ENV } from '../config/transport.js';
+import { apiBaseNeedsOptIn, assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
 import { envKeysUnrecorded, evermeDir, installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
 import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent, type HookFileResult } from './markdown-hooks.js';
 import { PLUGIN_NAME, pluginDir, writeLocalPlugin } from './local-plugin.js';
@@ -88,11 +89,16 @@ function officialPluginWarning(detection: OfficialPluginDetection): InstallWarni
   return undefined;
 }
 
-/** The env file: the key and base given, mode 600; the note names a key only in its masked form. */
-function envStep(envFile: string, options: InstallOptions, dryRun: boolean): InstallStep & { appended: string[]; keysSet: string[] } {
+/**
+ * The env file: the key and base given, mode 600; the note names a key only in its masked form. A
+ * plain-http base the user opted in for gets the opt-in beside it: the hook, which MiniMax Code
+ * gives a reduced environment, reads it from this file or refuses the base at every event.
+ */
+function envStep(envFile: string, options: InstallOptions, insecureBase: boolean, dryRun: boolean): InstallStep & { appended: string[]; keysSet: string[] } {
   const updates: EnvUpdates = {};
   if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey.trim();
   if (options.apiBase !== undefined) updates.EVERME_API_BASE = options.apiBase.trim();
+  if (insecureBase) updates.EVERME_ALLOW_INSECURE_HTTP = '1';
   const env = writeEnvFile(envFile, updates, dryRun);
   const envNotes = [
     ...env.keysSet.map((key) => (key === 'EVERME_API_KEY' ? `${key} set (${maskKey(updates.EVERME_API_KEY ?? '')})` : `${key} set`)),
@@ -170,11 +176,13 @@ interface InstallContext {
   sourceRoot: string;
   dryRun: boolean;
   options: InstallOptions;
+  /** `--api-base` is plain http to a host that is not loopback (and the user opted in). */
+  insecureBase: boolean;
 }
 
 /** The steps themselves, in order; each write goes to a path installTargets lists (or the runtime, through `tx`). */
 async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<StepsDone> {
-  const { dataDir, node, sourceRoot, dryRun, options } = ctx;
+  const { dataDir, node, sourceRoot, dryRun, options, insecureBase } = ctx;
   const existedBefore = new Map(TRACKED_PATHS.map((p) => [p, existsSync(path.join(dataDir, p))]));
   const steps: InstallStep[] = [];
   const warnings: InstallWarning[] = [];
@@ -186,7 +194,7 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
   steps.push({ step: 'runtime', path: runtime, status: staged.status, note: `everme ${staged.version}, ${staged.files} files, node ${node}` });
 
   tx?.at(envFilePath(dataDir));
-  const { appended: envKeysAppended, keysSet: envKeysSet, ...envDone } = envStep(envFilePath(dataDir), options, dryRun);
+  const { appended: envKeysAppended, keysSet: envKeysSet, ...envDone } = envStep(envFilePath(dataDir), options, insecureBase, dryRun);
   steps.push(envDone);
 
   const runJs = path.join(runtime, 'bin', 'run.js');
@@ -231,6 +239,15 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
 }
 
 /**
+ * EVERME_ALLOW_INSECURE_HTTP=1 as every command reads it (settings.ts): from the environment, else
+ * from everme.env, where an earlier install (or the user) set it for the hooks.
+ */
+function insecureHttpOptedIn(dataDir: string): boolean {
+  const fromEnv = process.env[ALLOW_INSECURE_HTTP_ENV]?.trim();
+  return (fromEnv || readEnvFile(envFilePath(dataDir)).get(ALLOW_INSECURE_HTTP_ENV)?.trim()) === '1';
+}
+
+/**
  * Wires everme into MiniMax Code: staged runtime, env file, two markdown hooks (route B), the
  * `everme-memory` local plugin (route A), the MCP server entry; then warns about a competing official plugin. Every step is idempotent; an mcp.json that
  * cannot be edited safely is skipped with a warning while the other steps still run. A step that
@@ -238,7 +255,7 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
  */
 export async function runInstall(options: InstallOptions): Promise<InstallResult> {
   if (options.apiKey !== undefined) validateEnvValue('api-key', options.apiKey);
-  if (options.apiBase !== undefined) validateApiBase(options.apiBase);
+  const apiBase = options.apiBase === undefined ? undefined : validateApiBase(options.apiBase);
   const dataDir = requireDataDir(path.resolve(options.dataDir));
   const node = options.node ?? process.execPath;
   if (!path.isAbsolute(node)) throw new EvermeError('internal', `node path is not absolute: ${node}`);
@@ -249,11 +266,12 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   // install writes through, would stop install half way.
   for (const file of [envFilePath(dataDir), mcpConfigPath(dataDir)]) writeTarget(file);
   assertEnvFileUsable(envFilePath(dataDir));
+  const insecureBase = apiBase !== undefined && apiBaseNeedsOptIn(apiBase, insecureHttpOptedIn(dataDir));
   // The hooks would fail open at every event, capturing nothing, with the store set under a file.
   // The default, <data>/everme, is install's own: a file there fails the runtime step, undone whole.
   const stateDir = configuredStateDir(dataDir);
   if (stateDir !== undefined && path.resolve(stateDir) !== path.resolve(evermeDir(dataDir))) assertStateDirUsable(stateDir);
-  const ctx: InstallContext = { dataDir, node, sourceRoot, dryRun, options };
+  const ctx: InstallContext = { dataDir, node, sourceRoot, dryRun, options, insecureBase };
   const done = dryRun ? await runSteps(ctx) : await allOrNothing(installTargets(dataDir), (tx) => runSteps(ctx, tx));
 
   // A key already in the file, or the agent token EverMe's own installer wrote there, is kept.

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import type { HookEvent } from '../hook/hook-events.js';
 import { HookDocument, inspectPluginPath, PLUGIN_EVENTS, PLUGIN_NAME, pluginDir, pluginHooksPath } from '../install/local-plugin.js';
-import { HOOK_EVENTS, hookFilePath, readHookCommand } from '../install/markdown-hooks.js';
+import { foreignHookFile, HOOK_EVENTS, hookFilePath, readHookCommand } from '../install/markdown-hooks.js';
 import { listMcodePlugins, localPluginState, type McodeOptions } from '../install/mcode-plugins.js';
 
 /**
@@ -23,6 +23,12 @@ export interface PluginRouteStatus {
 
 export interface MarkdownRouteStatus {
   installed: Array<{ event: string; file: string; runnable: boolean }>;
+  /**
+   * Hook paths taken by something that is not everme's hook: another tool's hook or a symlink
+   * (`hook_file_conflict`, which install never overwrites), or what cannot be a hook file at all (a
+   * directory, a file everme cannot read). The event is not captured on this route.
+   */
+  conflicts: Array<{ event: string; file: string; code: 'hook_file_conflict' | 'hook_file_unusable'; reason: string }>;
 }
 
 export interface HookArrival {
@@ -79,14 +85,46 @@ async function pluginRoute(dataDir: string, mcode: McodeOptions): Promise<Plugin
   return { path: dir, state: 'installed', runnable: commands.length > 0 && commands.every(commandRunnable), ...verified, events };
 }
 
+/** What sits at a hook path that is not a file `readFileSync` can read: undefined for a file or nothing. */
+function unusableHookPath(file: string): string | undefined {
+  try {
+    const stat = lstatSync(file);
+    if (stat.isDirectory()) return 'it is a directory, not a hook file';
+  } catch {
+    // Absent, or unreadable, which foreignHookFile names.
+  }
+  return undefined;
+}
+
+/** Each hook path as install judges it (`foreignHookFile`): everme's (runnable or not), someone else's, or unusable. */
 function markdownRoute(dataDir: string): MarkdownRouteStatus {
-  return {
-    installed: HOOK_EVENTS.flatMap((event) => {
-      const file = hookFilePath(dataDir, event);
-      if (!existsSync(file)) return [];
-      return [{ event, file, runnable: commandRunnable(readHookCommand(readFileSync(file, 'utf8'))) }];
-    }),
-  };
+  const route: MarkdownRouteStatus = { installed: [], conflicts: [] };
+  for (const event of HOOK_EVENTS) {
+    const file = hookFilePath(dataDir, event);
+    if (!existsSync(file) && !isDanglingLink(file)) continue;
+    const unusable = unusableHookPath(file);
+    if (unusable !== undefined) {
+      route.conflicts.push({ event, file, code: 'hook_file_unusable', reason: unusable });
+      continue;
+    }
+    const foreign = foreignHookFile(file);
+    if (foreign !== undefined) {
+      const code = foreign.startsWith('everme cannot read it') ? 'hook_file_unusable' : 'hook_file_conflict';
+      route.conflicts.push({ event, file, code, reason: foreign });
+      continue;
+    }
+    route.installed.push({ event, file, runnable: commandRunnable(readHookCommand(readFileSync(file, 'utf8'))) });
+  }
+  return route;
+}
+
+/** A symlink to nothing: `existsSync` says absent, yet the path is taken, and install will not write through it. */
+function isDanglingLink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /** Arrivals per route and event, from the event log: the host ran the hook, whatever came of it. */
@@ -131,6 +169,16 @@ export async function collectHookRoutes(dataDir: string, events: HookEvent[], mc
   for (const hook of markdown.installed) {
     if (!hook.runnable) problems.push({ what: `the ${hook.event} hook points at a runtime that is missing (${hook.file})`, hint: 'Run `everme install` again to restage the runtime.' });
   }
+  for (const taken of markdown.conflicts) {
+    // Install never overwrites another tool's hook: "run install again" alone would go round in a loop.
+    problems.push({
+      what:
+        taken.code === 'hook_file_conflict'
+          ? `${taken.file} is not everme's ${taken.event} hook (hook_file_conflict): ${taken.reason}`
+          : `${taken.file} cannot be everme's ${taken.event} hook: ${taken.reason}`,
+      hint: `Move ${taken.file} away (everme never overwrites or removes it), then run \`everme install\` again.`,
+    });
+  }
   if (pluginInstalled && plugin.enabled === 'disabled') {
     warnings.push({
       code: 'plugin_disabled',
@@ -168,7 +216,11 @@ export function renderHookRoutes(r: HookRoutesReport): string[] {
       : r.plugin.state === 'conflict'
         ? `not installed: ${r.plugin.note ?? 'the path is taken'}`
         : 'not installed';
-  const markdown = r.markdown.installed.length === 0 ? 'not installed' : r.markdown.installed.map((h) => `${h.event}${h.runnable ? '' : ' (broken)'}`).join(', ');
+  const markdownHooks = [
+    ...r.markdown.installed.map((h) => `${h.event}${h.runnable ? '' : ' (broken)'}`),
+    ...r.markdown.conflicts.map((c) => `${c.event} not installed (${c.file}: ${c.reason})`),
+  ];
+  const markdown = markdownHooks.length === 0 ? 'not installed' : markdownHooks.join(', ');
   const routes = [...new Set(['plugin', 'markdown', ...r.arrivals.map((a) => a.route)])];
   const lines = [`plugin hooks: ${plugin}`, `markdown hooks: ${markdown}`, 'hook events:'];
   for (const route of routes) {

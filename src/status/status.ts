@@ -30,7 +30,7 @@ export interface StatusReport {
   sink: SinkName;
   /** Every sink deliveries go to (the gateway with the embedded store, unless EVERME_LOCAL_STORE=0), each on its own. */
   sinks: SinkStatus[];
-  gateway: { configured: boolean; apiBase?: string; reachable?: boolean; error?: { type: string; message: string } };
+  gateway: { configured: boolean; apiBase?: string; reachable?: boolean; error?: { type: string; code: string; message: string } };
   /** Which credential is used (masked) and where it was found; absent when none is configured. */
   credential?: { variable: string; masked: string; source: CredentialSource; agentId?: string };
   lastImport?: RunSummaryView;
@@ -137,26 +137,62 @@ async function gatewayStatus(settings: Settings, problems: StatusProblem[]): Pro
   } catch (err) {
     const e = toEvermeError(err);
     gateway.reachable = false;
-    gateway.error = { type: e.type, message: e.message };
+    gateway.error = { type: e.type, code: e.code, message: e.message };
     problems.push(gatewayProblem(base, e));
   }
   return gateway;
 }
 
-/** A gateway that rate limits did answer: it is no network problem, and it passes. */
-function gatewayProblem(base: string, e: EvermeError): StatusProblem {
-  if (e.type === 'rate_limit') {
-    return { what: `the EverMe gateway at ${base} is rate limiting requests (rate_limit)`, hint: 'It answered; captured sessions wait and are sent by the next sync. Try again in a moment.' };
-  }
-  return {
-    what: `the EverMe gateway at ${base} did not answer (${e.type})`,
-    hint: e.type === 'auth' ? 'Check the API key: `everme install --api-key <key>`.' : 'Check the network or EVERME_API_BASE; captured sessions wait and are sent by the next sync.',
-  };
+/** Why the probe failed, as status says it: who refused what, and only a network failure is "did not answer". */
+type ProbeFailure = 'rate_limit' | 'auth' | 'refused_base' | 'no_answer' | 'error';
+
+function probeFailure(error: { type: string; code?: string }): ProbeFailure {
+  if (error.type === 'rate_limit' || error.type === 'auth') return error.type;
+  // The client refused the configured base before sending anything (plain http to another host).
+  if (error.type === 'invalid_args') return 'refused_base';
+  // `cancelled` here is the probe's own 5 s deadline: the gateway did not answer in time.
+  if (error.type === 'network' || error.type === 'cancelled') return 'no_answer';
+  return 'error';
 }
 
-function gatewayLine(gateway: StatusReport['gateway']): string {
+/**
+ * A gateway that rate limits did answer: it is no network problem, and it passes. A refused key
+ * and a base everme refuses to send the key to are no network problem either: each says its fix.
+ */
+function gatewayProblem(base: string, e: EvermeError): StatusProblem {
+  switch (probeFailure(e)) {
+    case 'rate_limit':
+      return { what: `the EverMe gateway at ${base} is rate limiting requests (rate_limit)`, hint: 'It answered; captured sessions wait and are sent by the next sync. Try again in a moment.' };
+    case 'auth':
+      return {
+        what: `the EverMe gateway at ${base} refused the key (auth): ${e.message}`,
+        hint: 'Check the credential named above (EVERME_AGENT_TOKEN or EVERME_API_KEY): `everme install --api-key <key>`.',
+      };
+    case 'refused_base':
+      return { what: `the EverMe gateway at ${base} is not used: ${e.message} (${e.code})`, hint: e.hint ?? 'Check EVERME_API_BASE.' };
+    case 'no_answer':
+      return { what: `the EverMe gateway at ${base} did not answer (${e.type})`, hint: 'Check the network or EVERME_API_BASE; captured sessions wait and are sent by the next sync.' };
+    case 'error':
+      return { what: `the EverMe gateway at ${base} answered with an error (${e.type}): ${e.message}`, hint: 'Captured sessions wait and are sent by the next sync; if it persists, check EVERME_API_BASE.' };
+  }
+}
+
+/** What the sink line says of the gateway (the command's text and the viewer's health page). */
+export function gatewayLine(gateway: StatusReport['gateway']): string {
   if (gateway.reachable) return 'answers';
-  return gateway.error?.type === 'rate_limit' ? 'is rate limiting (rate_limit)' : `does not answer (${gateway.error?.type})`;
+  const error: { type: string; code?: string; message?: string } = gateway.error ?? { type: 'unknown' };
+  switch (probeFailure(error)) {
+    case 'rate_limit':
+      return 'is rate limiting (rate_limit)';
+    case 'auth':
+      return 'refused the key (auth)';
+    case 'refused_base':
+      return `is not used (${error.code ?? error.type}): ${error.message ?? ''}`;
+    case 'no_answer':
+      return `does not answer (${error.type})`;
+    case 'error':
+      return `answered with an error (${error.type})`;
+  }
 }
 
 /** An everme.env that is not a file is read as empty: its credentials would silently not apply. */

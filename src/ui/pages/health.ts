@@ -1,4 +1,4 @@
-import type { StatusReport } from '../../status/status.js';
+import { gatewayLine, type StatusReport } from '../../status/status.js';
 import { EMPTY, h, type Html } from '../html.js';
 
 function run(r: StatusReport['lastImport']): string {
@@ -33,7 +33,7 @@ ${routes.map((route) => {
 <h2>Runs and store</h2>
 <table id="facts"><tbody>
 <tr><th scope="row">Data dir</th><td>${s.dataDir} (${s.sessions} sessions found)</td></tr>
-<tr><th scope="row">Sink</th><td>${s.sink}${s.gateway.configured ? h` → ${s.gateway.apiBase ?? ''} ${s.gateway.reachable ? 'answers' : `does not answer (${s.gateway.error?.type ?? 'unknown'})`}` : EMPTY}</td></tr>
+<tr><th scope="row">Sink</th><td>${s.sink}${s.gateway.configured ? h` → ${s.gateway.apiBase ?? ''} ${gatewayLine(s.gateway)}` : EMPTY}</td></tr>
 <tr><th scope="row">Credential</th><td>${s.credential ? `${s.credential.variable} ${s.credential.masked} from ${s.credential.source}` : 'none (the local store is used)'}</td></tr>
 <tr><th scope="row">Last import</th><td>${run(s.lastImport)}</td></tr>
 <tr><th scope="row">Last sync</th><td>${run(s.lastSync)}</td></tr>
