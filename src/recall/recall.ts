@@ -3,7 +3,7 @@ import { sessionIdOf } from '../core/conversation-id.js';
 import { redactText } from '../core/redact.js';
 import { EvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
-import { openReadonlyDatabase } from '../store/database-reader.js';
+import { isDatabaseMissing, openReadonlyDatabase, storeIdentity } from '../store/database-reader.js';
 import { buildFtsQuery, excerpt, makeSnippet } from '../store/fts-text.js';
 import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
@@ -116,27 +116,36 @@ export interface Recall {
 
 /**
  * Reads the embedded store through a read-only connection. The database may not exist yet when a
- * long-lived reader (the MCP server) starts: each call tries again until it does, so memories that
- * a later import creates are found without a restart.
+ * long-lived reader (the MCP server, the viewer) starts: each call tries again until it does, so
+ * memories that a later import creates are found without a restart. Each call also checks that the
+ * file is still the one it opened: after `uninstall --purge` or a rebuild the old connection would
+ * go on answering from the removed file.
  */
 export class LocalRecall implements Recall {
   readonly sink = 'local' as const;
   readonly localStore = this;
   private db?: Database.Database;
   private store?: LocalStore;
+  private identity?: string;
 
   constructor(private readonly stateDir: string) {}
 
   private open(): LocalStore | undefined {
-    if (this.store) return this.store;
+    if (this.store) {
+      if (storeIdentity(this.stateDir) === this.identity) return this.store;
+      this.close();
+    }
+    // Before opening: should the file be replaced in between, the next call sees it differ.
+    const identity = storeIdentity(this.stateDir);
     let db: Database.Database;
     try {
       db = openReadonlyDatabase(this.stateDir);
     } catch (err) {
-      if (err instanceof EvermeError && err.code === 'database_missing') return undefined;
+      if (isDatabaseMissing(err)) return undefined;
       throw err;
     }
     this.db = db;
+    this.identity = identity;
     this.store = new LocalStore(db);
     return this.store;
   }
@@ -208,6 +217,7 @@ export class LocalRecall implements Recall {
     this.db?.close();
     this.db = undefined;
     this.store = undefined;
+    this.identity = undefined;
   }
 }
 

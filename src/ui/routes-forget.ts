@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { EvermeError } from '../core/errors.js';
-import type { ForgetCandidate } from '../forget/forget.js';
+import type { ForgetCandidate, ForgetResult } from '../forget/forget.js';
 import { h } from './html.js';
 import { forgetDonePage, forgetPreviewPage, forgottenPage } from './pages/forget.js';
 import type { RouteContext } from './route-context.js';
@@ -28,9 +28,10 @@ async function formValues(c: Context, name: string): Promise<string[]> {
 /** Curating: the forget preview, the forget itself, its undo, and the list of what is forgotten. */
 export function forgetRoutes(app: Hono, r: RouteContext): void {
   const { secret } = r;
-  app.get('/forget', async (c) => {
+  app.get('/forget', (c) => {
     const ids = conversationIds(c.req.queries('c') ?? []);
-    const preview = await r.withForgetter((f) => f.dryRun(ids.flatMap((id): ForgetCandidate[] => f.plan({ kind: 'conversation', conversationId: id }))));
+    // A preview only reads, and finds nothing to forget where there is no store.
+    const preview = r.readForgetter<ForgetResult | undefined>((f) => f.dryRun(ids.flatMap((id): ForgetCandidate[] => f.plan({ kind: 'conversation', conversationId: id }))), undefined);
     return r.page(c, r.frame('Forget'), forgetPreviewPage(preview, secret));
   });
 
@@ -48,5 +49,5 @@ export function forgetRoutes(app: Hono, r: RouteContext): void {
     return r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(tombstones, secret, undone));
   });
 
-  app.get('/forgotten', async (c) => r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(await r.withForgetter((f) => f.forgotten()), secret)));
+  app.get('/forgotten', (c) => r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(r.readForgetter((f) => f.forgotten(), []), secret)));
 }

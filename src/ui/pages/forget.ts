@@ -19,8 +19,9 @@ function candidatesTable(conversations: ForgetCandidate[]): Html {
 <tbody>${conversations.map(candidateRow)}</tbody></table>`;
 }
 
-/** The dry run: what would go, with counts, and the one button that does it. */
-export function forgetPreviewPage(preview: ForgetResult, secret: string): Html {
+/** The dry run: what would go, with counts, and the one button that does it. `preview` undefined: there is no store at all. */
+export function forgetPreviewPage(preview: ForgetResult | undefined, secret: string): Html {
+  if (!preview) return h`<h1>Forget</h1><p id="no-store">There is no embedded store on this machine, so there is nothing to forget.</p>`;
   const n = preview.conversations.length;
   if (n === 0) return h`<h1>Forget</h1><p>Nothing selected: pick conversations in <a href="/search">search</a> or open one and choose “Forget this conversation”.</p>`;
   const messages = preview.conversations.reduce((sum, c) => sum + c.storedMessages, 0);
