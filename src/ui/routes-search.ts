@@ -46,9 +46,10 @@ export function searchRoutes(app: Hono, r: RouteContext): void {
   const search = async (filters: SearchFilters): Promise<SearchOutcome | undefined> => {
     if (filters.q.trim() === '') return undefined;
     try {
-      // The same call `mem_search` and `everme search` make: same ranking, same snippets. The filters
+      // The same call `mem_search` and `everme search` make: same ranking, same snippets (their marks
+      // as sentinels, which a `**` in the stored text cannot fake). The filters
       // apply inside its ranking query, so they rank every match that passes, however low overall.
-      const result = await data.recall.search(filters.q, { limit: SEARCH_RESULTS, ...recallFilters(filters) });
+      const result = await data.recall.search(filters.q, { limit: SEARCH_RESULTS, ...recallFilters(filters), marks: 'sentinels' });
       return { filters, hits: result.hits, storeEmpty: result.storeEmpty, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) };
     } catch (err) {
       const e = toEvermeError(err);
