@@ -55,6 +55,14 @@ export function snippetMarks(snippet: string): Html {
   return h`${parts}`;
 }
 
+/**
+ * Stored text shown inline (a workspace path, a title, an id): in `<bdi>`, so a bidi control in it
+ * (U+202E) cannot reorder what follows it on the line, such as a hit's id and score.
+ */
+export function isolated(text: string): Html {
+  return h`<bdi>${text}</bdi>`;
+}
+
 /** `2026-09-14 03:05 UTC`. */
 export function when(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return 'unknown time';

@@ -1,6 +1,6 @@
 import { parseMessageId, type RecallHit } from '../../recall/recall.js';
 import type { WorkspaceSummary } from '../../store/viewer-store.js';
-import { EMPTY, h, plural, snippetMarks, when, type Html } from '../html.js';
+import { EMPTY, h, isolated, plural, snippetMarks, when, type Html } from '../html.js';
 import { gatewayNotice, type GatewayFailure } from './gateway-notice.js';
 import { conversationHref } from './projects.js';
 
@@ -57,10 +57,10 @@ export function searchResults(outcome: SearchOutcome | undefined): Html {
       hit.conversationId === null
         ? EMPTY
         : h`<input type="checkbox" name="c" value="${hit.conversationId}" id="pick-${i}"><label class="visually-hidden" for="pick-${i}">Select conversation ${hit.conversationId} to forget</label>`;
-    const head = h`${hit.role ?? 'message'} · ${when(hit.timestamp)} · ${hit.workspaceDir ?? ''}`;
+    const head = h`${hit.role ?? 'message'} · ${when(hit.timestamp)} · ${isolated(hit.workspaceDir ?? '')}`;
     return h`<li class="hit" data-conversation="${hit.conversationId ?? ''}" data-message="${messageId ?? ''}">
 ${select}
-<div><div class="meta">${i + 1}. ${open ? h`<a href="${open}">${head}</a>` : head} <span class="muted">${hit.conversationId ?? 'from the EverMe gateway'}${hit.score === null ? '' : ` · score ${hit.score.toFixed(2)}`}</span></div>
+<div><div class="meta">${i + 1}. ${open ? h`<a href="${open}">${head}</a>` : head} <span class="muted">${hit.conversationId === null ? 'from the EverMe gateway' : isolated(hit.conversationId)}${hit.score === null ? '' : ` · score ${hit.score.toFixed(2)}`}</span></div>
 <div class="snippet">${snippetMarks(hit.snippet)}</div></div>
 </li>`;
   });
