@@ -101,6 +101,11 @@ export class Forgetter {
     return { conversationId, sessionId: lifted.sessionId };
   }
 
+  /** Whether this conversation (as a plan names it) is forgotten already. */
+  isForgotten(conversationId: string): boolean {
+    return this.tombstones.get(conversationId) !== undefined;
+  }
+
   /** Every tombstone, oldest first: what `forget --undo` can lift. */
   forgotten(): Tombstone[] {
     return this.tombstones.list();

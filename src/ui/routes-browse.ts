@@ -3,7 +3,7 @@ import { conversationIdCandidates } from '../core/conversation-id.js';
 import { buildReport } from '../report/warning-report.js';
 import { h } from './html.js';
 import { conversationPage } from './pages/conversation.js';
-import { projectPage, projectsPage } from './pages/projects.js';
+import { conversationLabel, projectPage, projectsPage } from './pages/projects.js';
 import type { RouteContext } from './route-context.js';
 
 /** Days the activity chart covers. */
@@ -56,7 +56,8 @@ export function browseRoutes(app: Hono, r: RouteContext): void {
     const sent = r.readForgetter((f) => f.plan({ kind: 'conversation', conversationId: id })[0]?.sentToGateway ?? false, false);
     return r.page(
       c,
-      r.frame(conversation.firstUserText ?? id),
+      // The tab says what the heading says.
+      r.frame(conversationLabel(conversation)),
       conversationPage({ conversation, window, pageSize: PAGE_MESSAGES, ...(targetId === undefined ? {} : { targetId }), warnings: report.conversations, sentToGateway: sent }),
     );
   });

@@ -30,9 +30,16 @@ export function forgetRoutes(app: Hono, r: RouteContext): void {
   const { secret } = r;
   app.get('/forget', (c) => {
     const ids = conversationIds(c.req.queries('c') ?? []);
-    // A preview only reads, and finds nothing to forget where there is no store.
-    const preview = r.readForgetter<ForgetResult | undefined>((f) => f.dryRun(ids.flatMap((id): ForgetCandidate[] => f.plan({ kind: 'conversation', conversationId: id }))), undefined);
-    return r.page(c, r.frame('Forget'), forgetPreviewPage(preview, secret));
+    // A preview only reads; a conversation forgotten already is said to be, not offered again.
+    const { preview, already } = r.readForgetter<{ preview: ForgetResult | undefined; already: string[] }>(
+      (f) => {
+        const planned = ids.flatMap((id): ForgetCandidate[] => f.plan({ kind: 'conversation', conversationId: id }));
+        const forgotten = planned.filter((p) => f.isForgotten(p.conversationId));
+        return { preview: f.dryRun(planned.filter((p) => !forgotten.includes(p))), already: forgotten.map((p) => p.conversationId) };
+      },
+      { preview: undefined, already: [] },
+    );
+    return r.page(c, r.frame('Forget'), forgetPreviewPage(preview, already, secret));
   });
 
   app.post('/forget', async (c) => {
