@@ -33,7 +33,7 @@ afterAll(async () => {
 async function page(query: string): Promise<{ ids: string[]; body: string }> {
   const r = await rawRequest({ port: viewer.port, path: `/project?dir=${encodeURIComponent(PROJECT)}${query}`, headers: { Cookie: cookieFor(viewer) } });
   expect(r.status).toBe(200);
-  return { ids: [...r.body.matchAll(/<span class="muted">(minimaxcode-mvs_[0-9a-f]+)/g)].map((m) => m[1]!), body: r.body };
+  return { ids: [...r.body.matchAll(/<span class="muted"><bdi>(minimaxcode-mvs_[0-9a-f]+)<\/bdi>/g)].map((m) => m[1]!), body: r.body };
 }
 
 describe('a project with more conversations than one page', () => {

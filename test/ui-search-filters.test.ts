@@ -93,3 +93,33 @@ describe('search filters (the viewer)', () => {
     expect(res.body).toContain('with these filters');
   });
 });
+
+describe('more matches than the viewer shows (the viewer)', () => {
+  const search = (query: string) =>
+    rawRequest({ port: viewer.port, path: `/search?q=${WORD}${query}`, headers: { Cookie: `everme_ui_${viewer.port}=${new URL(viewer.url).searchParams.get('token')}` } });
+
+  it('says "the best 20", not a total, and links to the best 50', async () => {
+    const res = await search('');
+    expect(res.body).toContain('data-count="20"');
+    expect(res.body).not.toContain('20 results');
+    expect(res.body).toContain('The best 20 matches, best first.');
+    const more = /href="([^"]+)" id="more-results">Show the best 50</.exec(res.body)?.[1]?.replaceAll('&amp;', '&');
+    expect(more).toBe(`/search?q=${WORD}&limit=50`);
+  });
+
+  it('the best 50 shows 50, and says how to reach the rest', async () => {
+    const res = await search('&limit=50');
+    expect(res.body).toContain('data-count="50"');
+    expect(res.body).toContain('The best 50 matches, best first. More may match: add words or filters to reach them.');
+    expect(res.body).not.toContain('id="more-results"');
+  });
+
+  it('a limit it does not offer is the default', async () => {
+    expect((await search('&limit=5000')).body).toContain('data-count="20"');
+  });
+
+  it('fewer matches than shown: that is the count of every match', async () => {
+    const res = await search(`&project=${encodeURIComponent(QUIET)}`);
+    expect(res.body).toContain('1 result, best first among the messages that pass the filters.');
+  });
+});

@@ -4,17 +4,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/store/database.js';
 import { ViewerStore, WORKSPACES_SQL } from '../src/store/viewer-store.js';
 import { snippetMarks, storedText } from '../src/ui/html.js';
+import { LocalRecall } from '../src/recall/recall.js';
+import { buildFtsQuery, MARK_CLOSE, MARK_OPEN, makeSnippet } from '../src/store/fts-text.js';
 import { shouldOpenBrowser } from '../src/ui/open-browser.js';
 import { defaultPort } from '../src/ui/viewer.js';
 import { buildStore, conversationIdFor, type BuiltStore } from './recall-store-fixture.js';
 import { tempDir } from './transcript-helpers.js';
 
 describe('viewer markup', () => {
+  const marked = (word: string) => `${MARK_OPEN}${word}${MARK_CLOSE}`;
+
   it('marks the words recall marked, and escapes everything else', () => {
-    expect(String(snippetMarks('the **pelican** <b>plan</b> & **more**'))).toBe('the <mark>pelican</mark> &lt;b&gt;plan&lt;/b&gt; &amp; <mark>more</mark>');
-    // An unpaired marker stays text.
-    expect(String(snippetMarks('a **b** c **d'))).toBe('a <mark>b</mark> c **d');
-    expect(String(snippetMarks('**<script>x</script>**'))).toBe('<mark>&lt;script&gt;x&lt;/script&gt;</mark>');
+    expect(String(snippetMarks(`the ${marked('pelican')} <b>plan</b> & ${marked('more')}`))).toBe('the <mark>pelican</mark> &lt;b&gt;plan&lt;/b&gt; &amp; <mark>more</mark>');
+    // An unpaired marker is dropped; `**` is only text.
+    expect(String(snippetMarks(`a ${marked('b')} c ${MARK_OPEN}d **e**`))).toBe('a <mark>b</mark> c d **e**');
+    expect(String(snippetMarks(marked('<script>x</script>')))).toBe('<mark>&lt;script&gt;x&lt;/script&gt;</mark>');
   });
 
   it('makes masked credentials and private spans visible as such', () => {
@@ -24,6 +28,37 @@ describe('viewer markup', () => {
     expect(out).toContain('>[PRIVATE]</span>');
     expect(out).toContain('&lt;i&gt;');
     expect(out).not.toContain('<i>');
+  });
+});
+
+describe('search snippets of stored text that holds `**`', () => {
+  const TEXT = 'Run prettier on src/**/*.ts then check the ospreyword option';
+  let root: string;
+  let recall: LocalRecall;
+
+  beforeAll(async () => {
+    root = tempDir();
+    const built = await buildStore([{ n: 1, workspace: '/w/alpha', createdAtMs: Date.UTC(2026, 8, 10), texts: [TEXT, 'Done.'] }], root);
+    recall = new LocalRecall(built.stateDir);
+  });
+  afterAll(() => {
+    recall.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('the viewer marks the match, and shows the stored `**` as text', async () => {
+    const { hits } = await recall.search('ospreyword', { limit: 5, marks: 'sentinels' });
+    expect(String(snippetMarks(hits[0]!.snippet))).toBe('Run prettier on src/**/*.ts then check the <mark>ospreyword</mark> option');
+  });
+
+  it('the CLI and MCP snippet is as before: the match between `**`', async () => {
+    const { hits } = await recall.search('ospreyword', { limit: 5 });
+    expect(hits[0]!.snippet).toBe('Run prettier on src/**/*.ts then check the **ospreyword** option');
+  });
+
+  it('stored text cannot fake a mark: the sentinels it holds are replaced', async () => {
+    const snippet = makeSnippet(`fake ${MARK_OPEN}mark${MARK_CLOSE} and ospreyword`, buildFtsQuery('ospreyword')!.terms, 'sentinels');
+    expect(String(snippetMarks(snippet))).toBe('fake \uFFFDmark\uFFFD and <mark>ospreyword</mark>');
   });
 });
 

@@ -96,6 +96,28 @@ export function databaseUnavailable(sqliteCode: string, file?: string, cause?: u
   });
 }
 
+/** SQLite's codes for a lock another connection holds: the store is fine, only busy. */
+const SQLITE_BUSY = /^SQLITE_(?:BUSY|LOCKED)/;
+
+/** `SQLITE_BUSY`, `SQLITE_LOCKED_SHAREDCACHE`…: the code of a failure that means another connection holds the lock. */
+export function busySqliteCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && SQLITE_BUSY.test(code) ? code : undefined;
+}
+
+/**
+ * Another process (an import, a sync, a hook worker, a forget) held the store's write lock for longer
+ * than the busy timeout: nothing is wrong with the file or its directory, so the hint says to wait.
+ */
+export function databaseBusy(sqliteCode: string, file?: string, cause?: unknown): EvermeError {
+  return new EvermeError('conflict', 'The everme database is busy: another everme process is writing to it', {
+    code: 'database_busy',
+    hint: 'Try again in a moment, when the import, sync or forget running now has finished.',
+    detail: { ...(file === undefined ? {} : { path: file }), sqliteCode },
+    cause,
+  });
+}
+
 /** stdout refused a write (a full disk, `> /dev/full`): one error, whether the write's listener or the writer met it. */
 export function stdoutUnwritable(err: NodeJS.ErrnoException): EvermeError {
   return new EvermeError('io', `Could not write the output to stdout (${err.code ?? err.message})`, {
@@ -116,6 +138,8 @@ export function toEvermeError(err: unknown): EvermeError {
   if (err instanceof EvermeError) return err;
   const sqliteCode = unusableSqliteCode(err);
   if (sqliteCode !== undefined) return databaseUnavailable(sqliteCode, undefined, err);
+  const busyCode = busySqliteCode(err);
+  if (busyCode !== undefined) return databaseBusy(busyCode, undefined, err);
   const message = err instanceof Error ? err.message : String(err);
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   // What the file system refused (a path, a permission, a full or read-only disk, a symlink loop):

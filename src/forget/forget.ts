@@ -4,6 +4,7 @@ import type { Settings } from '../config/settings.js';
 import { SessionLocks } from '../engine/session-lock.js';
 import { resolveConversationId } from '../store/conversation-ids.js';
 import { openDatabase } from '../store/database.js';
+import { openReadonlyDatabase } from '../store/database-reader.js';
 import { DeliveredKeyStore } from '../store/delivered-key-store.js';
 import { ForgetStore, type ConversationSelector, type ForgetCandidate } from '../store/forget-store.js';
 import { TombstoneStore, type Tombstone } from '../store/tombstones.js';
@@ -42,8 +43,13 @@ export class Forgetter {
     this.tombstones = new TombstoneStore(db);
   }
 
-  static open(settings: Settings): Forgetter {
-    return new Forgetter(openDatabase(settings.stateDir));
+  /**
+   * `readonly` for a plan, a dry run or the list of what is forgotten (the viewer's pages): no write
+   * lock, so another process writing does not hold it up, and a missing store is `database_missing`.
+   * `mustExist`: the store as it is, never created (there is nothing to forget in a new one).
+   */
+  static open(settings: Settings, opts: { readonly?: boolean; mustExist?: boolean } = {}): Forgetter {
+    return new Forgetter(opts.readonly ? openReadonlyDatabase(settings.stateDir) : openDatabase(settings.stateDir, { mustExist: opts.mustExist ?? false }));
   }
 
   /** A `--conversation ID` means the id as it was shown (see `resolveConversationId`). */
@@ -99,6 +105,11 @@ export class Forgetter {
       });
     }
     return { conversationId, sessionId: lifted.sessionId };
+  }
+
+  /** Whether this conversation (as a plan names it) is forgotten already. */
+  isForgotten(conversationId: string): boolean {
+    return this.tombstones.get(conversationId) !== undefined;
   }
 
   /** Every tombstone, oldest first: what `forget --undo` can lift. */

@@ -3,8 +3,8 @@ import { sessionIdOf } from '../core/conversation-id.js';
 import { redactText } from '../core/redact.js';
 import { EvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
-import { openReadonlyDatabase } from '../store/database-reader.js';
-import { buildFtsQuery, excerpt, makeSnippet } from '../store/fts-text.js';
+import { isDatabaseMissing, openReadonlyDatabase, storeIdentity } from '../store/database-reader.js';
+import { buildFtsQuery, excerpt, makeSnippet, type SnippetMarks } from '../store/fts-text.js';
 import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
 import { LocalStore, type ConversationSummary, type SearchHit, type StoredMessage } from '../store/local-store.js';
@@ -55,6 +55,8 @@ export interface RecallSearchOptions {
   since?: number;
   /** Only messages before this time (epoch ms). */
   until?: number;
+  /** How snippets mark matches: `**like this**` by default, sentinels for the viewer (see `SnippetMarks`). */
+  marks?: SnippetMarks;
   signal?: AbortSignal;
 }
 
@@ -64,6 +66,10 @@ export function passesFilters(hit: RecallHit, opts: Pick<RecallSearchOptions, 'r
   if (opts.since === undefined && opts.until === undefined) return true;
   if (hit.timestamp === null) return false;
   return (opts.since === undefined || hit.timestamp >= opts.since) && (opts.until === undefined || hit.timestamp < opts.until);
+}
+
+function markOption(opts: RecallSearchOptions): Pick<RecallSearchOptions, 'marks'> {
+  return opts.marks === undefined ? {} : { marks: opts.marks };
 }
 
 function storeFilters(opts: RecallSearchOptions): Pick<RecallSearchOptions, 'project' | 'role' | 'since' | 'until'> {
@@ -116,27 +122,36 @@ export interface Recall {
 
 /**
  * Reads the embedded store through a read-only connection. The database may not exist yet when a
- * long-lived reader (the MCP server) starts: each call tries again until it does, so memories that
- * a later import creates are found without a restart.
+ * long-lived reader (the MCP server, the viewer) starts: each call tries again until it does, so
+ * memories that a later import creates are found without a restart. Each call also checks that the
+ * file is still the one it opened: after `uninstall --purge` or a rebuild the old connection would
+ * go on answering from the removed file.
  */
 export class LocalRecall implements Recall {
   readonly sink = 'local' as const;
   readonly localStore = this;
   private db?: Database.Database;
   private store?: LocalStore;
+  private identity?: string;
 
   constructor(private readonly stateDir: string) {}
 
   private open(): LocalStore | undefined {
-    if (this.store) return this.store;
+    if (this.store) {
+      if (storeIdentity(this.stateDir) === this.identity) return this.store;
+      this.close();
+    }
+    // Before opening: should the file be replaced in between, the next call sees it differ.
+    const identity = storeIdentity(this.stateDir);
     let db: Database.Database;
     try {
       db = openReadonlyDatabase(this.stateDir);
     } catch (err) {
-      if (err instanceof EvermeError && err.code === 'database_missing') return undefined;
+      if (isDatabaseMissing(err)) return undefined;
       throw err;
     }
     this.db = db;
+    this.identity = identity;
     this.store = new LocalStore(db);
     return this.store;
   }
@@ -150,7 +165,7 @@ export class LocalRecall implements Recall {
     const store = this.open();
     if (!store) return Promise.resolve({ hits: [], storeEmpty: true });
     // Filters apply inside the ranking: among the messages that pass them, ranked as mem_search ranks.
-    const hits = store.search(query, { limit: clampLimit(opts.limit, MAX_RECALL_LIMIT), ...storeFilters(opts) }).map(localHit);
+    const hits = store.search(query, { limit: clampLimit(opts.limit, MAX_RECALL_LIMIT), ...storeFilters(opts), ...markOption(opts) }).map(localHit);
     return Promise.resolve({ hits, storeEmpty: hits.length === 0 && this.isEmpty(store) });
   }
 
@@ -208,6 +223,7 @@ export class LocalRecall implements Recall {
     this.db?.close();
     this.db = undefined;
     this.store = undefined;
+    this.identity = undefined;
   }
 }
 
@@ -242,7 +258,7 @@ function localHit(hit: SearchHit): RecallHit {
   return { id: messageIdOf(hit.messageId), source: 'local', ...hit };
 }
 
-export function gatewayHit(item: GatewaySearchItem, query: string): RecallHit {
+export function gatewayHit(item: GatewaySearchItem, query: string, marks?: SnippetMarks): RecallHit {
   const terms = buildFtsQuery(query)?.terms ?? [];
   return {
     id: null,
@@ -253,7 +269,7 @@ export function gatewayHit(item: GatewaySearchItem, query: string): RecallHit {
     timestamp: item.timestamp ?? null,
     // What the gateway holds may come from any client, masked or not: masked here, whole, before a
     // snippet could cut a credential into pieces the rules no longer know.
-    snippet: makeSnippet(redactText(item.content), terms),
+    snippet: makeSnippet(redactText(item.content), terms, marks),
     score: item.score ?? null,
   };
 }
@@ -296,11 +312,11 @@ export class GatewayRecall implements Recall {
     let remote: RecallHit[];
     try {
       const result = await this.client.search(query, limit, opts.signal);
-      remote = result.items.map((item) => gatewayHit(item, query)).filter((hit) => passesFilters(hit, opts));
+      remote = result.items.map((item) => gatewayHit(item, query, opts.marks)).filter((hit) => passesFilters(hit, opts));
     } catch (err) {
       return this.localOnly(query, limit, opts, err);
     }
-    const local = this.local ? (await this.local.search(query, { limit, ...storeFilters(opts) })).hits : [];
+    const local = this.local ? (await this.local.search(query, { limit, ...storeFilters(opts), ...markOption(opts) })).hits : [];
     // The gateway cannot tell "nothing stored" from "nothing matched".
     return { hits: interleave(remote, local).slice(0, limit), storeEmpty: false };
   }
@@ -312,7 +328,7 @@ export class GatewayRecall implements Recall {
    */
   private async localOnly(query: string, limit: number, opts: RecallSearchOptions, err: unknown): Promise<RecallSearch> {
     if (!this.local || !(err instanceof EvermeError) || err.type === 'cancelled') throw err;
-    const local = await this.local.search(query, { limit, ...storeFilters(opts) });
+    const local = await this.local.search(query, { limit, ...storeFilters(opts), ...markOption(opts) });
     if (local.storeEmpty) throw err;
     return { hits: local.hits, storeEmpty: false, gatewayFailure: { type: err.type, message: err.message } };
   }

@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '../config/settings.js';
 import { totalsByCode, type WarningCode } from '../core/warnings.js';
 import { resolveConversationId } from '../store/conversation-ids.js';
-import { databasePath, openDatabase } from '../store/database.js';
+import { openDatabase } from '../store/database.js';
+import { isDatabaseMissing, openReadonlyDatabase, type Db } from '../store/database-reader.js';
 import { conversationIdFor } from '../core/conversation-id.js';
 import { SessionMetaStore, type StoredClaim, type WorkspaceFrom } from '../store/session-meta.js';
 import { RunStore } from '../store/run-store.js';
@@ -52,11 +52,16 @@ export interface ReportFilter {
 }
 
 /** The warnings of each conversation's latest read, from the state file; an empty store reports nothing. */
-export function buildReport(settings: Settings, filter: ReportFilter): WarningReport {
-  if (!existsSync(databasePath(settings.stateDir))) {
-    return { conversations: [], totals: {}, excluded: [], workspaceUnknown: [], skippedKinds: [], disagreements: [], forgotten: 0 };
+export function buildReport(settings: Settings, filter: ReportFilter, opts: { readonly?: boolean } = {}): WarningReport {
+  let db: Db;
+  try {
+    // `readonly` (the viewer): no write lock and no migration, which the viewer did at its start.
+    // Either way a missing store is an empty report, never a new store.
+    db = opts.readonly ? openReadonlyDatabase(settings.stateDir) : openDatabase(settings.stateDir, { mustExist: true });
+  } catch (err) {
+    if (isDatabaseMissing(err)) return { conversations: [], totals: {}, excluded: [], workspaceUnknown: [], skippedKinds: [], disagreements: [], forgotten: 0 };
+    throw err;
   }
-  const db = openDatabase(settings.stateDir);
   try {
     const conversationId = filter.conversation === undefined ? undefined : resolveConversationId(db, filter.conversation);
     const listed = new WarningStore(db).list({ conversationId, code: filter.code, sinceMs: filter.sinceMs });

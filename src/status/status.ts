@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { Settings, SinkName } from '../config/settings.js';
 import { defaultSink, deliverySinks, envFilePath, maskToken, type CredentialSource } from '../config/settings.js';
 import { envFileProblem } from '../config/env-file.js';
@@ -7,6 +7,7 @@ import { readHookEvents, type HookOutcome } from '../hook/hook-events.js';
 import { collectHookRoutes, renderHookRoutes, type HookRoutesReport } from './hook-routes.js';
 import { isEvermeMcpEntry, MCP_SERVER_NAME, mcpConfigPath, readMcpDocument } from '../install/mcp-config.js';
 import { databasePath, openDatabase } from '../store/database.js';
+import { isDatabaseMissing, openReadonlyDatabase, type Db } from '../store/database-reader.js';
 import { LocalStore } from '../store/local-store.js';
 import { discoverSessions } from '../transcript/discover.js';
 import { readSessionIndex } from '../transcript/session-index.js';
@@ -218,15 +219,19 @@ function mcpStatus(dataDir: string, problems: StatusProblem[]): StatusReport['mc
 type StoreFacts = Pick<StatusReport, 'sinks' | 'lastImport' | 'lastSync' | 'lastHookRun' | 'store' | 'warnings'>;
 
 /** What the store holds and the runs it recorded; a store not made yet is the problem "nothing imported". */
-function storeStatus(settings: Settings, sink: SinkName, problems: StatusProblem[]): StoreFacts {
+function storeStatus(settings: Settings, sink: SinkName, problems: StatusProblem[], readonly: boolean): StoreFacts {
   const dbFile = databasePath(settings.stateDir);
   const deliverTo = deliverySinks(sink, settings);
   const facts: StoreFacts = { sinks: sinkStatuses(undefined, deliverTo), store: { file: dbFile, bytes: 0, conversations: 0, messages: 0 }, warnings: 0 };
-  if (!existsSync(dbFile)) {
+  let db: Db;
+  try {
+    // A store not made yet is reported, never created (`r+`, or read-only for the viewer's page).
+    db = readonly ? openReadonlyDatabase(settings.stateDir) : openDatabase(settings.stateDir, { mustExist: true });
+  } catch (err) {
+    if (!isDatabaseMissing(err)) throw err;
     problems.push({ what: 'nothing has been imported yet', hint: 'Run `everme import --since <YYYY-MM-DD>` for the cold start.' });
     return facts;
   }
-  const db = openDatabase(settings.stateDir);
   try {
     facts.sinks = sinkStatuses(db, deliverTo);
     const runs = new RunStore(db);
@@ -250,7 +255,7 @@ function storeStatus(settings: Settings, sink: SinkName, problems: StatusProblem
  * Everything a user needs to know whether capture works, and what to do when it does not: each
  * problem found comes with a hint, and any problem makes `everme status` exit non-zero.
  */
-export async function collectStatus(settings: Settings): Promise<StatusReport> {
+export async function collectStatus(settings: Settings, opts: { readonly?: boolean } = {}): Promise<StatusReport> {
   const problems: StatusProblem[] = [];
   const found: string[] = [];
   const unreadableDirs: StatusReport['unreadableDirs'] = [];
@@ -272,7 +277,7 @@ export async function collectStatus(settings: Settings): Promise<StatusReport> {
   for (const e of events) outcomes[e.outcome] = (outcomes[e.outcome] ?? 0) + 1;
   const mcp = mcpStatus(settings.dataDir, problems);
   envFileStatus(settings.dataDir, problems);
-  const { sinks, lastImport, lastSync, lastHookRun, store, warnings } = storeStatus(settings, sink, problems);
+  const { sinks, lastImport, lastSync, lastHookRun, store, warnings } = storeStatus(settings, sink, problems, opts.readonly ?? false);
 
   return {
     dataDir: settings.dataDir,

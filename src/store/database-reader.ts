@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { databaseUnavailable, EvermeError, unusableSqliteCode } from '../core/errors.js';
+import { busySqliteCode, databaseBusy, databaseUnavailable, EvermeError, unusableSqliteCode } from '../core/errors.js';
 import { assertStateDirUsable } from '../config/state-dir.js';
 
 /**
@@ -26,6 +26,21 @@ export function databasePath(stateDir: string): string {
 }
 
 /**
+ * Which file the store in `stateDir` is, or undefined when there is none: a long-lived reader (the
+ * viewer, the MCP server) compares it before each use, because a connection keeps reading the file
+ * it opened after `uninstall --purge` removed it or a rebuild replaced it. The birth time tells a
+ * new file from an old one whose inode number the file system reused.
+ */
+export function storeIdentity(stateDir: string): string | undefined {
+  try {
+    const s = fs.statSync(databasePath(stateDir));
+    return `${s.dev}:${s.ino}:${s.birthtimeMs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The store in `stateDir`, for reading (search, MCP, SessionStart): never creates, never migrates.
  * `openDatabase(stateDir, { readonly: true })` comes here too.
  */
@@ -33,13 +48,7 @@ export function openReadonlyDatabase(stateDir: string): Db {
   const file = databasePath(stateDir);
   // The directory as the file's path names it (normalised), in the check and in its message.
   assertStateDirUsable(path.dirname(file));
-  if (!fs.existsSync(file)) {
-    throw new EvermeError('io', `No everme database at ${file}`, {
-      code: 'database_missing',
-      hint: 'Run `everme import` or `everme sync` first to create the local store.',
-      detail: { path: file },
-    });
-  }
+  if (!fs.existsSync(file)) throw databaseMissing(file);
   // A store the first import (or an upgrading sync) is migrating right now looks, for a moment, empty,
   // half-versioned or even foreign (tables before their version): wait for the migration rather
   // than tell an agent to upgrade it or move it aside.
@@ -51,6 +60,19 @@ export function openReadonlyDatabase(stateDir: string): Db {
       sleepSync(MIGRATION_WAIT_STEP_MS);
     }
   }
+}
+
+/** There is no store at `file` (nothing imported yet, or it was removed). */
+export function databaseMissing(file: string): EvermeError {
+  return new EvermeError('io', `No everme database at ${file}`, {
+    code: 'database_missing',
+    hint: 'Run `everme import` or `everme sync` first to create the local store.',
+    detail: { path: file },
+  });
+}
+
+export function isDatabaseMissing(err: unknown): boolean {
+  return err instanceof EvermeError && err.code === 'database_missing';
 }
 
 /** How long a reader waits for a store being migrated: the whole schema takes ~100 ms on a slow disk. */
@@ -147,6 +169,8 @@ export function assertNotForeign(db: Db, file: string): void {
 export function ioError(message: string, file: string, cause: unknown): EvermeError {
   const sqliteCode = unusableSqliteCode(cause);
   if (sqliteCode !== undefined) return databaseUnavailable(sqliteCode, file, cause);
+  const busyCode = busySqliteCode(cause);
+  if (busyCode !== undefined) return databaseBusy(busyCode, file, cause);
   // A file-system failure (creating the directory or the file) names its errno, never SQLite's text.
   const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
   const reason = typeof errno === 'string' && !errno.startsWith('SQLITE_') ? ` (${errno})` : '';

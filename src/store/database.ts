@@ -4,7 +4,7 @@ import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-d
 import { reindexMessages } from './fts-rebuild.js';
 import { TERM_INDEX_SCHEMA, TERM_NOMINEES_SCHEMA, TermIndexWriter } from './term-index.js';
 import { redactText } from '../core/redact.js';
-import { asDatabaseError, assertNotForeign, assertNotNewer, connect, databasePath, ioError, openReadonlyDatabase, userVersion, type Db } from './database-reader.js';
+import { asDatabaseError, assertNotForeign, assertNotNewer, connect, databaseMissing, databasePath, ioError, openReadonlyDatabase, userVersion, type Db } from './database-reader.js';
 
 export { databasePath } from './database-reader.js';
 
@@ -343,6 +343,11 @@ function termIndexStep(db: Db, schema: string, fill: (writer: TermIndexWriter) =
 export interface OpenDatabaseOptions {
   /** For readers (search, MCP): never creates, never migrates. */
   readonly?: boolean;
+  /**
+   * For commands that read or curate what is there (`report`, `status`, `forget`): an existing store
+   * is opened (and brought up to date) as usual, a missing one is `database_missing`, never created.
+   */
+  mustExist?: boolean;
 }
 
 /** Opens (creating on first use) the one state file: embedded memory store and engine state. */
@@ -351,9 +356,10 @@ export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): 
   const file = databasePath(stateDir);
 
   try {
-    makeDirs(stateDir, PRIVATE_DIR_MODE);
+    if (!opts.mustExist) makeDirs(stateDir, PRIVATE_DIR_MODE);
     // Created here rather than by SQLite so the file (and its -wal/-shm, which copy its mode) is private.
-    const fd = fs.openSync(file, 'a', PRIVATE_FILE_MODE);
+    // `r+` rather than a check then `a`: a store removed meanwhile is not created again.
+    const fd = fs.openSync(file, opts.mustExist ? 'r+' : 'a', PRIVATE_FILE_MODE);
     try {
       // Exact whatever the umask (and tightened should an older file be wider).
       fs.fchmodSync(fd, PRIVATE_FILE_MODE);
@@ -361,6 +367,7 @@ export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): 
       fs.closeSync(fd);
     }
   } catch (err) {
+    if (opts.mustExist && (err as NodeJS.ErrnoException).code === 'ENOENT') throw databaseMissing(file);
     throw ioError(`Cannot create the everme database at ${file}`, file, err);
   }
 
@@ -396,6 +403,10 @@ export function openMemoryDatabase(): Db {
 }
 
 function migrate(db: Db): void {
+  // Up to date (every open but the first of a release): no write lock, so opening a store another
+  // process is writing to does not wait for it. A version never goes back, so reading it outside a
+  // transaction is safe; a store behind takes each step below under its lock.
+  if (userVersion(db) >= MIGRATIONS.length) return;
   for (let step = 0; step < MIGRATIONS.length; step++) {
     // IMMEDIATE and a re-read inside: two processes opening a fresh file never run a step twice.
     db.transaction(() => {

@@ -296,10 +296,24 @@ function snapToCharBoundary(text: string, index: number): number {
 }
 
 /**
- * A short excerpt of `text` around the first match of any term, matches marked `**like this**`,
+ * How a snippet marks its matches. `markdown`, `**like this**`: what the CLI and the MCP tools show,
+ * where a `**` of the stored text looks the same. `sentinels`: between `MARK_OPEN` and `MARK_CLOSE`,
+ * two Unicode noncharacters (for a program's internal use, never text) taken out of the stored text
+ * first, so nothing stored can open or close a mark: the viewer makes them `<mark>`.
+ */
+export type SnippetMarks = 'markdown' | 'sentinels';
+export const MARK_OPEN = '\uFDD0';
+export const MARK_CLOSE = '\uFDD1';
+const MARK_CHARS = /[\uFDD0\uFDD1]/gu;
+
+/**
+ * A short excerpt of `text` around the first match of any term, matches marked (`marks`),
  * whitespace collapsed. Without a findable match (e.g. a diacritic-folded hit) it is the opening.
  */
-export function makeSnippet(text: string, terms: QueryTerm[], width = SNIPPET_CHARS): string {
+export function makeSnippet(stored: string, terms: QueryTerm[], marks: SnippetMarks = 'markdown', width = SNIPPET_CHARS): string {
+  // U+FFFD, the same length: match positions stay where they were.
+  const text = marks === 'sentinels' ? stored.replace(MARK_CHARS, '\uFFFD') : stored;
+  const [open, close] = marks === 'sentinels' ? [MARK_OPEN, MARK_CLOSE] : ['**', '**'];
   const patterns = terms.map(termPattern).sort((a, b) => b.length - a.length);
   const matcher = patterns.length > 0 ? new RegExp(patterns.join('|'), 'giu') : undefined;
   const stems = new WordStems(terms);
@@ -325,7 +339,7 @@ export function makeSnippet(text: string, terms: QueryTerm[], width = SNIPPET_CH
       const from = Math.max(m.index, at);
       const to = Math.min(m.index + m[0].length, end);
       if (to <= from) continue;
-      out += `${text.slice(at, from)}**${text.slice(from, to)}**`;
+      out += `${text.slice(at, from)}${open}${text.slice(from, to)}${close}`;
       at = to;
     }
   }

@@ -5,7 +5,7 @@ import type { ConversationMeta, Rekey } from './store-types.js';
 import { storedToolCallsSchema } from './export-reader.js';
 import { parseJsonColumn } from './json-column.js';
 import { clampLimit } from './limits.js';
-import { buildFtsQuery, excerpt, makeSnippet } from './fts-text.js';
+import { buildFtsQuery, excerpt, makeSnippet, type SnippetMarks } from './fts-text.js';
 import { MessageRanker, type RankingParams } from './search-ranking.js';
 import { TermIndexWriter, type TermIndexOptions } from './term-index.js';
 import {
@@ -58,6 +58,8 @@ export interface SearchOptions {
   until?: number;
   /** Ranking experiments (the recall bench): left out, the measured defaults apply. */
   ranking?: Partial<RankingParams>;
+  /** How snippets mark matches; `**like this**` unless the viewer asks for sentinels. */
+  marks?: SnippetMarks;
 }
 
 /** A stored message as `mem_get` and `everme get` show it: whole (up to the store's cap). */
@@ -394,7 +396,7 @@ export class LocalStore {
         sessionId: row.session_id,
         role: row.role,
         timestamp: row.timestamp,
-        snippet: makeSnippet(storedSearchableText(row), fts.terms),
+        snippet: makeSnippet(storedSearchableText(row), fts.terms, opts.marks),
         score,
         ...(row.workspace_dir === null ? {} : { workspaceDir: row.workspace_dir }),
         ...(row.title === null ? {} : { title: row.title }),

@@ -121,6 +121,9 @@ export class ViewerStore {
   messages(conversationId: string, opts: { size: number; offset?: number; aroundId?: number }): MessageWindow {
     const total = this.stmts.total.get(conversationId) ?? 0;
     let offset = Math.max(0, opts.offset ?? 0);
+    // Past the end (a hand-edited link, or messages forgotten since): the last page, not an empty
+    // one that counts messages that do not exist.
+    if (offset >= total) offset = Math.max(0, total - opts.size);
     if (opts.aroundId !== undefined) {
       const index = this.stmts.messageAt.get(conversationId, opts.aroundId) ?? 0;
       offset = Math.max(0, index - Math.min(CONTEXT_ABOVE, opts.size - 1));

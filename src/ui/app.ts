@@ -45,7 +45,8 @@ export function createViewerApp(opts: ViewerAppOptions): Hono {
 
   app.onError((err, c) => {
     const e = toEvermeError(err);
-    const status = e.type === 'invalid_args' ? 400 : e.type === 'not_found' ? 404 : 500;
+    // Busy: another process holds the store's write lock; the page works again once it lets go.
+    const status = e.type === 'invalid_args' ? 400 : e.type === 'not_found' || e.code === 'database_missing' ? 404 : e.code === 'database_busy' ? 503 : 500;
     return c.html(layout(r.frame('Error'), h`<h1>Something went wrong</h1><p role="alert">${redactOutput(e.message)}</p>${e.hint ? h`<p>${redactOutput(e.hint)}</p>` : ''}`), status);
   });
   app.notFound((c) => r.page(c, r.frame('Not found'), h`<h1>Not found</h1><p><a href="/">Back to the projects</a></p>`, 404));

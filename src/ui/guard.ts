@@ -115,7 +115,8 @@ export function guard(opts: GuardOptions): MiddlewareHandler {
       setCookie(c, cookie, opts.secret, { httpOnly: true, sameSite: 'Strict', path: '/' });
       const url = new URL(c.req.url);
       url.searchParams.delete(TOKEN_PARAM);
-      const target = `${url.pathname}${url.search}`;
+      // A path that opens with `//` (or `/\`) would be a protocol-relative URL, another site: one slash.
+      const target = `${url.pathname.replace(/^[/\\]+/, '/')}${url.search}`;
       return c.html(h`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${target}"><title>everme ui</title></head><body><p><a href="${target}">Open everme ui</a></p></body></html>`);
     }
     await next();

@@ -2,6 +2,7 @@ import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import { EvermeError } from '../core/errors.js';
 import { withThousands } from '../core/thousands.js';
+import { MARK_CLOSE, MARK_OPEN } from '../store/fts-text.js';
 
 /** Markup whose every interpolated value was escaped (or is markup built the same way). */
 export type Html = HtmlEscapedString;
@@ -38,18 +39,28 @@ export function storedText(text: string): Html {
 }
 
 /**
- * A search snippet: the recall layer marks matched words `**like this**` (the CLI prints it as is);
- * here each marked run becomes `<mark>`, everything else stays escaped text.
+ * A search snippet, its matches between `MARK_OPEN` and `MARK_CLOSE` (characters no stored text
+ * holds): each marked run becomes `<mark>`, everything else stays escaped text, a `**` included.
  */
 export function snippetMarks(snippet: string): Html {
   const parts: Html[] = [];
-  const pieces = snippet.split('**');
-  // An odd count of `**` leaves the last piece unmarked: pieces alternate text, match, text, …
-  pieces.forEach((piece, i) => {
-    const marked = i % 2 === 1 && i < pieces.length - (pieces.length % 2 === 0 ? 1 : 0);
-    parts.push(marked ? h`<mark>${storedText(piece)}</mark>` : storedText(i % 2 === 1 ? `**${piece}` : piece));
-  });
+  let at = 0;
+  for (let open = snippet.indexOf(MARK_OPEN, at); open >= 0; open = snippet.indexOf(MARK_OPEN, at)) {
+    const close = snippet.indexOf(MARK_CLOSE, open + 1);
+    if (close < 0) break;
+    parts.push(storedText(snippet.slice(at, open)), h`<mark>${storedText(snippet.slice(open + 1, close))}</mark>`);
+    at = close + 1;
+  }
+  parts.push(storedText(snippet.slice(at).replaceAll(MARK_OPEN, '').replaceAll(MARK_CLOSE, '')));
   return h`${parts}`;
+}
+
+/**
+ * Stored text shown inline (a workspace path, a title, an id): in `<bdi>`, so a bidi control in it
+ * (U+202E) cannot reorder what follows it on the line, such as a hit's id and score.
+ */
+export function isolated(text: string): Html {
+  return h`<bdi>${text}</bdi>`;
 }
 
 /** `2026-09-14 03:05 UTC`. */

@@ -4,6 +4,7 @@ import type { Html } from './html.js';
 import { layout, type PageFrame } from './layout.js';
 import type { ViewerData } from './viewer-data.js';
 import { redactOutput } from '../core/redact-output.js';
+import { isDatabaseMissing } from '../store/database-reader.js';
 
 /** What every group of the viewer's routes shares: the data, the launch secret, the clock, and the page frame. */
 export interface RouteContext {
@@ -12,8 +13,13 @@ export interface RouteContext {
   now: () => number;
   frame(title: string, nav?: PageFrame['nav']): PageFrame;
   page(c: Context, frame: PageFrame, body: Html, status?: 200 | 400 | 404): Response | Promise<Response>;
-  /** A forget, undo or plan with the same `Forgetter` the CLI uses, closed after each request. */
+  /**
+   * A forget or undo with the same `Forgetter` the CLI uses, closed after each request. The store
+   * must exist: a page never creates one (a missing store is `database_missing`).
+   */
   withForgetter<T>(use: (f: Forgetter) => Promise<T> | T): Promise<T>;
+  /** A plan, preview or list through a read-only `Forgetter`; `absent` when there is no store. */
+  readForgetter<T>(use: (f: Forgetter) => T, absent: T): T;
 }
 
 export function routeContext(data: ViewerData, secret: string, now: () => number): RouteContext {
@@ -28,9 +34,23 @@ export function routeContext(data: ViewerData, secret: string, now: () => number
     }),
     page: (c, frame, body, status = 200) => c.html(layout(frame, body), status),
     withForgetter: async (use) => {
-      const forgetter = Forgetter.open(data.settings);
+      const forgetter = Forgetter.open(data.settings, { mustExist: true });
       try {
         return await use(forgetter);
+      } finally {
+        forgetter.close();
+      }
+    },
+    readForgetter: (use, absent) => {
+      let forgetter: Forgetter;
+      try {
+        forgetter = Forgetter.open(data.settings, { readonly: true });
+      } catch (err) {
+        if (isDatabaseMissing(err)) return absent;
+        throw err;
+      }
+      try {
+        return use(forgetter);
       } finally {
         forgetter.close();
       }

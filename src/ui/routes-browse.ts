@@ -3,7 +3,7 @@ import { conversationIdCandidates } from '../core/conversation-id.js';
 import { buildReport } from '../report/warning-report.js';
 import { h } from './html.js';
 import { conversationPage } from './pages/conversation.js';
-import { projectPage, projectsPage } from './pages/projects.js';
+import { conversationLabel, projectPage, projectsPage } from './pages/projects.js';
 import type { RouteContext } from './route-context.js';
 
 /** Days the activity chart covers. */
@@ -38,7 +38,7 @@ export function browseRoutes(app: Hono, r: RouteContext): void {
     return r.page(c, r.frame(workspace ?? 'Workspace unknown', 'projects'), projectPage(workspace, list.slice(offset, offset + PROJECT_CONVERSATIONS), page));
   });
 
-  app.get('/conversation/:id', async (c) => {
+  app.get('/conversation/:id', (c) => {
     const store = data.local();
     // The id as listed; a session id typed by hand finds its conversation too.
     const candidates = conversationIdCandidates(c.req.param('id'));
@@ -51,11 +51,13 @@ export function browseRoutes(app: Hono, r: RouteContext): void {
     const offset = Number(c.req.query('offset'));
     const targetId = Number.isSafeInteger(m) && m > 0 ? m : undefined;
     const window = store.messages(id, { size: PAGE_MESSAGES, ...(targetId !== undefined ? { aroundId: targetId } : Number.isSafeInteger(offset) ? { offset } : {}) });
-    const report = buildReport(data.settings, { conversation: id });
-    const sent = await r.withForgetter((f) => f.plan({ kind: 'conversation', conversationId: id })[0]?.sentToGateway ?? false);
+    // Read-only, as the page itself: a busy store is no reason to wait, a missing one is not created.
+    const report = buildReport(data.settings, { conversation: id }, { readonly: true });
+    const sent = r.readForgetter((f) => f.plan({ kind: 'conversation', conversationId: id })[0]?.sentToGateway ?? false, false);
     return r.page(
       c,
-      r.frame(conversation.firstUserText ?? id),
+      // The tab says what the heading says.
+      r.frame(conversationLabel(conversation)),
       conversationPage({ conversation, window, pageSize: PAGE_MESSAGES, ...(targetId === undefined ? {} : { targetId }), warnings: report.conversations, sentToGateway: sent }),
     );
   });

@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { EvermeError } from '../core/errors.js';
-import type { ForgetCandidate } from '../forget/forget.js';
+import type { ForgetCandidate, ForgetResult } from '../forget/forget.js';
 import { h } from './html.js';
 import { forgetDonePage, forgetPreviewPage, forgottenPage } from './pages/forget.js';
 import type { RouteContext } from './route-context.js';
@@ -28,10 +28,18 @@ async function formValues(c: Context, name: string): Promise<string[]> {
 /** Curating: the forget preview, the forget itself, its undo, and the list of what is forgotten. */
 export function forgetRoutes(app: Hono, r: RouteContext): void {
   const { secret } = r;
-  app.get('/forget', async (c) => {
+  app.get('/forget', (c) => {
     const ids = conversationIds(c.req.queries('c') ?? []);
-    const preview = await r.withForgetter((f) => f.dryRun(ids.flatMap((id): ForgetCandidate[] => f.plan({ kind: 'conversation', conversationId: id }))));
-    return r.page(c, r.frame('Forget'), forgetPreviewPage(preview, secret));
+    // A preview only reads; a conversation forgotten already is said to be, not offered again.
+    const { preview, already } = r.readForgetter<{ preview: ForgetResult | undefined; already: string[] }>(
+      (f) => {
+        const planned = ids.flatMap((id): ForgetCandidate[] => f.plan({ kind: 'conversation', conversationId: id }));
+        const forgotten = planned.filter((p) => f.isForgotten(p.conversationId));
+        return { preview: f.dryRun(planned.filter((p) => !forgotten.includes(p))), already: forgotten.map((p) => p.conversationId) };
+      },
+      { preview: undefined, already: [] },
+    );
+    return r.page(c, r.frame('Forget'), forgetPreviewPage(preview, already, secret));
   });
 
   app.post('/forget', async (c) => {
@@ -48,5 +56,5 @@ export function forgetRoutes(app: Hono, r: RouteContext): void {
     return r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(tombstones, secret, undone));
   });
 
-  app.get('/forgotten', async (c) => r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(await r.withForgetter((f) => f.forgotten()), secret)));
+  app.get('/forgotten', (c) => r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(r.readForgetter((f) => f.forgotten(), []), secret)));
 }

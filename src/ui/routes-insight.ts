@@ -14,7 +14,7 @@ export function insightRoutes(app: Hono, r: RouteContext): void {
   app.get('/warnings', (c) => {
     const code = c.req.query('code') ?? '';
     const known = (WARNING_CODES as readonly string[]).includes(code) ? (code as WarningCode) : undefined;
-    const report = buildReport(data.settings, known === undefined ? {} : { code: known });
+    const report = buildReport(data.settings, known === undefined ? {} : { code: known }, { readonly: true });
     return r.page(c, r.frame('Warnings', 'warnings'), warningsPage(report, known ?? ''));
   });
 
@@ -37,5 +37,5 @@ export function insightRoutes(app: Hono, r: RouteContext): void {
     return r.page(c, r.frame('What the agent sees', 'agent'), agentPage(workspaces, preview, data.gateway));
   });
 
-  app.get('/health', async (c) => r.page(c, r.frame('Capture health', 'health'), healthPage(await collectStatus(data.settings))));
+  app.get('/health', async (c) => r.page(c, r.frame('Capture health', 'health'), healthPage(await collectStatus(data.settings, { readonly: true }))));
 }

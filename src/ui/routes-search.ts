@@ -2,11 +2,9 @@ import type { Context, Hono } from 'hono';
 import { toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
 import type { RecallSearchOptions } from '../recall/recall.js';
-import { ROLES, searchPage, searchResults, type SearchFilters, type SearchOutcome } from './pages/search.js';
+import { MORE_RESULTS, ROLES, SEARCH_RESULTS, searchPage, searchResults, type SearchFilters, type SearchOutcome } from './pages/search.js';
 import type { RouteContext } from './route-context.js';
 
-/** Results shown as you type, filtered or not. */
-export const SEARCH_RESULTS = 20;
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -20,6 +18,7 @@ function filtersFrom(c: Context): SearchFilters {
   const pick = (name: string) => (c.req.query(name) ?? '').trim();
   const role = pick('role');
   return {
+    limit: pick('limit') === String(MORE_RESULTS) ? MORE_RESULTS : SEARCH_RESULTS,
     q: c.req.query('q') ?? '',
     project: pick('project'),
     role: (ROLES as readonly string[]).includes(role) ? role : '',
@@ -29,7 +28,7 @@ function filtersFrom(c: Context): SearchFilters {
 }
 
 /** The recall options the filters name: project, role and a UTC date range (inclusive days). */
-function recallFilters(f: SearchFilters): Omit<RecallSearchOptions, 'limit'> {
+function recallFilters(f: SearchFilters): Omit<RecallSearchOptions, 'limit' | 'marks'> {
   const from = dayStart(f.from);
   const to = dayStart(f.to);
   return {
@@ -46,9 +45,10 @@ export function searchRoutes(app: Hono, r: RouteContext): void {
   const search = async (filters: SearchFilters): Promise<SearchOutcome | undefined> => {
     if (filters.q.trim() === '') return undefined;
     try {
-      // The same call `mem_search` and `everme search` make: same ranking, same snippets. The filters
+      // The same call `mem_search` and `everme search` make: same ranking, same snippets (their marks
+      // as sentinels, which a `**` in the stored text cannot fake). The filters
       // apply inside its ranking query, so they rank every match that passes, however low overall.
-      const result = await data.recall.search(filters.q, { limit: SEARCH_RESULTS, ...recallFilters(filters) });
+      const result = await data.recall.search(filters.q, { limit: filters.limit, ...recallFilters(filters), marks: 'sentinels' });
       return { filters, hits: result.hits, storeEmpty: result.storeEmpty, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) };
     } catch (err) {
       const e = toEvermeError(err);

@@ -40,6 +40,8 @@ button.danger { border: 1px solid var(--warn); color: var(--warn); background: t
 ol.hits { list-style: none; padding: 0; margin: 0; }
 ol.hits li { border-bottom: 1px solid var(--line); padding: .5rem 0; display: flex; gap: .6rem; }
 ol.hits .meta { font-size: .85rem; color: var(--muted); }
+/* Stored text is isolated from what surrounds it: a bidi control in it reorders nothing outside it. */
+a, code, h1, .snippet, .text, pre, td, th { unicode-bidi: isolate; }
 mark { background: var(--mark); color: inherit; }
 .placeholder { border: 1px dashed var(--warn); color: var(--warn); border-radius: 3px; padding: 0 .2rem; font-family: ui-monospace, monospace; font-size: .9em; }
 .messages { display: flex; flex-direction: column; gap: .6rem; }

@@ -1,22 +1,23 @@
-import { existsSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { openRecall, type Recall } from '../recall/recall.js';
-import { databasePath, openDatabase } from '../store/database.js';
+import { openDatabase } from '../store/database.js';
+import { isDatabaseMissing, openReadonlyDatabase, storeIdentity } from '../store/database-reader.js';
 import { ViewerStore } from '../store/viewer-store.js';
 
 /**
  * What every page reads through: the settings the commands would load, the recall side of the sink
  * `everme search` and `mem_search` would use, and a read-only connection to the embedded store.
  * The store may not exist yet when the viewer starts (nothing imported): each request tries again,
- * so an import run meanwhile shows up on the next page load.
+ * so an import run meanwhile shows up on the next page load. Nothing here creates it.
  */
 export class ViewerData {
   readonly sink: SinkName;
   readonly recall: Recall;
   private db?: Database.Database;
   private store?: ViewerStore;
+  private identity?: string;
 
   constructor(readonly settings: Settings) {
     this.sink = defaultSink(settings);
@@ -35,22 +36,48 @@ export class ViewerData {
     }
   }
 
-  /** The embedded store, or undefined when there is none yet. */
+  /**
+   * The embedded store, or undefined when there is none (yet, or any more). Checked at each request:
+   * a store removed (`uninstall --purge`) or replaced (deleted and imported again) since the last one
+   * is let go of, so the pages never show what is no longer stored.
+   */
   local(): ViewerStore | undefined {
-    if (this.store) return this.store;
-    // A store an older everme wrote lacks what the viewer reads (message_days, migration 10): one
-    // read-write open brings it up to date (the first time only: a count by day of its messages),
-    // as any import, sync or hook would; after that the viewer only reads.
-    if (!existsSync(databasePath(this.settings.stateDir))) return undefined;
-    openDatabase(this.settings.stateDir).close();
+    if (this.store) {
+      if (storeIdentity(this.settings.stateDir) === this.identity) return this.store;
+      this.closeStore();
+    }
+    const identity = storeIdentity(this.settings.stateDir);
     try {
-      this.db = openDatabase(this.settings.stateDir, { readonly: true });
+      this.db = this.openReadonly();
     } catch (err) {
-      if (err instanceof EvermeError && err.code === 'database_missing') return undefined;
+      if (isDatabaseMissing(err)) return undefined;
       throw err;
     }
+    this.identity = identity;
     this.store = new ViewerStore(this.db);
     return this.store;
+  }
+
+  /**
+   * Read-only, so a page never takes the write lock an import holds, nor creates a store. Only a
+   * store an older everme wrote (lacking message_days, migration 10) is opened read-write once to
+   * bring it up to date, as any import, sync or hook would; after that the viewer only reads.
+   */
+  private openReadonly(): Database.Database {
+    try {
+      return openReadonlyDatabase(this.settings.stateDir);
+    } catch (err) {
+      if (!(err instanceof EvermeError) || err.code !== 'database_outdated') throw err;
+    }
+    openDatabase(this.settings.stateDir, { mustExist: true }).close();
+    return openReadonlyDatabase(this.settings.stateDir);
+  }
+
+  private closeStore(): void {
+    this.db?.close();
+    this.db = undefined;
+    this.store = undefined;
+    this.identity = undefined;
   }
 
   /** Whether memories also go to the hosted gateway (a credential is configured). */
@@ -60,8 +87,6 @@ export class ViewerData {
 
   close(): void {
     this.recall.close();
-    this.db?.close();
-    this.db = undefined;
-    this.store = undefined;
+    this.closeStore();
   }
 }

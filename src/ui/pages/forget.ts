@@ -9,7 +9,7 @@ function candidateRow(c: ForgetCandidate): Html {
 <th scope="row">${c.storedMessages > 0 ? h`<a href="${conversationHref(c.conversationId)}">${c.conversationId}</a>` : c.conversationId}</th>
 <td>${day(c.createdAtMs)}</td>
 <td>${c.workspaceDir ?? '(workspace unknown)'}</td>
-<td class="num">${withThousands(c.storedMessages)}</td>
+<td class="num">${withThousands(c.storedMessages)}${c.storedMessages === 0 ? ' (not in the store)' : ''}</td>
 <td>${c.sentToGateway ? 'yes: stays there' : 'no'}</td>
 </tr>`;
 }
@@ -19,14 +19,25 @@ function candidatesTable(conversations: ForgetCandidate[]): Html {
 <tbody>${conversations.map(candidateRow)}</tbody></table>`;
 }
 
-/** The dry run: what would go, with counts, and the one button that does it. */
-export function forgetPreviewPage(preview: ForgetResult, secret: string): Html {
+function alreadyForgotten(ids: string[]): Html {
+  if (ids.length === 0) return EMPTY;
+  return h`<p id="already-forgotten">Already forgotten: ${ids.map((id, i) => h`${i > 0 ? ', ' : ''}<code>${id}</code>`)}. See <a href="/forgotten">Forgotten conversations</a> to undo.</p>`;
+}
+
+/**
+ * The dry run: what would go, with counts, and the one button that does it. `preview` undefined:
+ * there is no store at all. `already`: named conversations that are forgotten already.
+ */
+export function forgetPreviewPage(preview: ForgetResult | undefined, already: string[], secret: string): Html {
+  if (!preview) return h`<h1>Forget</h1><p id="no-store">There is no embedded store on this machine, so there is nothing to forget.</p>`;
   const n = preview.conversations.length;
+  if (n === 0 && already.length > 0) return h`<h1>Forget</h1>${alreadyForgotten(already)}`;
   if (n === 0) return h`<h1>Forget</h1><p>Nothing selected: pick conversations in <a href="/search">search</a> or open one and choose “Forget this conversation”.</p>`;
   const messages = preview.conversations.reduce((sum, c) => sum + c.storedMessages, 0);
   return h`<h1>Forget ${plural(n, 'conversation')}?</h1>
 <p id="forget-summary">${plural(n, 'conversation')}, <strong>${plural(messages, 'stored message')}</strong>, would be removed from the embedded store (messages, search index, recall context) and tombstoned: import, sync and the hook never deliver them again, to either sink.</p>
 ${candidatesTable(preview.conversations)}
+${alreadyForgotten(already)}
 ${preview.gatewayNote ? h`<p class="banner" role="note">${preview.gatewayNote}</p>` : EMPTY}
 <form method="post" action="/forget" class="actions">
 ${secretField(secret)}

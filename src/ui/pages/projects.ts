@@ -1,7 +1,7 @@
 import type { ConversationSummary } from '../../store/conversation-list.js';
 import type { DayCount, WorkspaceSummary } from '../../store/viewer-store.js';
 import { messagesChart } from '../chart.js';
-import { EMPTY, h, plural, when, type Html } from '../html.js';
+import { EMPTY, h, isolated, plural, when, type Html } from '../html.js';
 import { withThousands } from '../../core/thousands.js';
 
 /** Where a workspace's own page is; the unknown-workspace group has one too. */
@@ -64,7 +64,7 @@ export function projectPage(workspaceDir: string | undefined, conversations: Con
   const title = workspaceDir ?? UNKNOWN_WORKSPACE;
   const rows = conversations.map(
     (c) => h`<tr>
-<th scope="row"><a href="${conversationHref(c.conversationId)}">${conversationLabel(c)}</a><br><span class="muted">${c.conversationId}${c.workspaceDir !== undefined && c.workspaceDir !== workspaceDir ? h` · ${c.workspaceDir}` : ''}</span></th>
+<th scope="row"><a href="${conversationHref(c.conversationId)}">${conversationLabel(c)}</a><br><span class="muted">${isolated(c.conversationId)}${c.workspaceDir !== undefined && c.workspaceDir !== workspaceDir ? h` · ${isolated(c.workspaceDir)}` : ''}</span></th>
 <td class="num">${withThousands(c.messageCount)}</td>
 <td>${when(c.updatedAtMs ?? c.createdAtMs)}</td>
 </tr>`,

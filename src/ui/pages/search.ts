@@ -1,12 +1,19 @@
-import { parseMessageId, type RecallHit } from '../../recall/recall.js';
+import { MAX_RECALL_LIMIT, parseMessageId, type RecallHit } from '../../recall/recall.js';
 import type { WorkspaceSummary } from '../../store/viewer-store.js';
-import { EMPTY, h, plural, snippetMarks, when, type Html } from '../html.js';
+import { EMPTY, h, isolated, plural, snippetMarks, when, type Html } from '../html.js';
 import { gatewayNotice, type GatewayFailure } from './gateway-notice.js';
 import { conversationHref } from './projects.js';
+
+/** Results shown as you type, filtered or not. */
+export const SEARCH_RESULTS = 20;
+/** What "show more" asks for: recall's own cap (a count of every match is not cheap to know). */
+export const MORE_RESULTS = MAX_RECALL_LIMIT;
 
 export const ROLES = ['user', 'assistant', 'tool'] as const;
 
 export interface SearchFilters {
+  /** How many results to show: 20 as you type, recall's cap of 50 after "show more". */
+  limit: number;
   q: string;
   project: string;
   role: string;
@@ -28,11 +35,26 @@ function filtered(f: SearchFilters): boolean {
   return f.project !== '' || f.role !== '' || f.from !== '' || f.to !== '';
 }
 
-function filtersQuery(f: SearchFilters): string {
+function filtersQuery(f: SearchFilters, limit?: number): string {
   const params = new URLSearchParams();
   // Named, not Object.entries: an interface has no index signature, so its values would be `any`.
   for (const k of ['q', 'project', 'role', 'from', 'to'] as const satisfies ReadonlyArray<keyof SearchFilters>) if (f[k] !== '') params.set(k, f[k]);
+  if (limit !== undefined) params.set('limit', String(limit));
   return params.toString();
+}
+
+/**
+ * What the count means. Fewer hits than asked for: that is every match. As many: there may be more
+ * (counting them all is not cheap), so it says "the best N" and offers the best 50, then filters.
+ */
+function countLine(filters: SearchFilters, n: number, more: number): Html {
+  const among = filtered(filters) ? ' among the messages that pass the filters' : '';
+  if (n < filters.limit) return h`<p class="muted" id="result-count">${plural(n, 'result')}, best first${among}.</p>`;
+  const next =
+    filters.limit < more
+      ? h` <a href="/search?${filtersQuery(filters, more)}" id="more-results">Show the best ${more}</a>`
+      : h` More may match: add words or filters to reach them.`;
+  return h`<p class="muted" id="result-count">The best ${n} matches${among}, best first.${next}</p>`;
 }
 
 /** The results block: the same markup for the whole page and for the fragment typing fetches. */
@@ -57,21 +79,21 @@ export function searchResults(outcome: SearchOutcome | undefined): Html {
       hit.conversationId === null
         ? EMPTY
         : h`<input type="checkbox" name="c" value="${hit.conversationId}" id="pick-${i}"><label class="visually-hidden" for="pick-${i}">Select conversation ${hit.conversationId} to forget</label>`;
-    const head = h`${hit.role ?? 'message'} · ${when(hit.timestamp)} · ${hit.workspaceDir ?? ''}`;
+    const head = h`${hit.role ?? 'message'} · ${when(hit.timestamp)} · ${isolated(hit.workspaceDir ?? '')}`;
     return h`<li class="hit" data-conversation="${hit.conversationId ?? ''}" data-message="${messageId ?? ''}">
 ${select}
-<div><div class="meta">${i + 1}. ${open ? h`<a href="${open}">${head}</a>` : head} <span class="muted">${hit.conversationId ?? 'from the EverMe gateway'}${hit.score === null ? '' : ` · score ${hit.score.toFixed(2)}`}</span></div>
+<div><div class="meta">${i + 1}. ${open ? h`<a href="${open}">${head}</a>` : head} <span class="muted">${hit.conversationId === null ? 'from the EverMe gateway' : isolated(hit.conversationId)}${hit.score === null ? '' : ` · score ${hit.score.toFixed(2)}`}</span></div>
 <div class="snippet">${snippetMarks(hit.snippet)}</div></div>
 </li>`;
   });
   return h`<div id="results" aria-live="polite" ${attrs}>
 ${partial}
-<p class="muted">${plural(hits.length, 'result')}, best first${filtered(filters) ? ' among the messages that pass the filters' : ''}.</p>
+${countLine(filters, hits.length, MORE_RESULTS)}
 <form method="get" action="/forget" aria-label="Forget selected conversations">
 <ol class="hits">${items}</ol>
 <div class="actions"><button type="submit" class="danger">Forget the selected conversations…</button></div>
 </form>
-<p class="muted"><a href="/search?${filtersQuery(filters)}">Link to these results</a></p>
+<p class="muted"><a href="/search?${filtersQuery(filters, filters.limit === SEARCH_RESULTS ? undefined : filters.limit)}">Link to these results</a></p>
 </div>`;
 }
 

@@ -1,6 +1,6 @@
 import { WARNING_CODES } from '../../core/warnings.js';
 import type { WarningReport } from '../../report/warning-report.js';
-import { EMPTY, day, h, plural, type Html } from '../html.js';
+import { EMPTY, day, h, isolated, plural, type Html } from '../html.js';
 import { conversationHref } from './projects.js';
 
 /** `everme report`, as a page: the same report, filterable by warning code. */
@@ -27,7 +27,7 @@ ${
     : h`<table id="warnings"><thead><tr><th scope="col">Session</th><th scope="col">Started</th><th scope="col">Workspace</th><th scope="col">Warnings</th></tr></thead><tbody>${rows}</tbody></table>
 <h2>Totals</h2><ul>${totals}</ul>`
 }
-${report.excluded.length > 0 ? h`<h2>Excluded</h2><p>${plural(report.excluded.length, 'session')} never read past their workspace and never delivered:</p><ul>${report.excluded.map((r) => h`<li><code>${r.sessionId}</code> ${day(r.createdAtMs)} ${r.workspaceDir ?? '-'} by ${r.rule ?? '-'}</li>`)}</ul>` : EMPTY}
+${report.excluded.length > 0 ? h`<h2>Excluded</h2><p>${plural(report.excluded.length, 'session')} never read past their workspace and never delivered:</p><ul>${report.excluded.map((r) => h`<li><code>${r.sessionId}</code> ${day(r.createdAtMs)} ${isolated(r.workspaceDir ?? '-')} by ${isolated(r.rule ?? '-')}</li>`)}</ul>` : EMPTY}
 ${report.workspaceUnknown.length > 0 ? h`<h2>Workspace unknown</h2><p>${plural(report.workspaceUnknown.length, 'session')} whose workspace neither the files nor a hook named (delivered; exclusions could not be checked).</p>` : EMPTY}
 ${report.forgotten > 0 ? h`<p>${plural(report.forgotten, 'conversation')} forgotten: <a href="/forgotten">see them</a>.</p>` : EMPTY}`;
 }
