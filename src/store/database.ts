@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
 import { reindexMessages } from './fts-rebuild.js';
 import { TERM_INDEX_SCHEMA, TERM_NOMINEES_SCHEMA, TermIndexWriter } from './term-index.js';
+import { maskedTitle } from '../core/masked-title.js';
 import { redactText } from '../core/redact.js';
 import { asDatabaseError, assertNotForeign, assertNotNewer, connect, databasePath, ioError, openReadonlyDatabase, userVersion, type Db } from './database-reader.js';
 
@@ -310,14 +311,17 @@ export const MIGRATIONS: readonly Migration[] = [
   `,
   // 16: titles are masked for credentials like every other stored text (a title is often the first
   // prompt); earlier releases stored the session index's title as it was.
-  (db: Db) => maskStoredTitles(db),
+  (db: Db) => maskStoredTitles(db, redactText),
+  // 17: a title's `<private>` spans become `[PRIVATE]` too (masked-title.ts); earlier releases kept
+  // them in the stored title, which search, recall, export and the viewer then showed.
+  (db: Db) => maskStoredTitles(db, maskedTitle),
 ];
 
-function maskStoredTitles(db: Db): void {
+function maskStoredTitles(db: Db, mask: (title: string) => string): void {
   const update = db.prepare<[string, string]>('UPDATE session_meta SET title = ? WHERE session_id = ?');
   const rows = db.prepare<[], { session_id: string; title: string }>('SELECT session_id, title FROM session_meta WHERE title IS NOT NULL').all();
   for (const row of rows) {
-    const masked = redactText(row.title);
+    const masked = mask(row.title);
     if (masked !== row.title) update.run(masked, row.session_id);
   }
 }
