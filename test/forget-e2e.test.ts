@@ -7,6 +7,7 @@ import { cliEntry } from './support/cli.js';
 import { cliEnv, envelopeOf, runCli, waitFor } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
 import { appendLines, conversationFor, sessionIdFor, turnsEnvelopes, writeLedgerSession, writeMessagesSession } from './support/delivery-trees.js';
+import { indexRecord, writeSessionIndex } from './support/session-index-host.js';
 
 let tree: CliTree;
 useCliTree((t) => {
@@ -94,6 +95,27 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(await searchHits(WORD[1])).toHaveLength(3);
     const undoAgain = await cli(['forget', '--undo', '--conversation', conversationFor(1)]);
     expect(undoAgain.code).toBe(1);
+  });
+
+  it("takes the session's title and scope records too: the file no longer holds the title, and the report no longer lists the session", async () => {
+    writeTree();
+    // The host titles session 1 with its first prompt and names no workspace for it.
+    const title = 'albatrosstitleword rotate the staging keys';
+    writeSessionIndex(tree.dataDir, 'newest', [indexRecord(sessionIdFor(1), { title })]);
+    await importAll();
+    expect(storeBytes()).toContain('albatrosstitleword');
+    const before = envelopeOf(await cli(['report', '--json'])).data as { workspaceUnknown: Array<{ sessionId: string; title?: string }> };
+    expect(before.workspaceUnknown).toContainEqual(expect.objectContaining({ sessionId: sessionIdFor(1), title }));
+
+    expect((await cli(['forget', '--session', sessionIdFor(1), '--yes'])).code).toBe(0);
+    expect(storeBytes()).not.toContain('albatrosstitleword');
+    const after = envelopeOf(await cli(['report', '--json'])).data as { workspaceUnknown: Array<{ sessionId: string }> };
+    expect(after.workspaceUnknown.map((r) => r.sessionId)).not.toContain(sessionIdFor(1));
+    expect(after.workspaceUnknown.map((r) => r.sessionId)).toContain(sessionIdFor(2));
+
+    // The index still names the session: a sync keeps it out and does not record its title again.
+    expect(envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'])).data).toMatchObject({ sessions: { forgotten: 1 } });
+    expect(storeBytes()).not.toContain('albatrosstitleword');
   });
 
   it('leaves no copy of the text in a page SQLite rebuilt after it was written (the table grew a level)', async () => {
