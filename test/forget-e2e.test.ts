@@ -118,6 +118,29 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(storeBytes()).not.toContain('albatrosstitleword');
   });
 
+  it('never gives a forgotten message id to another message: get of that id says not_found after new sessions are stored', async () => {
+    writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1], { question: WORD[1] }));
+    await importAll();
+    // Session 2 is stored last, so it holds the highest ids.
+    writeMessagesSession(tree.dataDir, 2, turnsEnvelopes('s2', [1], { question: WORD[2] }));
+    await importAll();
+    const reader = new Database(path.join(tree.stateDir, 'everme.db'), { readonly: true });
+    const top = reader.prepare<[string], { id: number }>('SELECT max(id) AS id FROM messages WHERE conversation_id = ?').get(conversationFor(2))!.id;
+    reader.close();
+    expect((await cli(['get', `m${top}`])).stdout).toContain(conversationFor(2));
+
+    expect((await cli(['forget', '--session', sessionIdFor(2), '--yes'])).code).toBe(0);
+    writeMessagesSession(tree.dataDir, 4, turnsEnvelopes('s4', [1500], { question: WORD[4] }));
+    expect(await importAll()).toMatchObject({ sessions: { delivered: 1 } });
+    const gone = await cli(['get', `m${top}`]);
+    expect(gone.code, gone.stdout).toBe(1);
+    expect(gone.stderr).toContain(`No stored message "m${top}"`);
+    // The new session's messages have ids of their own, above every id shown before.
+    const hit = (await searchHits(WORD[4])) as Array<{ id: string }>;
+    expect(hit.length).toBeGreaterThan(0);
+    expect(Number(hit[0]!.id.slice(1))).toBeGreaterThan(top);
+  });
+
   it('leaves no copy of the text in a page SQLite rebuilt after it was written (the table grew a level)', async () => {
     // One run per session, so the rows land in order. The messages table's first page, its root,
     // fills from its end: session 3's rows, then session 1's; session 2's then make the root move

@@ -315,6 +315,22 @@ export const MIGRATIONS: readonly Migration[] = [
   // 17: a title's `<private>` spans become `[PRIVATE]` too (masked-title.ts); earlier releases kept
   // them in the stored title, which search, recall, export and the viewer then showed.
   (db: Db) => maskStoredTitles(db, maskedTitle),
+  // 18: a message id (`m1042`, the row id) is never given to another message. SQLite gives a new row
+  // the largest row id + 1, so ids freed at the top (a forgotten conversation, a rewound turn) came
+  // back and `get` opened an unrelated message under an id shown earlier. The highest id ever
+  // deleted is kept here (a trigger, so every way of deleting counts), and the store's writer starts
+  // above it when the table's largest id is below (local-store.ts). AUTOINCREMENT would do the same
+  // but needs the messages table rebuilt, and costs every insert a write to sqlite_sequence; this
+  // costs a delete one upsert and an append one lookup in a table that is usually empty.
+  `
+  CREATE TABLE message_id_floor (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    id INTEGER NOT NULL
+  );
+  CREATE TRIGGER messages_keep_id_floor AFTER DELETE ON messages BEGIN
+    INSERT INTO message_id_floor (one, id) VALUES (1, OLD.id) ON CONFLICT (one) DO UPDATE SET id = max(id, excluded.id);
+  END;
+  `,
 ];
 
 function maskStoredTitles(db: Db, mask: (title: string) => string): void {
