@@ -141,6 +141,20 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(Number(hit[0]!.id.slice(1))).toBeGreaterThan(top);
   });
 
+  it('says plainly that an id the store does not hold was not forgotten, only tombstoned', async () => {
+    writeTree();
+    await importAll();
+    const typo = await cli(['forget', '--session', 'mvs_typo', '--yes']);
+    expect(typo.code, typo.stderr).toBe(0);
+    expect(typo.stdout).toContain('tombstoned an id the store does not hold (nothing stored, nothing sent)');
+    expect(typo.stdout).not.toContain('forgot 1 conversation');
+    const json = envelopeOf(await cli(['forget', '--conversation', 'hello', '--yes', '--json']));
+    expect(json.data).toMatchObject({ removedMessages: 0, conversations: [{ conversationId: 'minimaxcode-hello', unknown: true }] });
+    // A stored conversation is listed as before.
+    const real = await cli(['forget', '--session', sessionIdFor(2), '--yes']);
+    expect(real.stdout).toContain('forgot 1 conversation: 4 messages removed');
+  });
+
   it('leaves no copy of the text in a page SQLite rebuilt after it was written (the table grew a level)', async () => {
     // One run per session, so the rows land in order. The messages table's first page, its root,
     // fills from its end: session 3's rows, then session 1's; session 2's then make the root move
@@ -249,6 +263,9 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     const blank = [
       ['forget', '--conversation', '', '--yes'],
       ['forget', '--session', '', '--yes'],
+      // Not a session id at all: a path, blanks inside.
+      ['forget', '--session', '../mvs_x', '--yes'],
+      ['forget', '--session', 'mvs typo', '--yes'],
     ];
     for (const bad of [['forget'], ['forget', '--session', 'a', '--project', 'b'], ['forget', '--undo', '--project', 'x'], ['forget', '--before', 'soon'], ...blank]) {
       const r = await cli(bad);

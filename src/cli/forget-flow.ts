@@ -1,5 +1,5 @@
 import { resolveUserPath } from '../config/exclude.js';
-import { conversationIdFor } from '../core/conversation-id.js';
+import { conversationIdFor, isSessionId } from '../core/conversation-id.js';
 import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
 import { Forgetter, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
@@ -31,9 +31,18 @@ function selectorOf(request: ForgetRequest): ConversationSelector {
     });
   }
   if (request.conversation !== undefined) return { kind: 'conversation', conversationId: request.conversation };
-  if (request.session !== undefined) return { kind: 'conversation', conversationId: conversationIdFor(request.session.trim()) };
+  if (request.session !== undefined) return { kind: 'conversation', conversationId: conversationIdFor(sessionIdGiven(request.session)) };
   if (request.project !== undefined) return { kind: 'project', dir: projectToForget(resolveUserPath(request.project), request) };
   return { kind: 'before', ms: parseSinceDate(request.before ?? '', '--before') };
+}
+
+/** A session id as MiniMax Code writes one; anything else (a path, blanks) names no session and is refused. */
+function sessionIdGiven(input: string): string {
+  const id = input.trim();
+  if (isSessionId(id)) return id;
+  throw new EvermeError('invalid_args', `--session ${JSON.stringify(id)} is not a session id`, {
+    hint: 'A session id is mvs_… (letters, digits, _ and -), as `everme report`, `everme export` or MiniMax Code show it.',
+  });
 }
 
 /**

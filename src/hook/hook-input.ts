@@ -2,9 +2,9 @@
  * The hook's stdin, checked by hand rather than with zod: this runs before every tool call the
  * agent makes and must start in a few milliseconds. Only the session id matters to us.
  */
-export const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
+import { isSessionId } from '../core/conversation-id.js';
 
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+export const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
 
 export interface HookInput {
   sessionId: string;
@@ -65,7 +65,7 @@ export function parseHookInput(raw: Buffer | string, tooLarge = false): HookInpu
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'garbage' };
   const record = value as Record<string, unknown>;
   const sessionId = record.session_id;
-  if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) return { ok: false, reason: 'no_session' };
+  if (typeof sessionId !== 'string' || !isSessionId(sessionId)) return { ok: false, reason: 'no_session' };
   return {
     ok: true,
     input: {

@@ -21,6 +21,8 @@ export interface ForgetCandidate {
   storedMessages: number;
   /** Whether any of it was acknowledged by the hosted gateway (it stays there). */
   sentToGateway: boolean;
+  /** Only when neither sink ever held it (a session not imported yet, or a mistyped id): forgetting it only tombstones it. */
+  unknown?: true;
 }
 
 interface CandidateRow {
@@ -137,7 +139,7 @@ export class ForgetStore {
         const row = this.stmts.one.get(selector.conversationId);
         if (row) return [toCandidate(row)];
         const sessionId = sessionIdOf(selector.conversationId) ?? selector.conversationId;
-        return [{ conversationId: selector.conversationId, sessionId, storedMessages: 0, sentToGateway: false }];
+        return [{ conversationId: selector.conversationId, sessionId, storedMessages: 0, sentToGateway: false, unknown: true }];
       }
       case 'project':
         return this.stmts.all.all().map(toCandidate).filter((c) => inProject(c.workspaceDir, selector.dir));
