@@ -1,9 +1,10 @@
 import { resolveUserPath } from '../config/exclude.js';
-import { conversationIdFor, isSessionId } from '../core/conversation-id.js';
+import { conversationIdFor } from '../core/conversation-id.js';
 import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
 import { Forgetter, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
 import { renderForget } from '../forget/render-forget.js';
+import { isSessionId } from '../hook/hook-input.js';
 import { holdsMask, maskedWorkspace } from '../store/masked-workspace.js';
 import { confirmOnTerminal } from './confirm.js';
 import type { FlowContext } from './base-command.js';

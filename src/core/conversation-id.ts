@@ -28,10 +28,3 @@ export function conversationIdCandidates(input: string): string[] {
   if (id === '' || id.startsWith(CONVERSATION_ID_PREFIX)) return [id];
   return [id, conversationIdFor(id)];
 }
-
-/** What a MiniMax session id can be (the hook checks its payload's against the same shape): no path, no blanks. */
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
-
-export function isSessionId(id: string): boolean {
-  return SESSION_ID.test(id);
-}

@@ -2,9 +2,14 @@
  * The hook's stdin, checked by hand rather than with zod: this runs before every tool call the
  * agent makes and must start in a few milliseconds. Only the session id matters to us.
  */
-import { isSessionId } from '../core/conversation-id.js';
-
 export const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+/** What a MiniMax session id can be: no path, no blanks (`forget --session` checks the same shape). */
+export function isSessionId(id: string): boolean {
+  return SESSION_ID.test(id);
+}
 
 export interface HookInput {
   sessionId: string;
