@@ -72,7 +72,7 @@ export const MUTATIONS: Mutation[] = [
   {
     rule: 'private-span gate',
     how: 'PrivateSpans.text hides nothing',
-    file: 'src/memory/private-spans.ts',
+    file: 'src/core/private-spans.ts',
     edits: [bodyStartsWith('  text(raw: string): string {', 'if (raw.length >= 0) return raw;')],
     tests: ['test/memory-private-spans.test.ts', 'test/private-spans-e2e.test.ts', 'test/privacy-gate-turn.test.ts'],
   },

@@ -262,6 +262,32 @@ describe('everme export', { timeout: 120_000 }, () => {
     expect(await exported(excluding)).toEqual(kept);
   });
 
+  it('import --from-export reads the metadata of a line whose message it refuses, and never replaces metadata with a made-up one', async () => {
+    const file = path.join(tree.root, 'newer.jsonl');
+    const at = 1_789_000_000_000;
+    const meta = (sessionId: string, workspaceDir: string) => ({ sessionId, source: 'ledger', workspaceDir, createdAtMs: at, title: `title of ${sessionId}` });
+    fs.writeFileSync(
+      file,
+      [
+        // A newer release's role on the line that names the conversation: the message is refused, its metadata is not.
+        { conversationId: 'secret-conv', conversation: meta('mvs_secret', '/home/u/proj/secret'), key: 'k0', message: { role: 'system', timestamp: at, content: 'from a newer everme' } },
+        { conversationId: 'secret-conv', key: 'k1', message: { role: 'user', timestamp: at + 1, content: 'the omegaword plan' } },
+        { conversationId: 'proj/b', conversation: meta('mvs_b1', '/home/u/proj/open'), key: 'k1', message: { role: 'user', timestamp: at + 2, content: 'first betaword' } },
+        { conversationId: 'proj/c', conversation: meta('mvs_c1', '/home/u/proj/open'), key: 'k1', message: { role: 'user', timestamp: at + 3, content: 'gammaword' } },
+        // proj/b comes back without its metadata (the file names it on its first line only).
+        { conversationId: 'proj/b', key: 'k2', message: { role: 'user', timestamp: at + 4, content: 'second betaword' } },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n') + '\n',
+    );
+    const env = cliEnv(tree.root, { EVERME_STATE_DIR: path.join(tree.root, 'state-newer'), EVERME_EXCLUDE: '/home/u/proj/secret' });
+    const loaded = envelopeOf(await cli(['import', '--from-export', file, '--json'], env));
+    expect(loaded.data).toMatchObject({ conversations: 2, messages: 3, skipped: { excluded: 1 }, warnings: { invalid_record: 1 } });
+    const back = lines((await cli(['export'], env)).stdout);
+    expect(back.map((l) => l.conversationId)).toEqual(['proj/b', 'proj/b', 'proj/c']);
+    expect(back[0]!.conversation).toMatchObject({ sessionId: 'mvs_b1', source: 'ledger', workspaceDir: '/home/u/proj/open', title: 'title of mvs_b1' });
+  });
+
   it('import --from-export stops at Ctrl-C with exit 130, keeps what it committed, and a re-run loads every line exactly once', async () => {
     const file = path.join(tree.root, 'large.jsonl');
     const written = writeLargeExport(file, 2000, 20);

@@ -7,6 +7,7 @@ import { cliEntry } from './support/cli.js';
 import { cliEnv, envelopeOf, runCli, startCli, waitFor } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
 import { appendLines, conversationFor, sessionIdFor, turnsEnvelopes, writeLedgerSession, writeMessagesSession } from './support/delivery-trees.js';
+import { indexRecord, writeSessionIndex } from './support/session-index-host.js';
 
 let tree: CliTree;
 useCliTree((t) => {
@@ -106,6 +107,64 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(await searchHits(WORD[1])).toHaveLength(3);
     const undoAgain = await cli(['forget', '--undo', '--conversation', conversationFor(1)]);
     expect(undoAgain.code).toBe(1);
+  });
+
+  it("takes the session's title and scope records too: the file no longer holds the title, and the report no longer lists the session", async () => {
+    writeTree();
+    // The host titles session 1 with its first prompt and names no workspace for it.
+    const title = 'albatrosstitleword rotate the staging keys';
+    writeSessionIndex(tree.dataDir, 'newest', [indexRecord(sessionIdFor(1), { title })]);
+    await importAll();
+    expect(storeBytes()).toContain('albatrosstitleword');
+    const before = envelopeOf(await cli(['report', '--json'])).data as { workspaceUnknown: Array<{ sessionId: string; title?: string }> };
+    expect(before.workspaceUnknown).toContainEqual(expect.objectContaining({ sessionId: sessionIdFor(1), title }));
+
+    expect((await cli(['forget', '--session', sessionIdFor(1), '--yes'])).code).toBe(0);
+    expect(storeBytes()).not.toContain('albatrosstitleword');
+    const after = envelopeOf(await cli(['report', '--json'])).data as { workspaceUnknown: Array<{ sessionId: string }> };
+    expect(after.workspaceUnknown.map((r) => r.sessionId)).not.toContain(sessionIdFor(1));
+    expect(after.workspaceUnknown.map((r) => r.sessionId)).toContain(sessionIdFor(2));
+
+    // The index still names the session: a sync keeps it out and does not record its title again.
+    expect(envelopeOf(await cli(['sync', '--since', '2026-09-01', '--json'])).data).toMatchObject({ sessions: { forgotten: 1 } });
+    expect(storeBytes()).not.toContain('albatrosstitleword');
+  });
+
+  it('never gives a forgotten message id to another message: get of that id says not_found after new sessions are stored', async () => {
+    writeMessagesSession(tree.dataDir, 1, turnsEnvelopes('s1', [1], { question: WORD[1] }));
+    await importAll();
+    // Session 2 is stored last, so it holds the highest ids.
+    writeMessagesSession(tree.dataDir, 2, turnsEnvelopes('s2', [1], { question: WORD[2] }));
+    await importAll();
+    const reader = new Database(path.join(tree.stateDir, 'everme.db'), { readonly: true });
+    const top = reader.prepare<[string], { id: number }>('SELECT max(id) AS id FROM messages WHERE conversation_id = ?').get(conversationFor(2))!.id;
+    reader.close();
+    expect((await cli(['get', `m${top}`])).stdout).toContain(conversationFor(2));
+
+    expect((await cli(['forget', '--session', sessionIdFor(2), '--yes'])).code).toBe(0);
+    writeMessagesSession(tree.dataDir, 4, turnsEnvelopes('s4', [1500], { question: WORD[4] }));
+    expect(await importAll()).toMatchObject({ sessions: { delivered: 1 } });
+    const gone = await cli(['get', `m${top}`]);
+    expect(gone.code, gone.stdout).toBe(1);
+    expect(gone.stderr).toContain(`No stored message "m${top}"`);
+    // The new session's messages have ids of their own, above every id shown before.
+    const hit = (await searchHits(WORD[4])) as Array<{ id: string }>;
+    expect(hit.length).toBeGreaterThan(0);
+    expect(Number(hit[0]!.id.slice(1))).toBeGreaterThan(top);
+  });
+
+  it('says plainly that an id the store does not hold was not forgotten, only tombstoned', async () => {
+    writeTree();
+    await importAll();
+    const typo = await cli(['forget', '--session', 'mvs_typo', '--yes']);
+    expect(typo.code, typo.stderr).toBe(0);
+    expect(typo.stdout).toContain('tombstoned an id the store does not hold (nothing stored, nothing sent)');
+    expect(typo.stdout).not.toContain('forgot 1 conversation');
+    const json = envelopeOf(await cli(['forget', '--conversation', 'hello', '--yes', '--json']));
+    expect(json.data).toMatchObject({ removedMessages: 0, conversations: [{ conversationId: 'minimaxcode-hello', unknown: true }] });
+    // A stored conversation is listed as before.
+    const real = await cli(['forget', '--session', sessionIdFor(2), '--yes']);
+    expect(real.stdout).toContain('forgot 1 conversation: 4 messages removed');
   });
 
   it('leaves no copy of the text in a page SQLite rebuilt after it was written (the table grew a level)', async () => {
@@ -216,6 +275,9 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     const blank = [
       ['forget', '--conversation', '', '--yes'],
       ['forget', '--session', '', '--yes'],
+      // Not a session id at all: a path, blanks inside.
+      ['forget', '--session', '../mvs_x', '--yes'],
+      ['forget', '--session', 'mvs typo', '--yes'],
     ];
     for (const bad of [['forget'], ['forget', '--session', 'a', '--project', 'b'], ['forget', '--undo', '--project', 'x'], ['forget', '--before', 'soon'], ...blank]) {
       const r = await cli(bad);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { WarningCollector } from '../src/core/warnings.js';
 import type { AgentMessage } from '../src/core/agent-message.js';
 import { Converter } from '../src/memory/convert.js';
-import { hidePrivateSpans, PrivateSpans, PRIVATE_PLACEHOLDER } from '../src/memory/private-spans.js';
+import { hidePrivateSpans, PrivateSpans, PRIVATE_PLACEHOLDER } from '../src/core/private-spans.js';
 import { expectLinearTime } from './support/linear-time.js';
 
 const SECRET = 'hunter2-PLANTED-c0ffee';

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
 import { useCliTree, type CliTree } from './support/cli-tree.js';
 import { jsonlOf, ledgerEvent } from './support/delivery-trees.js';
+import { indexRecord, writeSessionIndex } from './support/session-index-host.js';
 import { makeSession } from './transcript-helpers.js';
 
 /** Planted inside private spans everywhere; must never appear anywhere. Lower-cased checks: FTS keeps terms lower-case. */
@@ -61,6 +62,16 @@ async function cli(args: string[], env = localEnv()) {
   return r;
 }
 
+/** Every byte of a store: the database and its write-ahead log. */
+function storeBytes(stateDir: string): string {
+  let bytes = '';
+  for (const suffix of ['', '-wal']) {
+    const file = path.join(stateDir, `everme.db${suffix}`);
+    if (fs.existsSync(file)) bytes += fs.readFileSync(file).toString('latin1');
+  }
+  return bytes;
+}
+
 function expectHidden(text: string, where: string): void {
   expect(text.toLowerCase(), where).not.toContain(SECRET.toLowerCase());
   expect(text, where).toContain(CANARY);
@@ -111,5 +122,38 @@ describe('<private> spans never leave the reader', { timeout: 120_000 }, () => {
     const markdown = fs.readdirSync(out).map((name) => fs.readFileSync(path.join(out, name), 'utf8'));
     expect(markdown).toHaveLength(2);
     for (const text of markdown) expectHidden(text, 'markdown export');
+  });
+
+  it("a session's title (MiniMax Code makes it of the first prompt) keeps no span: not in the store, search, report, export, nor loaded from an export", async () => {
+    writeSessions();
+    const title = `fix the login flow ${CANARY} <private>${SECRET}</private> please`;
+    writeSessionIndex(tree.dataDir, 'newest', [indexRecord(SESSION, { title, workspaceDir: '/home/dev/login' })]);
+    await cli(['import', '--since', '2026-09-01']);
+
+    const shown = `fix the login flow ${CANARY} [PRIVATE] please`;
+    const jsonSearch = await cli(['search', CANARY, '--json']);
+    expect(jsonSearch.stdout).toContain(`"title":"${shown}"`);
+    expectHidden(jsonSearch.stdout, 'search --json');
+    expectHidden((await cli(['search', CANARY])).stdout, 'search');
+    expectHidden((await cli(['report', '--json'])).stdout + CANARY, 'report');
+    const exported = (await cli(['export'])).stdout;
+    expect(exported).toContain(`"title":"${shown}"`);
+    expectHidden(exported, 'jsonl export');
+    const out = path.join(tree.root, 'md');
+    await cli(['export', '--format', 'markdown', '--out', out]);
+    for (const name of fs.readdirSync(out)) expectHidden(fs.readFileSync(path.join(out, name), 'utf8') + CANARY, 'markdown export');
+    expectHidden(storeBytes(tree.stateDir), 'store file');
+
+    // A file written by hand (or by another tool) with a span in its title, loaded into another store.
+    const first = JSON.parse(exported.split('\n')[0]!) as { conversation: Record<string, unknown> };
+    first.conversation.title = title;
+    const file = path.join(tree.root, 'hand.jsonl');
+    fs.writeFileSync(file, `${JSON.stringify(first)}\n`);
+    const other = cliEnv(tree.root, { EVERME_STATE_DIR: path.join(tree.root, 'other-state') });
+    await cli(['import', '--from-export', file], other);
+    const reexported = (await cli(['export'], other)).stdout;
+    expect(reexported).toContain(`"title":"${shown}"`);
+    expectHidden(reexported, 'export of the loaded file');
+    expectHidden(storeBytes(path.join(tree.root, 'other-state')) + CANARY, 'the other store');
   });
 });

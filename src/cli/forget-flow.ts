@@ -4,6 +4,7 @@ import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
 import { Forgetter, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
 import { renderForget } from '../forget/render-forget.js';
+import { isSessionId } from '../hook/hook-input.js';
 import { holdsMask, maskedWorkspace } from '../store/masked-workspace.js';
 import { confirmOnTerminal } from './confirm.js';
 import type { FlowContext } from './base-command.js';
@@ -31,9 +32,18 @@ function selectorOf(request: ForgetRequest): ConversationSelector {
     });
   }
   if (request.conversation !== undefined) return { kind: 'conversation', conversationId: request.conversation };
-  if (request.session !== undefined) return { kind: 'conversation', conversationId: conversationIdFor(request.session.trim()) };
+  if (request.session !== undefined) return { kind: 'conversation', conversationId: conversationIdFor(sessionIdGiven(request.session)) };
   if (request.project !== undefined) return { kind: 'project', dir: projectToForget(resolveUserPath(request.project), request) };
   return { kind: 'before', ms: parseSinceDate(request.before ?? '', '--before') };
+}
+
+/** A session id as MiniMax Code writes one; anything else (a path, blanks) names no session and is refused. */
+function sessionIdGiven(input: string): string {
+  const id = input.trim();
+  if (isSessionId(id)) return id;
+  throw new EvermeError('invalid_args', `--session ${JSON.stringify(id)} is not a session id`, {
+    hint: 'A session id is mvs_… (letters, digits, _ and -), as `everme report`, `everme export` or MiniMax Code show it.',
+  });
 }
 
 /**

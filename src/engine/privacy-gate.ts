@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { describeRule, ExclusionPolicy, type ExclusionSource } from '../config/exclude.js';
 import { exclusionSource, type Settings } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
+import { conversationIdFor } from '../core/conversation-id.js';
 import { MASK_PREFIX } from '../core/secret-rules.js';
 import { admitWorkspace } from '../memory/admission.js';
 import { hookWorkspaceFile, recordedHookWorkspace, type RecordedWorkspace } from '../store/hook-workspace.js';
@@ -273,8 +274,11 @@ export class PrivacyGate {
    */
   noteSessions(sessions: readonly SessionRef[]): void {
     if (sessions.length >= PrivacyGate.PRELOAD_AFTER) this.catalog.preload();
+    // A forgotten session's title and claims left the store with it: they are not recorded again.
+    const forgotten = this.tombstones.count() > 0 ? this.tombstones.forgottenIds() : undefined;
     for (const session of sessions) {
       const id = session.sessionId;
+      if (forgotten?.has(conversationIdFor(id))) continue;
       const read = this.catalog.freshFacts(id);
       // Compared as stored: a path masked there would otherwise differ from the index's on every run.
       const fresh = read && maskedIndexFacts(read);

@@ -71,9 +71,18 @@ async function locateExport(file: string): Promise<{ abs: string; digest: string
 }
 
 type ExportLine = z.infer<typeof exportLineSchema>;
+type ConversationLine = Pick<ExportLine, 'conversationId' | 'conversation'>;
+/** A line read: its message is absent when the line was refused but its conversation's metadata was not. */
+type ReadLine = ConversationLine & Partial<Pick<ExportLine, 'key' | 'message'>>;
 
-/** One line of the file, or undefined after its warning: a malformed line costs that line only. */
-function parseExportLine(line: string, warn: (code: WarningCode) => void): ExportLine | undefined {
+const conversationLineSchema = exportLineSchema.pick({ conversationId: true, conversation: true });
+
+/**
+ * One line of the file, or undefined after its warning: a malformed line costs that line only. A
+ * refused message (a role of a newer release, say) still gives its conversation's metadata: it is
+ * what decides whether the conversation's workspace is excluded, and the next lines carry none.
+ */
+function parseExportLine(line: string, warn: (code: WarningCode) => void): ReadLine | undefined {
   let json: unknown;
   try {
     json = JSON.parse(line);
@@ -84,11 +93,12 @@ function parseExportLine(line: string, warn: (code: WarningCode) => void): Expor
   const parsed = exportLineSchema.safeParse(json);
   // An id is stored and shown as it is, so one that holds a credential cannot be masked: its line
   // is refused (an everme export never writes one; a file written by hand or another tool may).
-  if (!parsed.success || idsOf(parsed.data).some(holdsCredential)) {
-    warn('invalid_record');
-    return undefined;
-  }
-  return withMaskedMeta(parsed.data);
+  if (parsed.success && !idsOf(parsed.data).some(holdsCredential)) return withMaskedMeta(parsed.data);
+  warn('invalid_record');
+  if (parsed.success) return undefined;
+  const meta = conversationLineSchema.safeParse(json);
+  if (!meta.success || !meta.data.conversation || conversationIdsOf(meta.data).some(holdsCredential)) return undefined;
+  return withMaskedMeta(meta.data);
 }
 
 /**
@@ -104,16 +114,23 @@ function holdsCredential(id: string): boolean {
 }
 
 /** The line's ids: the conversation's, the message's key, its session's and parent's, its tool calls'. */
-function idsOf({ conversationId, conversation, key, message }: ExportLine): string[] {
-  const ids = [conversationId, key];
-  if (conversation) ids.push(conversation.sessionId, ...(conversation.parentSessionId === undefined ? [] : [conversation.parentSessionId]));
+function idsOf(line: ExportLine): string[] {
+  const { key, message } = line;
+  const ids = [...conversationIdsOf(line), key];
   if (message.role === 'tool') ids.push(message.toolCallId);
   if (message.role === 'assistant') for (const call of message.toolCalls ?? []) ids.push(call.id);
   return ids;
 }
 
+/** The conversation's id, its session's and parent's. */
+function conversationIdsOf({ conversationId, conversation }: ConversationLine): string[] {
+  const ids = [conversationId];
+  if (conversation) ids.push(conversation.sessionId, ...(conversation.parentSessionId === undefined ? [] : [conversation.parentSessionId]));
+  return ids;
+}
+
 /** The conversation's workspace, history file and kind, masked like its text (the title is masked where it is recorded). */
-function withMaskedMeta(line: ExportLine): ExportLine {
+function withMaskedMeta<L extends ConversationLine>(line: L): L {
   const c = line.conversation;
   if (!c) return line;
   const masked = { ...c };
@@ -128,6 +145,8 @@ interface Pending {
   conversation: ConversationMeta;
   messages: KeyedMessage[];
   facts?: IndexFacts;
+  /** No line of the file named its metadata: what `conversation` says is made up, and never replaces what the store holds. */
+  unnamed: boolean;
 }
 
 function pendingFor(conversationId: string, conversation: ExportLine['conversation']): Pending {
@@ -135,6 +154,7 @@ function pendingFor(conversationId: string, conversation: ExportLine['conversati
     conversation: conversation ? { conversationId, ...conversation } : { conversationId, sessionId: sessionIdOf(conversationId) ?? conversationId, source: 'messages' },
     messages: [],
     ...(conversation ? factsOf(conversation) : {}),
+    unnamed: conversation === undefined,
   };
 }
 
@@ -162,8 +182,9 @@ async function conversationGate(db: Db, settings: Settings, summary: ImportExpor
 function pendingWriter(db: Db, summary: ImportExportSummary): (pending: Pending | undefined) => void {
   const store = new LocalStore(db);
   const meta = new SessionMetaStore(db);
+  const stored = db.prepare<[string], number>('SELECT 1 FROM conversations WHERE conversation_id = ?').pluck();
   const commit = db.transaction((p: Pending) => {
-    store.upsertConversation(p.conversation);
+    if (!p.unnamed || stored.get(p.conversation.conversationId) === undefined) store.upsertConversation(p.conversation);
     // The title, kind and parent the exporting machine knew, unless this one knows the session itself.
     if (p.facts && meta.get(p.conversation.sessionId)?.index === undefined) meta.recordIndex(p.conversation.sessionId, p.facts);
     summary.messages += store.appendMessages(p.conversation.conversationId, p.messages);
@@ -191,6 +212,9 @@ async function loadLines(abs: string, db: Db, settings: Settings, summary: Impor
   if (signal?.aborted) throw interrupted();
   const flush = pendingWriter(db, summary);
   let pending: Pending | undefined;
+  // Each conversation's metadata as the file named it, for its lines that come back after another
+  // conversation's (an export names it on the first line only).
+  const named = new Map<string, NonNullable<ExportLine['conversation']>>();
   let linesRead = 0;
   // An export is a finished file: its last line counts even without a newline, and a line over
   // the cap is reported, never dropped in silence.
@@ -207,12 +231,15 @@ async function loadLines(abs: string, db: Db, settings: Settings, summary: Impor
     }
     const parsed = parseExportLine(line, (code) => warnings.add(code, { file: name, line: lineNo }));
     if (!parsed) continue;
-    const { conversationId, conversation, key, message } = parsed;
+    const { conversationId, key, message } = parsed;
+    if (parsed.conversation && !named.has(conversationId)) named.set(conversationId, parsed.conversation);
+    const conversation = parsed.conversation ?? named.get(conversationId);
     if (pending?.conversation.conversationId !== conversationId) {
       flush(pending);
       pending = taken(conversationId, conversation?.workspaceDir) ? pendingFor(conversationId, conversation) : undefined;
       if (!pending) continue;
     }
+    if (key === undefined || message === undefined) continue;
     // Re-import is an import: the file's text passes the same gate as a session's (a file written
     // by hand or by another tool may hold private spans or credentials).
     const gated = gateAgentMessage(canonicalMessage(message));

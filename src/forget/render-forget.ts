@@ -2,6 +2,8 @@ import { isoDay } from '../core/dates.js';
 import type { ForgetCandidate, ForgetResult } from './forget.js';
 
 function line(c: ForgetCandidate): string {
+  // Said plainly: a mistyped id must not read as a forgotten conversation.
+  if (c.unknown) return `  ${c.conversationId}  not in the store and never sent: nothing to remove; tombstoned so it stays out if it comes`;
   const when = c.createdAtMs === undefined ? '-' : isoDay(c.createdAtMs);
   const where = c.workspaceDir ?? '(workspace unknown)';
   const sent = c.sentToGateway ? '  [sent to the EverMe gateway]' : '';
@@ -13,7 +15,9 @@ export function renderForget(result: ForgetResult, opts: { asking?: boolean } = 
   const n = result.conversations.length;
   if (n === 0) return 'Nothing matched: no conversation was forgotten.';
   const lines = [
-    opts.asking
+    result.conversations.every((c) => c.unknown === true) && !opts.asking
+      ? `${result.dryRun ? 'would tombstone' : 'tombstoned'} ${n === 1 ? 'an id' : `${n} ids`} the store does not hold (nothing stored, nothing sent)${result.dryRun ? ' (dry run: nothing changed)' : ''}:`
+      : opts.asking
       ? `about to forget ${n} conversation${n === 1 ? '' : 's'}:`
       : result.dryRun
       ? `would forget ${n} conversation${n === 1 ? '' : 's'} (dry run: nothing changed):`

@@ -6,6 +6,11 @@ export const MAX_HOOK_INPUT_BYTES = 1024 * 1024;
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
+/** What a MiniMax session id can be: no path, no blanks (`forget --session` checks the same shape). */
+export function isSessionId(id: string): boolean {
+  return SESSION_ID.test(id);
+}
+
 export interface HookInput {
   sessionId: string;
   event?: string;
@@ -65,7 +70,7 @@ export function parseHookInput(raw: Buffer | string, tooLarge = false): HookInpu
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'garbage' };
   const record = value as Record<string, unknown>;
   const sessionId = record.session_id;
-  if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) return { ok: false, reason: 'no_session' };
+  if (typeof sessionId !== 'string' || !isSessionId(sessionId)) return { ok: false, reason: 'no_session' };
   return {
     ok: true,
     input: {

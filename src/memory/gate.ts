@@ -21,7 +21,7 @@
 import type { AgentMessage, AgentToolCall } from '../core/agent-message.js';
 import { isPlainObject } from '../core/json.js';
 import { capText, MAX_CONTENT_BYTES } from './content-cap.js';
-import { PrivateSpans } from './private-spans.js';
+import { PrivateSpans } from '../core/private-spans.js';
 import { stripRecallBlocks, stripStoredRecall } from './recall-block.js';
 import { redactJsonValue, redactText } from '../core/redact.js';
 import { cleanText, stripAnsi, stripSystemReminders, trimBlankEdges } from './text-clean.js';

@@ -12,7 +12,7 @@
  * and the wrapper's tags inside recalled text, so stored text can neither end a block early nor
  * start one.
  */
-import { nextMatch, type MatchSpan } from './match-span.js';
+import { nextMatch, type MatchSpan } from '../core/match-span.js';
 
 /** The block's first line. */
 export const RECALL_BLOCK_START =

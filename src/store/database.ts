@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { makeDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-dir.js';
 import { reindexMessages } from './fts-rebuild.js';
 import { TERM_INDEX_SCHEMA, TERM_NOMINEES_SCHEMA, TermIndexWriter } from './term-index.js';
+import { maskedTitle } from '../core/masked-title.js';
 import { redactText } from '../core/redact.js';
 import { asDatabaseError, assertNotForeign, assertNotNewer, connect, databaseMissing, databasePath, ioError, openReadonlyDatabase, userVersion, type Db } from './database-reader.js';
 
@@ -310,7 +311,7 @@ export const MIGRATIONS: readonly Migration[] = [
   `,
   // 16: titles are masked for credentials like every other stored text (a title is often the first
   // prompt); earlier releases stored the session index's title as it was.
-  (db: Db) => maskStoredTitles(db),
+  (db: Db) => maskStoredTitles(db, redactText),
   // 17: which process runs a run (`processStamp`: pid, and its start time where the OS tells it).
   // A run killed outright (kill -9, power loss) never records its end: with its owner known, status
   // says it was interrupted rather than running forever, and sync's horizon takes in an interrupted
@@ -318,13 +319,32 @@ export const MIGRATIONS: readonly Migration[] = [
   `
   ALTER TABLE runs ADD COLUMN owner TEXT;
   `,
+  // 18: a title's `<private>` spans become `[PRIVATE]` too (masked-title.ts); earlier releases kept
+  // them in the stored title, which search, recall, export and the viewer then showed.
+  (db: Db) => maskStoredTitles(db, maskedTitle),
+  // 19: a message id (`m1042`, the row id) is never given to another message. SQLite gives a new row
+  // the largest row id + 1, so ids freed at the top (a forgotten conversation, a rewound turn) came
+  // back and `get` opened an unrelated message under an id shown earlier. The highest id ever
+  // deleted is kept here (a trigger, so every way of deleting counts), and the store's writer starts
+  // above it when the table's largest id is below (local-store.ts). AUTOINCREMENT would do the same
+  // but needs the messages table rebuilt, and costs every insert a write to sqlite_sequence; this
+  // costs a delete one upsert and an append one lookup in a table that is usually empty.
+  `
+  CREATE TABLE message_id_floor (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    id INTEGER NOT NULL
+  );
+  CREATE TRIGGER messages_keep_id_floor AFTER DELETE ON messages BEGIN
+    INSERT INTO message_id_floor (one, id) VALUES (1, OLD.id) ON CONFLICT (one) DO UPDATE SET id = max(id, excluded.id);
+  END;
+  `,
 ];
 
-function maskStoredTitles(db: Db): void {
+function maskStoredTitles(db: Db, mask: (title: string) => string): void {
   const update = db.prepare<[string, string]>('UPDATE session_meta SET title = ? WHERE session_id = ?');
   const rows = db.prepare<[], { session_id: string; title: string }>('SELECT session_id, title FROM session_meta WHERE title IS NOT NULL').all();
   for (const row of rows) {
-    const masked = redactText(row.title);
+    const masked = mask(row.title);
     if (masked !== row.title) update.run(masked, row.session_id);
   }
 }

@@ -21,6 +21,8 @@ export interface ForgetCandidate {
   storedMessages: number;
   /** Whether any of it was acknowledged by the hosted gateway (it stays there). */
   sentToGateway: boolean;
+  /** Only when neither sink ever held it (a session not imported yet, or a mistyped id): forgetting it only tombstones it. */
+  unknown?: true;
 }
 
 interface CandidateRow {
@@ -44,13 +46,15 @@ const CANDIDATES = `
   )
   SELECT k.conversation_id,
          coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_ID_PREFIX.length + 1})) AS session_id,
-         coalesce(c.workspace_dir, s.workspace_dir) AS workspace_dir,
+         coalesce(c.workspace_dir, s.workspace_dir, t.workspace_dir) AS workspace_dir,
          c.created_at_ms, c.updated_at_ms,
          coalesce(c.message_count, 0) AS stored_messages,
          EXISTS (SELECT 1 FROM delivered d WHERE d.sink = 'everme' AND d.conversation_id = k.conversation_id) AS sent
   FROM known k
   LEFT JOIN conversations c ON c.conversation_id = k.conversation_id
-  LEFT JOIN sessions s ON s.session_id = coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_ID_PREFIX.length + 1}))`;
+  LEFT JOIN sessions s ON s.session_id = coalesce(c.session_id, substr(k.conversation_id, ${CONVERSATION_ID_PREFIX.length + 1}))
+  -- A forgotten session's own rows are gone: its tombstone remembers where it was.
+  LEFT JOIN tombstones t ON t.conversation_id = k.conversation_id`;
 
 function toCandidate(row: CandidateRow): ForgetCandidate {
   return {
@@ -67,7 +71,8 @@ function toCandidate(row: CandidateRow): ForgetCandidate {
 /**
  * Removing a conversation from the embedded store for good: its messages, their full-text index
  * entries, its recall summary (first/last text on the conversation row), its warnings, its owed
- * flush and its fingerprints (so `forget --undo` is followed by a full re-read). The gateway's
+ * flush, its fingerprints (so `forget --undo` is followed by a full re-read) and what the store
+ * knows of its session (title, workspace claims, scope record). The gateway's
  * marks stay: the gateway still holds those messages.
  *
  * Deleted rows are not enough for "the file no longer contains the text": SQLite leaves freed pages
@@ -97,6 +102,15 @@ export class ForgetStore {
       deleteWarningSets: db.prepare<[string]>('DELETE FROM warning_sets WHERE conversation_id = ?'),
       deleteFlush: db.prepare<[string]>('DELETE FROM flush_state WHERE conversation_id = ?'),
       deleteFingerprints: db.prepare<[string]>('DELETE FROM fingerprints WHERE session_id = ?'),
+      // What is known of the session beyond its messages: its title (often its first prompt), its
+      // workspace claims and decision, and its exclusion or unknown-workspace record, which the
+      // report lists with that title. The tombstone keeps what keeping it out needs (its ids and
+      // workspace). Kept while another stored conversation still names the session.
+      deleteSessionRows: (['session_meta', 'session_scope', 'sessions'] as const).map((table) =>
+        db.prepare<{ session: string }>(
+          `DELETE FROM ${table} WHERE session_id = @session AND NOT EXISTS (SELECT 1 FROM conversations WHERE session_id = @session)`,
+        ),
+      ),
     };
     const days = new MessageDays(db);
     // IMMEDIATE (it reads before it writes): it waits for another writer instead of failing.
@@ -112,6 +126,7 @@ export class ForgetStore {
       this.stmts.deleteWarningSets.run(conversationId);
       this.stmts.deleteFlush.run(conversationId);
       this.stmts.deleteFingerprints.run(sessionId);
+      for (const stmt of this.stmts.deleteSessionRows) stmt.run({ session: sessionId });
       return ids.length;
     });
     this.removeOne = (conversationId, sessionId) => removeOne.immediate(conversationId, sessionId);
@@ -124,7 +139,7 @@ export class ForgetStore {
         const row = this.stmts.one.get(selector.conversationId);
         if (row) return [toCandidate(row)];
         const sessionId = sessionIdOf(selector.conversationId) ?? selector.conversationId;
-        return [{ conversationId: selector.conversationId, sessionId, storedMessages: 0, sentToGateway: false }];
+        return [{ conversationId: selector.conversationId, sessionId, storedMessages: 0, sentToGateway: false, unknown: true }];
       }
       case 'project':
         return this.stmts.all.all().map(toCandidate).filter((c) => inProject(c.workspaceDir, selector.dir));

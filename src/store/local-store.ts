@@ -145,6 +145,16 @@ function writeStatements(db: Database.Database) {
        VALUES (?, ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?)
        ON CONFLICT (conversation_id, msg_key) DO NOTHING`,
     ),
+    // The same insert with the row id given: the first message stored after the top ids were freed (migration 19).
+    insertMessageAt: db.prepare<[number, ...MessageParams]>(
+      `INSERT INTO messages (id, conversation_id, msg_key, role, timestamp, content, tool_calls_json, tool_call_id, turn_complete)
+       VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?)
+       ON CONFLICT (conversation_id, msg_key) DO NOTHING`,
+    ),
+    // The highest id ever deleted, when no stored message is above it: SQLite would give it again.
+    freedIdAbove: db
+      .prepare<[], number>('SELECT id FROM message_id_floor WHERE id > coalesce((SELECT max(id) FROM messages), 0)')
+      .pluck(),
     insertFts: db.prepare<[number | bigint, Uint8Array]>('INSERT INTO messages_fts (rowid, text) VALUES (?, CAST(? AS TEXT))'),
     afterAppend: db.prepare<AppendSummary>(
       `UPDATE conversations SET
@@ -301,10 +311,13 @@ export class LocalStore {
     const index: FtsRow[] = deferIndex ?? [];
     const days = new Map<number, number>();
     let lastAssistant = -1;
+    // Set only after a forget or rewind freed the top ids: the first new row is placed above them.
+    const freed = this.stmts.freedIdAbove.get();
+    let placeAt = freed === undefined ? undefined : freed + 1;
     for (let i = 0; i < rows.count; i++) {
       const role = rowRole(rows, i);
       const timestamp = rowTimestamp(rows, i);
-      const result = this.stmts.insertMessage.run(
+      const params: MessageParams = [
         conversationId,
         rows.keys[i]!,
         role,
@@ -313,8 +326,11 @@ export class LocalStore {
         rowToolCalls(rows, i),
         rows.toolCallIds[i] ?? null,
         rowTurnComplete(rows, i),
-      );
+      ];
+      const result = placeAt === undefined ? this.stmts.insertMessage.run(...params) : this.stmts.insertMessageAt.run(placeAt, ...params);
       if (result.changes === 0) continue;
+      // SQLite goes on from the row placed above the freed ids.
+      placeAt = undefined;
       const indexed = rowIndexedText(rows, i);
       if (indexed !== null) index.push([result.lastInsertRowid, indexed]);
       summary.count++;

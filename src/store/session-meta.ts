@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import * as z from 'zod';
 import { parseJsonColumn } from './json-column.js';
-import { redactText } from '../core/redact.js';
+import { maskedTitle } from '../core/masked-title.js';
 import { maskedWorkspace } from './masked-workspace.js';
 import { withinTransaction } from './within-transaction.js';
 
@@ -107,7 +107,7 @@ function indexParams(sessionId: string, facts: IndexFacts, now: number): IndexPa
   return [
     sessionId,
     // Masked here too, whatever the facts came from (the index, or an export file's conversation).
-    f.title === undefined ? null : redactText(f.title),
+    f.title === undefined ? null : maskedTitle(f.title),
     f.kind ?? null,
     f.sessionType ?? null,
     f.visibility ?? null,

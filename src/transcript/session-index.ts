@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import * as z from 'zod';
 import { openRuntimeState, runtimeStatePath, troubleOf, RUNTIME_STATE_BUSY_TIMEOUT_MS, type RuntimeStateMode, type RuntimeStateTrouble } from './runtime-state.js';
-import { redactText } from '../core/redact.js';
+import { maskedTitle } from '../core/masked-title.js';
 
 /**
  * MiniMax Code's own index of its sessions: table `local_runtime_sessions` of the runtime database
@@ -147,9 +147,9 @@ function toIndexed(row: z.infer<typeof IndexRow>): IndexedSession {
   put('projectWorkspaceDir', said(row.project_workspace_dir));
   put('defaultWorkspace', row.is_default_workspace === null ? undefined : row.is_default_workspace !== 0);
   // MiniMax Code often makes a title of the first prompt, so it can hold what the prompt held: a
-  // title is masked like every other text before anything shows, stores or uploads it.
+  // title is masked like every other text (private spans, credentials) before anything shows, stores or uploads it.
   const title = said(row.title);
-  put('title', title === undefined ? undefined : redactText(title));
+  put('title', title === undefined ? undefined : maskedTitle(title));
   put('kind', said(row.session_kind));
   put('sessionType', said(row.session_type));
   put('visibility', said(row.visibility));
