@@ -77,6 +77,18 @@ describe('an import killed with SIGKILL', () => {
   }, 180_000);
 });
 
+/** Three two-turn sessions, and the environment that imports them to the gateway and the store. */
+function threeSessionsForBothSinks(gateway: FakeGateway): { dataDir: string; stateDir: string; ids: number[]; env: NodeJS.ProcessEnv } {
+  const root = tempDir();
+  const dataDir = path.join(root, 'data');
+  const stateDir = path.join(root, 'state');
+  fs.mkdirSync(dataDir);
+  const ids = [1, 2, 3];
+  for (const n of ids) writeMessagesSession(dataDir, n, turnsEnvelopes(`k${n}`, [0, 1]));
+  const env = cliEnv(root, { EVERME_STATE_DIR: stateDir, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+  return { dataDir, stateDir, ids, env };
+}
+
 describe('an import to the gateway and the store killed with SIGKILL between the two sinks’ commits', () => {
   let gateway: FakeGateway;
   beforeAll(async () => {
@@ -92,13 +104,7 @@ describe('an import to the gateway and the store killed with SIGKILL between the
   }
 
   it('leaves neither a duplicate nor a gap in either sink: the re-run sends the gateway what it lacks and the store nothing', async () => {
-    const root = tempDir();
-    const dataDir = path.join(root, 'data');
-    const stateDir = path.join(root, 'state');
-    fs.mkdirSync(dataDir);
-    const ids = [1, 2, 3];
-    for (const n of ids) writeMessagesSession(dataDir, n, turnsEnvelopes(`k${n}`, [0, 1]));
-    const env = cliEnv(root, { EVERME_STATE_DIR: stateDir, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+    const { dataDir, stateDir, ids, env } = threeSessionsForBothSinks(gateway);
     const args = ['import', '--since', '2026-09-01', '--data-dir', dataDir, '--concurrency', '1', '--json'];
 
     // The first session's one request (it flushes) never gets an answer; the store commits that
@@ -153,13 +159,7 @@ describe('an import killed with SIGKILL, then status and a plain sync', () => {
   }
 
   it('says the import was interrupted, not running, and the next sync delivers what it left', async () => {
-    const root = tempDir();
-    const dataDir = path.join(root, 'data');
-    const stateDir = path.join(root, 'state');
-    fs.mkdirSync(dataDir);
-    const ids = [1, 2, 3];
-    for (const n of ids) writeMessagesSession(dataDir, n, turnsEnvelopes(`k${n}`, [0, 1]));
-    const env = cliEnv(root, { EVERME_STATE_DIR: stateDir, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
+    const { dataDir, stateDir, ids, env } = threeSessionsForBothSinks(gateway);
     const dataArgs = ['--data-dir', dataDir];
 
     // Session 3 is held, so the import takes 1 and 2 and then waits for it until the kill.

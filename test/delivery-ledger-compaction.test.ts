@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../src/store/database.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { appendLines, conversationFor, expectedTurns, ledgerEvent, sessionIdFor, signature, turnMessages, writeLedgerSession } from './support/delivery-trees.js';
-import { duplicateKeys, freshHarnessEnv, gatewaySignatures, runEngine, type HarnessEnv } from './support/delivery-harness.js';
+import { duplicateKeys, freshHarnessEnv, gatewaySignatures, runEngine, storedRows, type HarnessEnv } from './support/delivery-harness.js';
 import { copyTree, tempDir } from './transcript-helpers.js';
 
 const N = 41;
@@ -16,16 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway.close();
 });
-
-/** The embedded store's (row id, key) of the conversation, in row order. */
-function storedRows(stateDir: string): Array<{ id: number; msg_key: string }> {
-  const db = openDatabase(stateDir, { readonly: true });
-  try {
-    return db.prepare<[string], { id: number; msg_key: string }>('SELECT id, msg_key FROM messages WHERE conversation_id = ? ORDER BY id').all(CONVERSATION_ID);
-  } finally {
-    db.close();
-  }
-}
 
 /**
  * A ledger session with turns 1 and 2, then (written later) a compaction that keeps turn 2 after
@@ -50,14 +39,14 @@ describe('a ledger-era compaction that keeps the recent turns', () => {
     const env = freshHarnessEnv(gateway);
     const session = compactionThatKeepsTheRecentTurn(env);
     await runEngine(env, 'import', 'everme');
-    const turn2Rows = storedRows(env.stateDir).slice(4);
+    const turn2Rows = storedRows(env.stateDir, CONVERSATION_ID).slice(4);
 
     session.continueIt();
     const second = await runEngine(env, 'import', 'everme');
     expect(second.messages).toBe(5);
     expect(gatewaySignatures(gateway, CONVERSATION_ID)).toEqual([...expectedTurns('keep', [1, 2]), signature({ role: 'user', timestamp: SUMMARY.timestamp, content: '[summary] turn 1' }), ...expectedTurns('keep', [3])]);
     // Turn 1 left the history; turn 2 is still there under the rows (and `m…` ids) it had.
-    const rows = storedRows(env.stateDir);
+    const rows = storedRows(env.stateDir, CONVERSATION_ID);
     expect(rows).toHaveLength(9);
     expect(rows.slice(0, 4)).toEqual(turn2Rows);
     expect(duplicateKeys(env.stateDir)).toEqual([]);
@@ -73,7 +62,7 @@ describe('a ledger-era compaction that keeps the recent turns', () => {
     const cold: HarnessEnv = { dataDir: copyTree(stepped.dataDir), stateDir: tempDir() };
     await runEngine(cold, 'import', 'local');
 
-    const keys = (env: HarnessEnv) => storedRows(env.stateDir).map((row) => row.msg_key).sort();
+    const keys = (env: HarnessEnv) => storedRows(env.stateDir, CONVERSATION_ID).map((row) => row.msg_key).sort();
     expect(keys(stepped)).toHaveLength(9);
     expect(keys(cold)).toEqual(keys(stepped));
   });

@@ -16,7 +16,7 @@ import {
   writeLedgerSession,
   type PiMessage,
 } from './support/delivery-trees.js';
-import { duplicateKeys, freshHarnessEnv, gatewaySignatures, recordedWarnings, runEngine, storedSignatures, type HarnessEnv } from './support/delivery-harness.js';
+import { duplicateKeys, freshHarnessEnv, gatewaySignatures, recordedWarnings, runEngine, storedRows, storedSignatures, type HarnessEnv } from './support/delivery-harness.js';
 import { copyTree, tempDir } from './transcript-helpers.js';
 
 const N = 42;
@@ -61,16 +61,6 @@ async function deliveredByAnEarlierRelease(env: HarnessEnv, sink: SinkName): Pro
   return { ledger: ledger.dir, continueIt: () => fs.appendFileSync(ledger.file, jsonlOf([appended(6, turnMessages(TAG, 4))])) };
 }
 
-/** The embedded store's (row id, key) of the conversation, in row order. */
-function storedRows(stateDir: string): Array<{ id: number; msg_key: string }> {
-  const db = openDatabase(stateDir, { readonly: true });
-  try {
-    return db.prepare<[string], { id: number; msg_key: string }>('SELECT id, msg_key FROM messages WHERE conversation_id = ? ORDER BY id').all(CONVERSATION_ID);
-  } finally {
-    db.close();
-  }
-}
-
 /** The gateway's marks of the conversation. */
 function gatewayMarks(stateDir: string): string[] {
   const db = openDatabase(stateDir, { readonly: true });
@@ -85,7 +75,7 @@ function gatewayMarks(stateDir: string): string[] {
 async function coldKeys(env: HarnessEnv): Promise<string[]> {
   const cold: HarnessEnv = { dataDir: copyTree(env.dataDir), stateDir: path.join(tempDir(), 'state') };
   await runEngine(cold, 'import', 'local');
-  return storedRows(cold.stateDir)
+  return storedRows(cold.stateDir, CONVERSATION_ID)
     .map((row) => row.msg_key)
     .sort();
 }
@@ -114,13 +104,13 @@ describe('a compacted ledger session an earlier release delivered, read by this 
   it('keeps the store’s rows and their ids, under this build’s keys, and stores only the new turn', async () => {
     const env = freshHarnessEnv();
     const session = await deliveredByAnEarlierRelease(env, 'local');
-    const before = storedRows(env.stateDir);
+    const before = storedRows(env.stateDir, CONVERSATION_ID);
     expect(before).toHaveLength(COMPACTED.length);
 
     session.continueIt();
     const sync = await runEngine(env, 'sync', 'local');
     expect(sync).toMatchObject({ messages: 4, removed: 0 });
-    const rows = storedRows(env.stateDir);
+    const rows = storedRows(env.stateDir, CONVERSATION_ID);
     expect(rows.slice(0, before.length).map((row) => row.id)).toEqual(before.map((row) => row.id));
     expect(storedSignatures(env.stateDir, CONVERSATION_ID)).toEqual([...expectedSignatures(COMPACTED), ...expectedTurns(TAG, [4])]);
     expect(rows.map((row) => row.msg_key).sort()).toEqual(await coldKeys(env));
@@ -132,7 +122,7 @@ describe('a compacted ledger session an earlier release delivered, read by this 
     gateway.reset();
     const env: HarnessEnv = { ...freshHarnessEnv(gateway), localStore: sink === 'local' };
     const session = await deliveredByAnEarlierRelease(env, sink);
-    const before = storedRows(env.stateDir);
+    const before = storedRows(env.stateDir, CONVERSATION_ID);
 
     // The newer build carries the ledger's history over under message ids, then goes on (§3).
     const envelopes = [...COMPACTED, ...turnMessages(TAG, 4)].map((message, i) => ({ message_id: `msg-reopened-${i}`, turn_id: `turn_r_${i}`, message }));
@@ -143,7 +133,7 @@ describe('a compacted ledger session an earlier release delivered, read by this 
     if (sink === 'everme') expect(gatewaySignatures(gateway, CONVERSATION_ID)).toEqual(expected);
     else {
       expect(storedSignatures(env.stateDir, CONVERSATION_ID)).toEqual(expected);
-      expect(storedRows(env.stateDir).slice(0, before.length)).toEqual(before);
+      expect(storedRows(env.stateDir, CONVERSATION_ID).slice(0, before.length)).toEqual(before);
       expect(duplicateKeys(env.stateDir)).toEqual([]);
     }
     expect(warningCodes(env.stateDir)).not.toContain('history_rewritten');

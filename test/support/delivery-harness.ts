@@ -70,6 +70,16 @@ export function storedSignatures(stateDir: string, conversationId: string): stri
   }
 }
 
+/** The embedded store's (row id, key) of one conversation, in row order: what ids and keys a re-read kept. */
+export function storedRows(stateDir: string, conversationId: string): Array<{ id: number; msg_key: string }> {
+  const db = openDatabase(stateDir, { readonly: true });
+  try {
+    return db.prepare<[string], { id: number; msg_key: string }>('SELECT id, msg_key FROM messages WHERE conversation_id = ? ORDER BY id').all(conversationId);
+  } finally {
+    db.close();
+  }
+}
+
 export function storeCounts(stateDir: string): { conversations: number; messages: number } {
   const db = openDatabase(stateDir, { readonly: true });
   try {
