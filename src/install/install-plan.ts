@@ -3,9 +3,8 @@ import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
 import { readEnvFile } from '../config/env-file.js';
-import { envFilePath } from '../config/settings.js';
+import { envFilePath, loadSettings } from '../config/settings.js';
 import { assertStateDirUsable, configuredStateDir } from '../config/state-dir.js';
-import { ALLOW_INSECURE_HTTP_ENV } from '../config/transport.js';
 import { apiBaseNeedsOptIn, assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
 import { envKeysUnrecorded, evermeDir, installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
 import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent, type HookFileResult } from './markdown-hooks.js';
@@ -243,8 +242,7 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
  * from everme.env, where an earlier install (or the user) set it for the hooks.
  */
 function insecureHttpOptedIn(dataDir: string): boolean {
-  const fromEnv = process.env[ALLOW_INSECURE_HTTP_ENV]?.trim();
-  return (fromEnv || readEnvFile(envFilePath(dataDir)).get(ALLOW_INSECURE_HTTP_ENV)?.trim()) === '1';
+  return loadSettings(dataDir).allowInsecureHttp === true;
 }
 
 /**
