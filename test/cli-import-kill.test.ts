@@ -162,10 +162,16 @@ describe('an import killed with SIGKILL, then status and a plain sync', () => {
     const { dataDir, stateDir, ids, env } = threeSessionsForBothSinks(gateway);
     const dataArgs = ['--data-dir', dataDir];
 
-    // Session 3 is held, so the import takes 1 and 2 and then waits for it until the kill.
+    // Session 3 is held, so the import takes 1 and 2 and then waits for it until the kill. The kill
+    // waits for both sinks to have taken 1 and 2: the store commits a session before the gateway's
+    // answer is recorded, so waiting for the store alone once killed before session 2's gateway mark
+    // and the sync rightly delivered two sessions, not one.
+    // The gateway answers session 2 late, so the two sinks' marks for it land far apart.
     const release = holdSessionLock(stateDir, sessionIdFor(3));
+    gateway.failNext({ kind: 'delay', ms: 0, path: '/mem/agent-memory' }, { kind: 'delay', ms: 1_500, path: '/mem/agent-memory' });
     const victim = startCli(['import', '--since', '2026-09-01', '--concurrency', '1', '--json', ...dataArgs], env);
-    await waitFor(() => storeCount(stateDir, "SELECT count(*) FROM fingerprints WHERE sink = 'local'") === 2, 30_000, 'sessions 1 and 2 imported');
+    const takenBy = (sink: string) => storeCount(stateDir, `SELECT count(*) FROM fingerprints WHERE sink = '${sink}'`);
+    await waitFor(() => takenBy('local') === 2 && takenBy('everme') === 2, 30_000, 'sessions 1 and 2 imported to both sinks');
     victim.child.kill('SIGKILL');
     expect((await victim.done).signal).toBe('SIGKILL');
     release();
