@@ -158,6 +158,42 @@ describe('everme export', { timeout: 120_000 }, () => {
     }
   });
 
+  it('markdown gives conversations whose ids clean to the same name a file each, the same name in every export', async () => {
+    const file = path.join(tree.root, 'hand-made.jsonl');
+    const at = 1_789_000_000_000;
+    // Hand-made ids, as an export file written by another tool may hold: both clean to `proj_a`.
+    const ids = ['proj/a', 'proj:a'];
+    fs.writeFileSync(
+      file,
+      ids
+        .map((conversationId, i) =>
+          JSON.stringify({
+            conversationId,
+            conversation: { sessionId: `mvs_hand${i}`, source: 'ledger', workspaceDir: '/home/u/proj', createdAtMs: at + i },
+            key: 'k1',
+            message: { role: 'user', timestamp: at + i, content: `question ${i === 0 ? 'slashword' : 'colonword'}` },
+          }),
+        )
+        .join('\n') + '\n',
+    );
+    const env = localEnv(path.join(tree.root, 'state-hand'));
+    expect(envelopeOf(await cli(['import', '--from-export', file, '--json'], env)).data).toMatchObject({ conversations: 2, messages: 2 });
+    const out = path.join(tree.root, 'md-hand');
+    const r = await cli(['export', '--format', 'markdown', '--out', out], env);
+    expect(r.code, r.stderr).toBe(0);
+    const names = fs.readdirSync(out).sort();
+    expect(names).toHaveLength(2);
+    const byId = new Map(names.map((name) => [fs.readFileSync(path.join(out, name), 'utf8').split('\n')[0], name]));
+    expect([...byId.keys()].sort()).toEqual(['# proj/a', '# proj:a']);
+    expect(fs.readFileSync(path.join(out, byId.get('# proj/a')!), 'utf8')).toContain('slashword');
+    expect(fs.readFileSync(path.join(out, byId.get('# proj:a')!), 'utf8')).toContain('colonword');
+    // Readable, and stable: one conversation exported alone gets the name it had beside the other.
+    for (const name of names) expect(name).toMatch(/^proj_a~[0-9a-f]{10}\.md$/);
+    const alone = path.join(tree.root, 'md-alone');
+    expect((await cli(['export', '--format', 'markdown', '--conversation', 'proj:a', '--out', alone], env)).code).toBe(0);
+    expect(fs.readdirSync(alone)).toEqual([byId.get('# proj:a')]);
+  });
+
   it('filters by conversation, project and date', async () => {
     await importDemo();
     const ids = async (...args: string[]) => [...new Set(lines((await cli(['export', ...args])).stdout).map((l) => l.conversationId))].sort();
