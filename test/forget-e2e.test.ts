@@ -167,6 +167,17 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(real.stdout).toContain('forgot 1 conversation: 4 messages removed');
   });
 
+  it('--before that matches nothing says so, with dryRun as asked', async () => {
+    writeTree();
+    await importAll();
+    const none = envelopeOf(await cli(['forget', '--before', '2026-01-01', '--yes', '--json']));
+    expect(none.data).toEqual({ dryRun: false, conversations: [], removedMessages: 0, sentToGateway: 0 });
+    const dry = envelopeOf(await cli(['forget', '--before', '2026-01-01', '--dry-run', '--json']));
+    expect(dry.data).toMatchObject({ dryRun: true, conversations: [] });
+    const text = await cli(['forget', '--before', '2026-01-01', '--yes']);
+    expect(text.stdout).toBe('Nothing matched: no conversation was forgotten.\n');
+  });
+
   it('leaves no copy of the text in a page SQLite rebuilt after it was written (the table grew a level)', async () => {
     // One run per session, so the rows land in order. The messages table's first page, its root,
     // fills from its end: session 3's rows, then session 1's; session 2's then make the root move

@@ -82,7 +82,8 @@ export async function runForget(request: ForgetRequest, context: FlowContext): P
   try {
     if (request.undo && selector.kind === 'conversation') return { kind: 'undone', undone: forgetter.undo(selector.conversationId) };
     const planned = forgetter.plan(selector);
-    if (request.dryRun || planned.length === 0) return { kind: 'forget', result: forgetter.dryRun(planned) };
+    if (request.dryRun) return { kind: 'forget', result: forgetter.dryRun(planned) };
+    if (planned.length === 0) return { kind: 'forget', result: forgetter.nothingMatched() };
     if (!request.yes) await confirmForget(forgetter, planned, context);
     return { kind: 'forget', result: await forgetter.apply(planned, { signal: context.signal }) };
   } finally {

@@ -62,6 +62,11 @@ export class Forgetter {
     return summarize(true, conversations, 0);
   }
 
+  /** What a forget (not a dry run) whose selector matched nothing did: nothing. */
+  nothingMatched(): ForgetResult {
+    return summarize(false, [], 0);
+  }
+
   async apply(conversations: ForgetCandidate[], opts: { lockTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<ForgetResult> {
     this.db
       .transaction(() => {
