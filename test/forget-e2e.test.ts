@@ -167,6 +167,28 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(real.stdout).toContain('forgot 1 conversation: 4 messages removed');
   });
 
+  it('with no store yet, forgets nothing and creates nothing: it says there is no store, and no store file appears', async () => {
+    writeTree();
+    const dbFile = path.join(tree.stateDir, 'everme.db');
+    expect(fs.existsSync(tree.stateDir)).toBe(false);
+    const before = envelopeOf(await cli(['forget', '--before', '2026-09-11', '--yes', '--json']));
+    expect(fs.existsSync(dbFile), 'a store file appeared').toBe(false);
+    expect(before.data).toEqual({ dryRun: false, conversations: [], removedMessages: 0, sentToGateway: 0, missingStore: dbFile });
+    const project = await cli(['forget', '--project', '/home/dev', '--yes']);
+    expect(project.code, project.stderr).toBe(0);
+    expect(project.stdout).toContain(`Nothing to forget: there is no everme store at ${dbFile} yet`);
+    const dry = envelopeOf(await cli(['forget', '--session', sessionIdFor(1), '--dry-run', '--json']));
+    expect(dry.data).toMatchObject({ dryRun: true, conversations: [{ conversationId: conversationFor(1), unknown: true }], missingStore: dbFile });
+    const undo = await cli(['forget', '--undo', '--session', sessionIdFor(1)]);
+    expect(undo.code).toBe(1);
+    expect(undo.stderr).toContain(`hint: There is no everme store at ${dbFile} yet`);
+    // The state directory is as it was: not there at all.
+    expect(fs.existsSync(tree.stateDir)).toBe(false);
+    // Naming a session still tombstones it before its first import, which needs the store.
+    expect((await cli(['forget', '--session', sessionIdFor(1), '--yes'])).code).toBe(0);
+    expect(tombstoned(conversationFor(1))).toBe(true);
+  });
+
   it('--before that matches nothing says so, with dryRun as asked', async () => {
     writeTree();
     await importAll();

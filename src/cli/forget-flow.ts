@@ -2,7 +2,7 @@ import { resolveUserPath } from '../config/exclude.js';
 import { conversationIdFor } from '../core/conversation-id.js';
 import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
-import { Forgetter, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
+import { Forgetter, forgetWithoutStore, storeExists, undoWithoutStore, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
 import { renderForget } from '../forget/render-forget.js';
 import { isSessionId } from '../hook/hook-input.js';
 import { holdsMask, maskedWorkspace } from '../store/masked-workspace.js';
@@ -78,7 +78,14 @@ export async function runForget(request: ForgetRequest, context: FlowContext): P
   if (request.undo && selector.kind !== 'conversation') {
     throw new EvermeError('invalid_args', '--undo lifts one tombstone at a time', { hint: 'Use `everme forget --undo --conversation ID`.' });
   }
-  const forgetter = Forgetter.open(context.settings());
+  const settings = context.settings();
+  // No store yet: nothing to list, forget or undo, and none is created to say so. Only a named
+  // conversation's tombstone needs one (a session can be forgotten before it is imported).
+  if (!storeExists(settings)) {
+    if (request.undo && selector.kind === 'conversation') undoWithoutStore(settings, selector.conversationId);
+    if (request.dryRun || selector.kind !== 'conversation') return { kind: 'forget', result: forgetWithoutStore(settings, selector, request.dryRun) };
+  }
+  const forgetter = Forgetter.open(settings);
   try {
     if (request.undo && selector.kind === 'conversation') return { kind: 'undone', undone: forgetter.undo(selector.conversationId) };
     const planned = forgetter.plan(selector);

@@ -13,6 +13,9 @@ function line(c: ForgetCandidate): string {
 /** `asking`: the list shown before the terminal prompt, not a dry run's result. */
 export function renderForget(result: ForgetResult, opts: { asking?: boolean } = {}): string {
   const n = result.conversations.length;
+  if (n === 0 && result.missingStore !== undefined) {
+    return `Nothing to forget: there is no everme store at ${result.missingStore} yet (nothing was imported or synced there), and none was created.`;
+  }
   if (n === 0) return 'Nothing matched: no conversation was forgotten.';
   const lines = [
     result.conversations.every((c) => c.unknown === true) && !opts.asking
