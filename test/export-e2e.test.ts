@@ -194,6 +194,34 @@ describe('everme export', { timeout: 120_000 }, () => {
     expect(fs.readdirSync(alone)).toEqual([byId.get('# proj:a')]);
   });
 
+  it('forget --undo of a conversation that came only from an export file says how to bring it back, and import --from-export --again does', async () => {
+    const file = path.join(tree.root, 'only-here.jsonl');
+    const at = 1_789_000_000_000;
+    const line = { conversationId: 'proj/b', conversation: { sessionId: 'mvs_only1', source: 'ledger', workspaceDir: '/home/u/proj' }, key: 'k1', message: { role: 'user', timestamp: at, content: 'onlyhereword' } };
+    fs.writeFileSync(file, `${JSON.stringify(line)}\n`);
+    const env = localEnv(path.join(tree.root, 'state-only'));
+    expect(envelopeOf(await cli(['import', '--from-export', file, '--json'], env)).data).toMatchObject({ messages: 1 });
+    expect(envelopeOf(await cli(['forget', '--conversation', 'proj/b', '--yes', '--json'], env)).data).toMatchObject({ removedMessages: 1 });
+
+    const undo = await cli(['forget', '--undo', '--conversation', 'proj/b'], env);
+    expect(undo.code, undo.stderr).toBe(0);
+    // No session files of it here: a sync cannot bring it back, and the output does not say it will.
+    expect(undo.stdout).not.toContain('the next `everme sync` reads');
+    expect(undo.stdout).toContain(`proj/b is no longer forgotten, but no file of session mvs_only1 is under ${tree.dataDir}, so a sync cannot bring it back.`);
+    expect(undo.stdout).toContain('`everme import --from-export FILE --again` loads that file again');
+
+    // Loaded before, the file is skipped; --again loads it, and the conversation is back.
+    const skipped = await cli(['import', '--from-export', file], env);
+    expect(skipped.stdout).toContain('was imported before: nothing to do (`--again` reads it again).');
+    expect(envelopeOf(await cli(['import', '--from-export', file, '--again', '--json'], env)).data).toMatchObject({ alreadyImported: false, conversations: 1, messages: 1 });
+    expect(lines((await cli(['export'], env)).stdout).map((l) => l.message)).toEqual([line.message]);
+    // Nothing twice: again, it adds nothing the store holds.
+    expect(envelopeOf(await cli(['import', '--from-export', file, '--again', '--json'], env)).data).toMatchObject({ messages: 0 });
+    const stray = await cli(['import', '--since', '2026-07-01', '--again'], env);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toMatch(/hint: Run `everme import --from-export FILE --again`/);
+  });
+
   it('filters by conversation, project and date', async () => {
     await importDemo();
     const ids = async (...args: string[]) => [...new Set(lines((await cli(['export', ...args])).stdout).map((l) => l.conversationId))].sort();

@@ -6,6 +6,7 @@ import { Forgetter, forgetWithoutStore, storeExists, undoWithoutStore, type Conv
 import { renderForget } from '../forget/render-forget.js';
 import { isSessionId } from '../hook/hook-input.js';
 import { holdsMask, maskedWorkspace } from '../store/masked-workspace.js';
+import { locateSession } from '../transcript/session-locate.js';
 import { confirmOnTerminal } from './confirm.js';
 import type { FlowContext } from './base-command.js';
 
@@ -22,7 +23,8 @@ export interface ForgetRequest {
   undo: boolean;
 }
 
-export type ForgetOutcome = { kind: 'undone'; undone: { conversationId: string; sessionId: string } } | { kind: 'forget'; result: ForgetResult };
+/** `sessionOnDisk`: whether the session's files are under the data dir, so that a sync can read it again. */
+export type ForgetOutcome = { kind: 'undone'; undone: { conversationId: string; sessionId: string; sessionOnDisk: boolean } } | { kind: 'forget'; result: ForgetResult };
 
 function selectorOf(request: ForgetRequest): ConversationSelector {
   const given = SELECTORS.filter((name) => request[name] !== undefined);
@@ -87,7 +89,11 @@ export async function runForget(request: ForgetRequest, context: FlowContext): P
   }
   const forgetter = Forgetter.open(settings);
   try {
-    if (request.undo && selector.kind === 'conversation') return { kind: 'undone', undone: forgetter.undo(selector.conversationId) };
+    if (request.undo && selector.kind === 'conversation') {
+      const undone = forgetter.undo(selector.conversationId);
+      // A conversation that came only from an export file has no files here for a sync to read.
+      return { kind: 'undone', undone: { ...undone, sessionOnDisk: (await locateSession(settings.dataDir, undone.sessionId)) !== undefined } };
+    }
     const planned = forgetter.plan(selector);
     if (request.dryRun) return { kind: 'forget', result: forgetter.dryRun(planned) };
     if (planned.length === 0) return { kind: 'forget', result: forgetter.nothingMatched() };
