@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { EvermeCommand } from '../src/cli/base-command.js';
 import { CONVERSATION_HINT, namingFlag, PROJECT_HINT } from '../src/cli/flags.js';
 import { runForget, type ForgetOutcome } from '../src/cli/forget-flow.js';
-import { renderForget } from '../src/forget/render-forget.js';
+import { renderForget, renderUndone } from '../src/forget/render-forget.js';
 
 export default class Forget extends EvermeCommand<typeof Forget> {
   static override summary = 'Forget conversations: remove them from the local store and never deliver them again';
@@ -31,6 +31,6 @@ export default class Forget extends EvermeCommand<typeof Forget> {
     const outcome: ForgetOutcome = await runForget(request, this.flowContext());
     if (outcome.kind === 'forget') return this.result(outcome.result, () => renderForget(outcome.result));
     const { undone } = outcome;
-    return this.result({ undone }, () => `${undone.conversationId} is no longer forgotten; the next \`everme sync\` reads session ${undone.sessionId} again.`);
+    return this.result({ undone }, () => renderUndone(undone, this.settings().dataDir));
   }
 }

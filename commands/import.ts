@@ -23,11 +23,12 @@ export default class Import extends EvermeCommand<typeof Import> {
     sink: sinkFlag('where memories go (default: everme when an API key is configured, else local)'),
     concurrency: concurrencyFlag,
     'dry-run': Flags.boolean({ description: 'read and convert, but touch neither the network nor the state', default: false }),
+    again: Flags.boolean({ description: 'with --from-export: load the file even if it was loaded before (nothing the store holds is added twice)', default: false }),
   };
 
   async run(): Promise<RunSummary | ImportExportSummary> {
     const { flags } = this;
-    const request = { since: flags.since, fromExport: flags['from-export'], sink: flags.sink, concurrency: flags.concurrency, dryRun: flags['dry-run'] };
+    const request = { since: flags.since, fromExport: flags['from-export'], sink: flags.sink, concurrency: flags.concurrency, dryRun: flags['dry-run'], again: flags.again };
     const outcome = await runImport(request, this.flowContext());
     if (outcome.kind === 'export') return this.result(outcome.loaded, () => renderImportExport(outcome.loaded));
     return this.result(finishRun(outcome.summary, this.jsonMode), () => renderRunSummary(outcome.summary));

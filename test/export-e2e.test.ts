@@ -158,6 +158,70 @@ describe('everme export', { timeout: 120_000 }, () => {
     }
   });
 
+  it('markdown gives conversations whose ids clean to the same name a file each, the same name in every export', async () => {
+    const file = path.join(tree.root, 'hand-made.jsonl');
+    const at = 1_789_000_000_000;
+    // Hand-made ids, as an export file written by another tool may hold: both clean to `proj_a`.
+    const ids = ['proj/a', 'proj:a'];
+    fs.writeFileSync(
+      file,
+      ids
+        .map((conversationId, i) =>
+          JSON.stringify({
+            conversationId,
+            conversation: { sessionId: `mvs_hand${i}`, source: 'ledger', workspaceDir: '/home/u/proj', createdAtMs: at + i },
+            key: 'k1',
+            message: { role: 'user', timestamp: at + i, content: `question ${i === 0 ? 'slashword' : 'colonword'}` },
+          }),
+        )
+        .join('\n') + '\n',
+    );
+    const env = localEnv(path.join(tree.root, 'state-hand'));
+    expect(envelopeOf(await cli(['import', '--from-export', file, '--json'], env)).data).toMatchObject({ conversations: 2, messages: 2 });
+    const out = path.join(tree.root, 'md-hand');
+    const r = await cli(['export', '--format', 'markdown', '--out', out], env);
+    expect(r.code, r.stderr).toBe(0);
+    const names = fs.readdirSync(out).sort();
+    expect(names).toHaveLength(2);
+    const byId = new Map(names.map((name) => [fs.readFileSync(path.join(out, name), 'utf8').split('\n')[0], name]));
+    expect([...byId.keys()].sort()).toEqual(['# proj/a', '# proj:a']);
+    expect(fs.readFileSync(path.join(out, byId.get('# proj/a')!), 'utf8')).toContain('slashword');
+    expect(fs.readFileSync(path.join(out, byId.get('# proj:a')!), 'utf8')).toContain('colonword');
+    // Readable, and stable: one conversation exported alone gets the name it had beside the other.
+    for (const name of names) expect(name).toMatch(/^proj_a~[0-9a-f]{10}\.md$/);
+    const alone = path.join(tree.root, 'md-alone');
+    expect((await cli(['export', '--format', 'markdown', '--conversation', 'proj:a', '--out', alone], env)).code).toBe(0);
+    expect(fs.readdirSync(alone)).toEqual([byId.get('# proj:a')]);
+  });
+
+  it('forget --undo of a conversation that came only from an export file says how to bring it back, and import --from-export --again does', async () => {
+    const file = path.join(tree.root, 'only-here.jsonl');
+    const at = 1_789_000_000_000;
+    const line = { conversationId: 'proj/b', conversation: { sessionId: 'mvs_only1', source: 'ledger', workspaceDir: '/home/u/proj' }, key: 'k1', message: { role: 'user', timestamp: at, content: 'onlyhereword' } };
+    fs.writeFileSync(file, `${JSON.stringify(line)}\n`);
+    const env = localEnv(path.join(tree.root, 'state-only'));
+    expect(envelopeOf(await cli(['import', '--from-export', file, '--json'], env)).data).toMatchObject({ messages: 1 });
+    expect(envelopeOf(await cli(['forget', '--conversation', 'proj/b', '--yes', '--json'], env)).data).toMatchObject({ removedMessages: 1 });
+
+    const undo = await cli(['forget', '--undo', '--conversation', 'proj/b'], env);
+    expect(undo.code, undo.stderr).toBe(0);
+    // No session files of it here: a sync cannot bring it back, and the output does not say it will.
+    expect(undo.stdout).not.toContain('the next `everme sync` reads');
+    expect(undo.stdout).toContain(`proj/b is no longer forgotten, but no file of session mvs_only1 is under ${tree.dataDir}, so a sync cannot bring it back.`);
+    expect(undo.stdout).toContain('`everme import --from-export FILE --again` loads that file again');
+
+    // Loaded before, the file is skipped; --again loads it, and the conversation is back.
+    const skipped = await cli(['import', '--from-export', file], env);
+    expect(skipped.stdout).toContain('was imported before: nothing to do (`--again` reads it again).');
+    expect(envelopeOf(await cli(['import', '--from-export', file, '--again', '--json'], env)).data).toMatchObject({ alreadyImported: false, conversations: 1, messages: 1 });
+    expect(lines((await cli(['export'], env)).stdout).map((l) => l.message)).toEqual([line.message]);
+    // Nothing twice: again, it adds nothing the store holds.
+    expect(envelopeOf(await cli(['import', '--from-export', file, '--again', '--json'], env)).data).toMatchObject({ messages: 0 });
+    const stray = await cli(['import', '--since', '2026-07-01', '--again'], env);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toMatch(/hint: Run `everme import --from-export FILE --again`/);
+  });
+
   it('filters by conversation, project and date', async () => {
     await importDemo();
     const ids = async (...args: string[]) => [...new Set(lines((await cli(['export', ...args])).stdout).map((l) => l.conversationId))].sort();

@@ -167,6 +167,39 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(real.stdout).toContain('forgot 1 conversation: 4 messages removed');
   });
 
+  it('with no store yet, forgets nothing and creates nothing: it says there is no store, and no store file appears', async () => {
+    writeTree();
+    const dbFile = path.join(tree.stateDir, 'everme.db');
+    expect(fs.existsSync(tree.stateDir)).toBe(false);
+    const before = envelopeOf(await cli(['forget', '--before', '2026-09-11', '--yes', '--json']));
+    expect(fs.existsSync(dbFile), 'a store file appeared').toBe(false);
+    expect(before.data).toEqual({ dryRun: false, conversations: [], removedMessages: 0, sentToGateway: 0, missingStore: dbFile });
+    const project = await cli(['forget', '--project', '/home/dev', '--yes']);
+    expect(project.code, project.stderr).toBe(0);
+    expect(project.stdout).toContain(`Nothing to forget: there is no everme store at ${dbFile} yet`);
+    const dry = envelopeOf(await cli(['forget', '--session', sessionIdFor(1), '--dry-run', '--json']));
+    expect(dry.data).toMatchObject({ dryRun: true, conversations: [{ conversationId: conversationFor(1), unknown: true }], missingStore: dbFile });
+    const undo = await cli(['forget', '--undo', '--session', sessionIdFor(1)]);
+    expect(undo.code).toBe(1);
+    expect(undo.stderr).toContain(`hint: There is no everme store at ${dbFile} yet`);
+    // The state directory is as it was: not there at all.
+    expect(fs.existsSync(tree.stateDir)).toBe(false);
+    // Naming a session still tombstones it before its first import, which needs the store.
+    expect((await cli(['forget', '--session', sessionIdFor(1), '--yes'])).code).toBe(0);
+    expect(tombstoned(conversationFor(1))).toBe(true);
+  });
+
+  it('--before that matches nothing says so, with dryRun as asked', async () => {
+    writeTree();
+    await importAll();
+    const none = envelopeOf(await cli(['forget', '--before', '2026-01-01', '--yes', '--json']));
+    expect(none.data).toEqual({ dryRun: false, conversations: [], removedMessages: 0, sentToGateway: 0 });
+    const dry = envelopeOf(await cli(['forget', '--before', '2026-01-01', '--dry-run', '--json']));
+    expect(dry.data).toMatchObject({ dryRun: true, conversations: [] });
+    const text = await cli(['forget', '--before', '2026-01-01', '--yes']);
+    expect(text.stdout).toBe('Nothing matched: no conversation was forgotten.\n');
+  });
+
   it('leaves no copy of the text in a page SQLite rebuilt after it was written (the table grew a level)', async () => {
     // One run per session, so the rows land in order. The messages table's first page, its root,
     // fills from its end: session 3's rows, then session 1's; session 2's then make the root move

@@ -198,7 +198,7 @@ describe('finding 7: CLI edges', { timeout: 180_000 }, () => {
     const after = await json(['search', 'imported', '--data-dir', tree.dataDir, '--sink', 'local'], localEnv());
     expect(after.envelope.data).toEqual({ results: [] });
     const undo = await json(['forget', '--undo', '--conversation', 'x', '--data-dir', tree.dataDir], localEnv());
-    expect(undo.envelope.data).toEqual({ undone: { conversationId: 'x', sessionId: 'x' } });
+    expect(undo.envelope.data).toEqual({ undone: { conversationId: 'x', sessionId: 'x', sessionOnDisk: false } });
     // A bare session id still means its own conversation.
     writeChatSession(SID, 'session words');
     await json(['import', '--since', SINCE, '--data-dir', tree.dataDir, '--sink', 'local'], localEnv());

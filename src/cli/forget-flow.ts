@@ -2,10 +2,11 @@ import { resolveUserPath } from '../config/exclude.js';
 import { conversationIdFor } from '../core/conversation-id.js';
 import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
-import { Forgetter, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
+import { Forgetter, forgetWithoutStore, storeExists, undoWithoutStore, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
 import { renderForget } from '../forget/render-forget.js';
 import { isSessionId } from '../hook/hook-input.js';
 import { holdsMask, maskedWorkspace } from '../store/masked-workspace.js';
+import { locateSession } from '../transcript/session-locate.js';
 import { confirmOnTerminal } from './confirm.js';
 import type { FlowContext } from './base-command.js';
 
@@ -22,7 +23,8 @@ export interface ForgetRequest {
   undo: boolean;
 }
 
-export type ForgetOutcome = { kind: 'undone'; undone: { conversationId: string; sessionId: string } } | { kind: 'forget'; result: ForgetResult };
+/** `sessionOnDisk`: whether the session's files are under the data dir, so that a sync can read it again. */
+export type ForgetOutcome = { kind: 'undone'; undone: { conversationId: string; sessionId: string; sessionOnDisk: boolean } } | { kind: 'forget'; result: ForgetResult };
 
 function selectorOf(request: ForgetRequest): ConversationSelector {
   const given = SELECTORS.filter((name) => request[name] !== undefined);
@@ -78,11 +80,23 @@ export async function runForget(request: ForgetRequest, context: FlowContext): P
   if (request.undo && selector.kind !== 'conversation') {
     throw new EvermeError('invalid_args', '--undo lifts one tombstone at a time', { hint: 'Use `everme forget --undo --conversation ID`.' });
   }
-  const forgetter = Forgetter.open(context.settings());
+  const settings = context.settings();
+  // No store yet: nothing to list, forget or undo, and none is created to say so. Only a named
+  // conversation's tombstone needs one (a session can be forgotten before it is imported).
+  if (!storeExists(settings)) {
+    if (request.undo && selector.kind === 'conversation') undoWithoutStore(settings, selector.conversationId);
+    if (request.dryRun || selector.kind !== 'conversation') return { kind: 'forget', result: forgetWithoutStore(settings, selector, request.dryRun) };
+  }
+  const forgetter = Forgetter.open(settings);
   try {
-    if (request.undo && selector.kind === 'conversation') return { kind: 'undone', undone: forgetter.undo(selector.conversationId) };
+    if (request.undo && selector.kind === 'conversation') {
+      const undone = forgetter.undo(selector.conversationId);
+      // A conversation that came only from an export file has no files here for a sync to read.
+      return { kind: 'undone', undone: { ...undone, sessionOnDisk: (await locateSession(settings.dataDir, undone.sessionId)) !== undefined } };
+    }
     const planned = forgetter.plan(selector);
-    if (request.dryRun || planned.length === 0) return { kind: 'forget', result: forgetter.dryRun(planned) };
+    if (request.dryRun) return { kind: 'forget', result: forgetter.dryRun(planned) };
+    if (planned.length === 0) return { kind: 'forget', result: forgetter.nothingMatched() };
     if (!request.yes) await confirmForget(forgetter, planned, context);
     return { kind: 'forget', result: await forgetter.apply(planned, { signal: context.signal }) };
   } finally {

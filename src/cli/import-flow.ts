@@ -13,6 +13,8 @@ export interface ImportRequest {
   sink?: SinkName;
   concurrency?: number;
   dryRun: boolean;
+  /** With fromExport: load the file even if it was loaded before. */
+  again?: boolean;
 }
 
 export type ImportOutcome = { kind: 'export'; loaded: ImportExportSummary } | { kind: 'sessions'; summary: RunSummary };
@@ -22,6 +24,9 @@ function checkImportRequest(request: ImportRequest): void {
     throw new EvermeError('invalid_args', '--from-export loads a file into the local store and takes no --since, --dry-run or --sink everme', {
       hint: 'Run `everme import --from-export FILE` on its own.',
     });
+  }
+  if (request.again && request.fromExport === undefined) {
+    throw new EvermeError('invalid_args', '--again loads an export file again, and takes --from-export FILE', { hint: 'Run `everme import --from-export FILE --again`.' });
   }
   if (request.fromExport === undefined && request.since === undefined) {
     throw new EvermeError('invalid_args', 'Missing required flag since (the first day to import), or --from-export FILE', {
@@ -35,7 +40,7 @@ export async function runImport(request: ImportRequest, context: FlowContext): P
   checkImportRequest(request);
   const settings = context.settings();
   const { since } = request;
-  if (since === undefined) return { kind: 'export', loaded: await importExport(settings, request.fromExport!, context.signal) };
+  if (since === undefined) return { kind: 'export', loaded: await importExport(settings, request.fromExport!, { again: request.again, signal: context.signal }) };
   const progress = createProgress('import', { json: context.json });
   const summary = await runPipeline({
     mode: 'import',

@@ -3,7 +3,7 @@ import type { ImportExportSummary } from '../export/import-export.js';
 import type { ExportSummary } from '../export/export-memory.js';
 
 export function renderImportExport(s: ImportExportSummary): string {
-  if (s.alreadyImported) return `${s.file} was imported before: nothing to do.`;
+  if (s.alreadyImported) return `${s.file} was imported before: nothing to do (\`--again\` reads it again).`;
   const lines = [`import from export ${s.file} → local`, `conversations: ${s.conversations}, messages: ${s.messages} new`];
   if (s.skipped.forgotten > 0 || s.skipped.excluded > 0) {
     lines.push(`skipped: ${s.skipped.forgotten} forgotten, ${s.skipped.excluded} excluded`);

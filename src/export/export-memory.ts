@@ -7,7 +7,7 @@ import { resolveConversationId } from '../store/conversation-ids.js';
 import { openDatabase } from '../store/database.js';
 import { ExportReader, type ExportFilter } from '../store/export-reader.js';
 import { conversationMeta, exportLine } from './export-line.js';
-import { markdownFileName, markdownHeader, markdownMessage } from './markdown.js';
+import { MarkdownFileNames, markdownHeader, markdownMessage } from './markdown.js';
 
 export type ExportFormat = 'jsonl' | 'markdown';
 
@@ -120,6 +120,7 @@ export async function exportMemory(settings: Settings, opts: ExportOptions): Pro
     if (opts.out !== '-') makeDirs(opts.out, PRIVATE_DIR_MODE);
 
     let shared: Output | undefined;
+    const names = new MarkdownFileNames();
     if (opts.format === 'jsonl') {
       shared = opts.out === '-' ? new Output(process.stdout, false) : Output.file(path.join(opts.out, JSONL_FILE));
       if (opts.out !== '-') summary.files.push(path.join(opts.out, JSONL_FILE));
@@ -130,7 +131,7 @@ export async function exportMemory(settings: Settings, opts: ExportOptions): Pro
         if (shared?.closed) break;
         let output = shared;
         if (!output) {
-          const file = path.join(opts.out, markdownFileName(conversation.conversationId));
+          const file = path.join(opts.out, names.next(conversation.conversationId));
           summary.files.push(file);
           output = Output.file(file);
           await output.write(markdownHeader(conversation));

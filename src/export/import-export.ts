@@ -262,18 +262,23 @@ function linesByCode(entries: readonly WarningEntry[]): Partial<Record<WarningCo
  * `everme import --from-export FILE`: a jsonl export into the embedded store, exactly once. A file
  * already imported (same bytes) is recognised by its digest; inside a file, a message the store
  * already holds (same conversation and key) is skipped, so an interrupted import can simply be run
- * again. Forgotten conversations and excluded workspaces stay out here too. A malformed line costs
+ * again; `again` reads a file loaded before all the same. Forgotten conversations and excluded
+ * workspaces stay out here too. A malformed line costs
  * that line (a warning with its line number, never its content).
  */
-export async function importExport(settings: Settings, file: string, signal?: AbortSignal): Promise<ImportExportSummary> {
+export async function importExport(settings: Settings, file: string, opts: { again?: boolean; signal?: AbortSignal } = {}): Promise<ImportExportSummary> {
   const { abs, digest } = await locateExport(file);
   const db = openDatabase(settings.stateDir);
   const summary: ImportExportSummary = { file: abs, alreadyImported: false, conversations: 0, messages: 0, skipped: { forgotten: 0, excluded: 0 }, warnings: {}, warningLines: {} };
   try {
     const seen = db.prepare<[string], number>('SELECT 1 FROM imported_exports WHERE digest = ?').pluck();
-    if (seen.get(digest) !== undefined) return { ...summary, alreadyImported: true };
-    await loadLines(abs, db, settings, summary, signal);
-    db.prepare<[string, number, number, number]>('INSERT INTO imported_exports (digest, conversations, messages, imported_at_ms) VALUES (?, ?, ?, ?)').run(
+    // `again`: read a file loaded before (a conversation of it forgotten and undone comes back).
+    if (!opts.again && seen.get(digest) !== undefined) return { ...summary, alreadyImported: true };
+    await loadLines(abs, db, settings, summary, opts.signal);
+    db.prepare<[string, number, number, number]>(
+      `INSERT INTO imported_exports (digest, conversations, messages, imported_at_ms) VALUES (?, ?, ?, ?)
+       ON CONFLICT (digest) DO UPDATE SET conversations = excluded.conversations, messages = excluded.messages, imported_at_ms = excluded.imported_at_ms`,
+    ).run(
       digest,
       summary.conversations,
       summary.messages,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AgentMessage } from '../core/agent-message.js';
 import type { ExportConversation } from '../store/export-reader.js';
 
@@ -31,9 +32,29 @@ function folded(summary: string, body: string): string {
   return `<details>\n<summary>${escapeHtml(summary)}</summary>\n\n${body}\n\n</details>`;
 }
 
-/** The file name of a conversation: its id with anything not filesystem-safe replaced (a re-imported id may hold any character). */
-export function markdownFileName(conversationId: string): string {
-  return `${conversationId.replace(/[^A-Za-z0-9._-]/g, '_')}.md`;
+/** Short and stable: the same id always gets the same suffix, whatever else an export holds. */
+function idDigest(conversationId: string): string {
+  return createHash('sha256').update(conversationId).digest('hex').slice(0, 10);
+}
+
+/**
+ * The file names of one markdown export, one per conversation, never the same twice. An id that
+ * is filesystem-safe is its own name (`minimaxcode-mvs_….md`). An id with other characters (a
+ * re-imported id may hold any) has them replaced by `_` and a digest of the whole id appended after
+ * a `~`, which no safe id holds: `proj/a` and `proj:a` both clean to `proj_a`, and stay two files.
+ * A name a case-insensitive file system would fold onto one already given gets the digest too.
+ */
+export class MarkdownFileNames {
+  private readonly given = new Set<string>();
+
+  next(conversationId: string): string {
+    const safe = conversationId.replace(/[^A-Za-z0-9._-]/g, '_');
+    const digested = `${safe}~${idDigest(conversationId)}`;
+    let name = safe === conversationId && !this.given.has(safe.toLowerCase()) ? safe : digested;
+    for (let n = 2; this.given.has(name.toLowerCase()); n++) name = `${digested}-${n}`;
+    this.given.add(name.toLowerCase());
+    return `${name}.md`;
+  }
 }
 
 /** A title as one heading line: whitespace (newlines included) folded, so it cannot start a block of its own. */

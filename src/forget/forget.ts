@@ -1,12 +1,15 @@
 import type Database from 'better-sqlite3';
+import fs from 'node:fs';
 import { EvermeError } from '../core/errors.js';
 import type { Settings } from '../config/settings.js';
+import { assertStateDirUsable } from '../config/state-dir.js';
+import { conversationIdCandidates } from '../core/conversation-id.js';
 import { SessionLocks } from '../engine/session-lock.js';
 import { resolveConversationId } from '../store/conversation-ids.js';
-import { openDatabase } from '../store/database.js';
+import { databasePath, openDatabase } from '../store/database.js';
 import { openReadonlyDatabase } from '../store/database-reader.js';
 import { DeliveredKeyStore } from '../store/delivered-key-store.js';
-import { ForgetStore, type ConversationSelector, type ForgetCandidate } from '../store/forget-store.js';
+import { ForgetStore, unknownCandidate, type ConversationSelector, type ForgetCandidate } from '../store/forget-store.js';
 import { TombstoneStore, type Tombstone } from '../store/tombstones.js';
 
 export type { ConversationSelector, ForgetCandidate, Tombstone };
@@ -27,6 +30,38 @@ export interface ForgetResult {
   gatewayNote?: string;
   /** Whether the file was rewritten down to its bytes (false while another reader holds the WAL). */
   checkpointed?: boolean;
+  /** Only when there is no store yet: the file that does not exist (and was not created). */
+  missingStore?: string;
+}
+
+/** Whether the store exists: a forget that would find nothing in it must not create it. */
+export function storeExists(settings: Settings): boolean {
+  assertStateDirUsable(settings.stateDir);
+  try {
+    fs.statSync(databasePath(settings.stateDir));
+    return true;
+  } catch (err) {
+    // Anything but "not there" is for opening the store to report.
+    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+}
+
+/**
+ * A forget, or its dry run, where there is no store yet: nothing is stored, sent or forgotten, and
+ * nothing is created. A named conversation is listed as unknown, as an empty store lists it.
+ */
+export function forgetWithoutStore(settings: Settings, selector: ConversationSelector, dryRun: boolean): ForgetResult {
+  const named = selector.kind === 'conversation' ? [unknownCandidate(conversationIdCandidates(selector.conversationId).at(-1)!)] : [];
+  return { ...summarize(dryRun, named, 0), missingStore: databasePath(settings.stateDir) };
+}
+
+/** An undo where there is no store yet: nothing is forgotten (and no store is created to say so). */
+export function undoWithoutStore(settings: Settings, input: string): never {
+  throw notForgotten(conversationIdCandidates(input).at(-1)!, `There is no everme store at ${databasePath(settings.stateDir)} yet: nothing was forgotten there.`);
+}
+
+function notForgotten(conversationId: string, hint: string): EvermeError {
+  return new EvermeError('not_found', `${conversationId} is not forgotten`, { hint });
 }
 
 /**
@@ -60,6 +95,11 @@ export class Forgetter {
 
   dryRun(conversations: ForgetCandidate[]): ForgetResult {
     return summarize(true, conversations, 0);
+  }
+
+  /** What a forget (not a dry run) whose selector matched nothing did: nothing. */
+  nothingMatched(): ForgetResult {
+    return summarize(false, [], 0);
   }
 
   async apply(conversations: ForgetCandidate[], opts: { lockTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<ForgetResult> {
@@ -100,9 +140,7 @@ export class Forgetter {
       })
       .immediate();
     if (!lifted) {
-      throw new EvermeError('not_found', `${conversationId} is not forgotten`, {
-        hint: '`everme report` counts forgotten conversations; pass the id that `everme forget` listed.',
-      });
+      throw notForgotten(conversationId, '`everme report` counts forgotten conversations; pass the id that `everme forget` listed.');
     }
     return { conversationId, sessionId: lifted.sessionId };
   }

@@ -13,6 +13,9 @@ function line(c: ForgetCandidate): string {
 /** `asking`: the list shown before the terminal prompt, not a dry run's result. */
 export function renderForget(result: ForgetResult, opts: { asking?: boolean } = {}): string {
   const n = result.conversations.length;
+  if (n === 0 && result.missingStore !== undefined) {
+    return `Nothing to forget: there is no everme store at ${result.missingStore} yet (nothing was imported or synced there), and none was created.`;
+  }
   if (n === 0) return 'Nothing matched: no conversation was forgotten.';
   const lines = [
     result.conversations.every((c) => c.unknown === true) && !opts.asking
@@ -35,4 +38,14 @@ export function renderForget(result: ForgetResult, opts: { asking?: boolean } = 
   }
   if (!result.dryRun) lines.push('`everme forget --undo --conversation ID` lifts a tombstone; the next sync reads that session again.');
   return lines.join('\n');
+}
+
+/** What `forget --undo` did, and what brings the conversation back: a sync when its session's files are here, else its export file. */
+export function renderUndone(undone: { conversationId: string; sessionId: string; sessionOnDisk: boolean }, dataDir: string): string {
+  const lifted = `${undone.conversationId} is no longer forgotten`;
+  if (undone.sessionOnDisk) return `${lifted}; the next \`everme sync\` reads session ${undone.sessionId} again.`;
+  return [
+    `${lifted}, but no file of session ${undone.sessionId} is under ${dataDir}, so a sync cannot bring it back.`,
+    'If it came from an export file, `everme import --from-export FILE --again` loads that file again (a file loaded before is otherwise skipped).',
+  ].join('\n');
 }

@@ -68,6 +68,11 @@ function toCandidate(row: CandidateRow): ForgetCandidate {
   };
 }
 
+/** A named conversation neither sink holds: listed as such, so forgetting it only tombstones it. */
+export function unknownCandidate(conversationId: string): ForgetCandidate {
+  return { conversationId, sessionId: sessionIdOf(conversationId) ?? conversationId, storedMessages: 0, sentToGateway: false, unknown: true };
+}
+
 /**
  * Removing a conversation from the embedded store for good: its messages, their full-text index
  * entries, its recall summary (first/last text on the conversation row), its warnings, its owed
@@ -137,9 +142,7 @@ export class ForgetStore {
     switch (selector.kind) {
       case 'conversation': {
         const row = this.stmts.one.get(selector.conversationId);
-        if (row) return [toCandidate(row)];
-        const sessionId = sessionIdOf(selector.conversationId) ?? selector.conversationId;
-        return [{ conversationId: selector.conversationId, sessionId, storedMessages: 0, sentToGateway: false, unknown: true }];
+        return [row ? toCandidate(row) : unknownCandidate(selector.conversationId)];
       }
       case 'project':
         return this.stmts.all.all().map(toCandidate).filter((c) => inProject(c.workspaceDir, selector.dir));
