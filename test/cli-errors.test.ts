@@ -22,7 +22,7 @@ describe('bad input gets a clear answer', () => {
     [['import'], /Missing required flag since/],
     [['import', '--since', '2026-02-30'], /--since must be a date like/],
     [['import', '--since', 'yesterday'], /--since must be a date like/],
-    [['import', '--since', '2026-01-01', '--concurrency', '0'], /Parsing --concurrency/],
+    [['import', '--since', '2026-01-01', '--concurrency', '0'], /^--concurrency must be an integer greater than or equal to 1, got "0"$/],
     [['import', '--since', '2026-01-01', '--sink', 'cloud'], /--sink/],
     [['sync', '--since', '01/02/2026'], /--since must be a date like/],
     // oclif's parser throws these without its parse context: still a usage mistake, never internal.
@@ -110,6 +110,21 @@ describe('bad input gets a clear answer', () => {
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^error: No command given, only --data-dir\nhint: Name a command and put the flags after it\. Commands: /);
+  });
+
+  it.each([
+    [['get', 'm1', '--offset', '-1'], '--offset must be an integer greater than or equal to 0, got "-1"'],
+    [['get', 'm1', '--offset', 'abc'], '--offset must be an integer, got "abc"'],
+    [['ui', '--no-open', '--port', '70000'], '--port must be an integer less than or equal to 65535, got "70000"'],
+    [['import', '--since', '2026-01-01', '--concurrency', '0'], '--concurrency must be an integer greater than or equal to 1, got "0"'],
+  ])('%j, a bad number, is said in its own words without oclif’s "Parsing --flag" prefix (invalid_args, exit 2, a hint)', (args, message) => {
+    const r = run(args);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`error: ${message}\nhint: See \`everme ${args[0]} --help\`.\n`);
+    const json = run([...args, '--json']);
+    expect(json.status).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: { type: 'invalid_args', code: 'invalid_args', message, hint: `See \`everme ${args[0]} --help\`.` } });
   });
 
   it('prints error: and hint: on stderr and nothing on stdout in text mode', () => {

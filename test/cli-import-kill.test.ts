@@ -77,13 +77,13 @@ describe('an import killed with SIGKILL', () => {
   }, 180_000);
 });
 
-/** Three two-turn sessions, and the environment that imports them to the gateway and the store. */
-function threeSessionsForBothSinks(gateway: FakeGateway): { dataDir: string; stateDir: string; ids: number[]; env: NodeJS.ProcessEnv } {
+/** Three (or `count`) two-turn sessions, and the environment that imports them to the gateway and the store. */
+function threeSessionsForBothSinks(gateway: FakeGateway, count = 3): { dataDir: string; stateDir: string; ids: number[]; env: NodeJS.ProcessEnv } {
   const root = tempDir();
   const dataDir = path.join(root, 'data');
   const stateDir = path.join(root, 'state');
   fs.mkdirSync(dataDir);
-  const ids = [1, 2, 3];
+  const ids = Array.from({ length: count }, (_, i) => i + 1);
   for (const n of ids) writeMessagesSession(dataDir, n, turnsEnvelopes(`k${n}`, [0, 1]));
   const env = cliEnv(root, { EVERME_STATE_DIR: stateDir, EVERME_API_KEY: gateway.token, EVERME_API_BASE: gateway.url });
   return { dataDir, stateDir, ids, env };
@@ -197,5 +197,39 @@ describe('an import killed with SIGKILL, then status and a plain sync', () => {
     const after = await statusOf(dataArgs, env);
     expect(after.lastImport).toMatchObject({ status: 'interrupted' });
     expect(after.problems.map((p) => p.what).join('\n')).not.toContain('interrupted');
+  });
+
+  it('keeps reporting the interrupted import after a sync --session delivers one of the sessions it left', async () => {
+    const { dataDir, stateDir, env } = threeSessionsForBothSinks(gateway, 4);
+    const dataArgs = ['--data-dir', dataDir];
+
+    // Session 3 is held: the import takes 1 and 2, waits for 3 until the kill, and never reaches 4.
+    const release = holdSessionLock(stateDir, sessionIdFor(3));
+    const victim = startCli(['import', '--since', '2026-09-01', '--concurrency', '1', '--json', ...dataArgs], env);
+    const takenBy = (sink: string) => storeCount(stateDir, `SELECT count(*) FROM fingerprints WHERE sink = '${sink}'`);
+    await waitFor(() => takenBy('local') === 2 && takenBy('everme') === 2, 30_000, 'sessions 1 and 2 imported to both sinks');
+    victim.child.kill('SIGKILL');
+    expect((await victim.done).signal).toBe('SIGKILL');
+    release();
+    let seen = await statusOf(dataArgs, env);
+    for (const deadline = Date.now() + 10_000; seen.lastImport?.status !== 'interrupted' && Date.now() < deadline; ) seen = await statusOf(dataArgs, env);
+    expect(seen.lastImport).toMatchObject({ status: 'interrupted' });
+
+    // One session delivered; session 4 is still not captured, so the problem and its hint stay.
+    const one = await runCli(['sync', '--session', sessionIdFor(3), '--json', ...dataArgs], env);
+    expect(one.code, one.stderr).toBe(0);
+    expect(envelopeOf(one).data).toMatchObject({ sessions: { delivered: 1 } });
+    expect(gateway.messagesFor(conversationFor(4))).toEqual([]);
+    const afterOne = await statusOf(dataArgs, env);
+    expect(afterOne.code).toBe(1);
+    expect(afterOne.problems).toContainEqual({ what: expect.stringContaining('was interrupted') as unknown, hint: expect.stringContaining('`everme sync`') as unknown });
+
+    // A sync of every session delivers session 4 and completes the import.
+    const all = await runCli(['sync', '--json', ...dataArgs], env);
+    expect(all.code, all.stderr).toBe(0);
+    expect(envelopeOf(all).data).toMatchObject({ sessions: { delivered: 1 } });
+    expect(storedSignatures(stateDir, conversationFor(4))).toEqual(expectedTurns('k4', [0, 1]));
+    const afterAll = await statusOf(dataArgs, env);
+    expect(afterAll.problems.map((p) => p.what).join('\n')).not.toContain('interrupted');
   });
 });

@@ -114,6 +114,27 @@ describe('migration 18: a private span an earlier release kept in a stored title
   });
 });
 
+describe('migration 20: terminal controls an earlier release kept in a stored title are gone', () => {
+  it('strips them, then hides the span an escape split, and leaves other titles byte for byte', () => {
+    const stateDir = tempDir();
+    const raw = storeAtVersion(stateDir, 19);
+    const put = raw.prepare('INSERT INTO session_meta (session_id, title, recorded_at_ms) VALUES (?, ?, 0)');
+    put.run('s1', '\u001b[31mfix\u001b[0m the login flow <priv\u001b[0mate>hunter2secretvalue</private> please\u009b2J');
+    put.run('s2', 'Fix the flaky widget test');
+    raw.close();
+
+    const db = openDatabase(stateDir);
+    try {
+      expect(db.prepare('SELECT session_id, title FROM session_meta ORDER BY session_id').all()).toEqual([
+        { session_id: 's1', title: 'fix the login flow [PRIVATE] please' },
+        { session_id: 's2', title: 'Fix the flaky widget test' },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('migration 7: an existing index is merged 64 segments at a time', () => {
   it('raises automerge to 64 and crisismerge to 128 on a store indexed under 16, and what it found it still finds', () => {
     const stateDir = tempDir();

@@ -295,6 +295,20 @@ describe('everme export', { timeout: 120_000 }, () => {
     expect(text.stdout).not.toContain('not json');
   });
 
+  it('import --from-export says a line over the message cap was kept, capped at 1 MiB, not skipped', async () => {
+    await importDemo();
+    const good = (await cli(['export', '--conversation', LEDGER_SESSION])).stdout.split('\n').filter(Boolean);
+    const first = JSON.parse(good[0]!) as Line;
+    const huge: Line = { ...first, key: `${first.key}-huge`, message: { role: 'user', content: `start ${'x'.repeat(2 * 1024 * 1024)} end`, timestamp: 1 } };
+    const file = path.join(tree.root, 'oversized.jsonl');
+    fs.writeFileSync(file, [JSON.stringify(huge), 'not json'].join('\n') + '\n');
+    const r = await cli(['import', '--from-export', file], localEnv(path.join(tree.root, 'state-capped')));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('messages: 1 new');
+    expect(r.stdout).toContain('warnings: invalid_json 1 (lines skipped); oversized_unit 1 (kept, capped at 1 MiB)');
+    expect(r.stdout).toContain('  oversized_unit: line 1');
+  });
+
   it('import --from-export keeps a forgotten conversation and an excluded workspace out', async () => {
     await importDemo();
     const file = path.join(tree.root, 'all.jsonl');

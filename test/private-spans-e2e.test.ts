@@ -156,4 +156,25 @@ describe('<private> spans never leave the reader', { timeout: 120_000 }, () => {
     expectHidden(reexported, 'export of the loaded file');
     expectHidden(storeBytes(path.join(tree.root, 'other-state')) + CANARY, 'the other store');
   });
+
+  it("a title's terminal controls are gone before its spans are looked for: an escape inside a tag hides nothing, and search, report and status print no ESC", async () => {
+    writeSessions();
+    // Colour, a reset inside the opening tag, a window-title OSC, a C1 clear-screen and a carriage return.
+    const title = `\u001b[31mfix\u001b[0m the login flow ${CANARY} <priv\u001b[0mate>${SECRET}</private> please\u001b]0;pwned\u0007\u009b2J\rdone`;
+    writeSessionIndex(tree.dataDir, 'newest', [indexRecord(SESSION, { title, workspaceDir: '/home/dev/login' })]);
+    await cli(['import', '--since', '2026-09-01']);
+
+    const shown = `fix the login flow ${CANARY} [PRIVATE] please\ndone`;
+    const jsonSearch = await cli(['search', CANARY, '--json']);
+    expect(jsonSearch.stdout).toContain(`"title":${JSON.stringify(shown)}`);
+    const printed = [jsonSearch.stdout, (await cli(['search', CANARY])).stdout, (await cli(['report'])).stdout, (await cli(['report', '--json'])).stdout];
+    const status = await runCli(['status', '--data-dir', tree.dataDir], localEnv());
+    printed.push(status.stdout, status.stderr);
+    for (const [i, out] of printed.entries()) {
+      expect(out, `output ${i}`).not.toMatch(/[\u001b\u0007\u009b\r]/);
+      expect(out, `output ${i}`).not.toContain('\\u001b');
+      expect(out.toLowerCase(), `output ${i}`).not.toContain(SECRET.toLowerCase());
+    }
+    expectHidden(storeBytes(tree.stateDir) + CANARY, 'store file');
+  });
 });

@@ -7,8 +7,22 @@ import { dataDirFlag, jsonFlag } from './flags.js';
 import { abortOnInterrupt } from './interrupt.js';
 import { guardStdout, reportFailure, successEnvelope, writeStderr, writeStdout, type SuccessEnvelope } from './output.js';
 
-/** oclif's wrapping of an error thrown by a flag's own parser: `Parsing --flag \n\t<message>\nSee more help…`. */
-const FLAG_PARSE_WRAPPING = /^Parsing --[\w-]+ \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
+/** oclif's wrapping of an error thrown by a flag's parser: `Parsing --flag \n\t<message>\nSee more help…`. */
+const FLAG_PARSE_WRAPPING = /^Parsing (--[\w-]+) \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
+
+/** oclif's own words for a value its integer parser refused (`--offset -1`). */
+const OCLIF_EXPECTED = /^Expected (.+?) but received: ([\s\S]*)$/;
+
+/**
+ * A value oclif's own flag parser (`Flags.integer`) refused, said as the shared flags say theirs
+ * (`--offset must be …, got "-1"`), without oclif's `Parsing --flag` prefix.
+ */
+function refusedValue(message: string): string | undefined {
+  const wrapped = FLAG_PARSE_WRAPPING.exec(message);
+  if (!wrapped) return undefined;
+  const expected = OCLIF_EXPECTED.exec(wrapped[2]!);
+  return expected ? `${wrapped[1]} must be ${expected[1]}, got "${expected[2]}"` : `${wrapped[1]}: ${wrapped[2]}`;
+}
 
 /**
  * Plain CLIErrors oclif's parser threw (a flag given twice, a flag without its value): they carry no
@@ -167,8 +181,10 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
   private toEvermeError(err: Error): EvermeError {
     const help = `See \`everme ${this.id ?? ''} --help\`.`.replace('  ', ' ');
     if (isParseError(err)) {
-      const message = err.message
-        .replace(/\u001b\[[0-9;]*m/g, '')
+      const plain = err.message.replace(/\u001b\[[0-9;]*m/g, '');
+      const refused = refusedValue(plain);
+      if (refused !== undefined) return new EvermeError('invalid_args', refused, { hint: help });
+      const message = plain
         .split('\n')
         // oclif lays lists out in columns (`query  what to look for`): one line of single spaces.
         .map((line) => line.trim().replace(/\s{2,}/g, ' '))
@@ -179,8 +195,8 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
     const mapped = toEvermeError(err);
     // A shared flag's parser (src/cli/flags.ts) threw this error: say it in its own words.
     const wrapped = FLAG_PARSE_WRAPPING.exec(mapped.message);
-    if (mapped.type === 'invalid_args' && wrapped?.[1] !== undefined) {
-      return new EvermeError('invalid_args', wrapped[1], { code: mapped.code, hint: mapped.hint ?? help, detail: mapped.detail });
+    if (mapped.type === 'invalid_args' && wrapped?.[2] !== undefined) {
+      return new EvermeError('invalid_args', wrapped[2], { code: mapped.code, hint: mapped.hint ?? help, detail: mapped.detail });
     }
     return mapped;
   }

@@ -67,7 +67,9 @@ export async function runPipeline(options: RunOptions): Promise<RunSummary> {
     if (!options.engine) engine.close();
     throw err;
   });
-  const runId = dryRun ? undefined : engine.runs.start(options.mode, { since: options.since, sink: options.sink });
+  // A run over named sessions records them: it covered those alone (status tells it from a full sync).
+  const only = options.sessions && { sessions: options.sessions.map((s) => s.sessionId) };
+  const runId = dryRun ? undefined : engine.runs.start(options.mode, { since: options.since, sink: options.sink, ...only });
   let pool: PlanPool | undefined;
   try {
     const sessions = options.sessions ?? (await collectSessions(options, engine, dryRun, tally));

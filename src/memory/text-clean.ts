@@ -5,22 +5,14 @@
  * Everything here is linear in the input: transcripts hold tool output of many MB, and a hostile
  * string must not stall a sync.
  */
-
-/**
- * ESC-introduced sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL` or `ESC ] … ESC \`),
- * character-set selection (`ESC ( B`), two-byte escapes (`ESC 7`, `ESC M`), and a lone ESC last.
- * Every alternative starts at an ESC and stops at the next ESC or earlier, so it cannot backtrack
- * across the input.
- */
-const ANSI = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()#][0-9A-Za-z]|[0-~]|)/g;
+import { stripAnsi } from '../core/terminal-controls.js';
 
 const SPACE = 0x20;
 const TAB = 0x09;
 const NEWLINE = 0x0a;
 
-export function stripAnsi(s: string): string {
-  return s.includes('\x1b') ? s.replace(ANSI, '') : s;
-}
+/** ESC-introduced sequences, as titles lose them too (core/terminal-controls.ts). */
+export { stripAnsi };
 
 /*
  * Line fixes go through split/join rather than `replace(/\r\n?/g)` or `/[ \t]+$/gm`: a regex replace

@@ -73,21 +73,18 @@ function sinceOf(run: RunRecord): string | undefined {
 }
 
 /**
- * An import killed before it finished left sessions undelivered. A sync that ran to its end after
- * it, looking back at least as far, completed it (sync's horizon takes in that import's --since).
+ * An import killed before it finished left sessions undelivered. A sync over every session that ran
+ * to its end after it, looking back at least as far, completed it (sync's horizon takes in that
+ * import's --since); a `sync --session` delivered one session, not what the import left.
  */
-function interruptedImportProblem(lastImport: RunRecord | undefined, lastSync: RunRecord | undefined): StatusProblem | undefined {
+function interruptedImportProblem(lastImport: RunRecord | undefined, runs: RunStore): StatusProblem | undefined {
   if (!lastImport?.interrupted) return undefined;
   const since = sinceOf(lastImport);
-  const syncSince = lastSync && sinceOf(lastSync);
-  const completed =
-    lastSync !== undefined &&
-    (lastSync.status === 'ok' || lastSync.status === 'partial') &&
-    lastSync.startedAtMs > lastImport.startedAtMs &&
-    since !== undefined &&
-    syncSince !== undefined &&
-    Date.parse(syncSince) <= Date.parse(since);
-  if (completed) return undefined;
+  const covers = (sync: RunRecord): boolean => {
+    const syncSince = sinceOf(sync);
+    return since !== undefined && syncSince !== undefined && sync.params['sessions'] === undefined && Date.parse(syncSince) <= Date.parse(since);
+  };
+  if (runs.finishedAfter('sync', lastImport.id).some(covers)) return undefined;
   return {
     what: `the import${since ? ` --since ${since}` : ''} started ${new Date(lastImport.startedAtMs).toISOString()} was interrupted (its process ended without finishing): sessions it had not reached are not captured`,
     hint: `Run \`everme sync\`: it looks back as far as that import did and delivers what it left${since ? ` (or run \`everme import --since ${since}\` again)` : ''}.`,
@@ -242,7 +239,7 @@ function storeStatus(settings: Settings, sink: SinkName, problems: StatusProblem
     const lastSync = runs.last('sync');
     facts.lastImport = runView(lastImport);
     facts.lastSync = runView(lastSync);
-    const interrupted = interruptedImportProblem(lastImport, lastSync);
+    const interrupted = interruptedImportProblem(lastImport, runs);
     if (interrupted) problems.push(interrupted);
     facts.lastHookRun = runView(runs.last('hook'));
   } finally {

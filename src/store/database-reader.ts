@@ -19,7 +19,7 @@ export const DATABASE_FILE = 'everme.db';
 export const BUSY_TIMEOUT_MS = 5000;
 
 /** The schema version this build writes and reads: the number of steps in database.ts's MIGRATIONS (a test holds them equal). */
-export const SCHEMA_VERSION = 19;
+export const SCHEMA_VERSION = 20;
 
 export function databasePath(stateDir: string): string {
   return path.join(stateDir, DATABASE_FILE);

@@ -36,6 +36,8 @@ const runStatusSchema = z.enum(['ok', 'partial', 'failed', 'cancelled']);
  * imports are read too, and count once their owner is dead (see `interrupted`).
  */
 const COVERING_IMPORT_STATUSES: readonly RunStatus[] = ['ok', 'partial'];
+const COVERING_STATUSES_SQL = COVERING_IMPORT_STATUSES.map((s) => `'${s}'`).join(', ');
+const RUN_COLUMNS = 'id, started_at_ms, finished_at_ms, status, params_json, summary_json, owner';
 
 /**
  * A run without a finish whose recorded owner no longer runs: killed outright, it could record
@@ -47,6 +49,17 @@ function interrupted(row: { finished_at_ms: number | null; owner: string | null 
   return stamp !== undefined && !claimantAlive(stamp);
 }
 
+function runRecord(kind: RunKind, row: RunRow): RunRecord {
+  const run: RunRecord = { id: row.id, kind, startedAtMs: row.started_at_ms, params: parseJsonColumn(row.params_json, jsonObjectSchema) ?? {} };
+  if (row.finished_at_ms !== null) run.finishedAtMs = row.finished_at_ms;
+  const status = runStatusSchema.safeParse(row.status);
+  if (status.success) run.status = status.data;
+  if (interrupted(row)) run.interrupted = true;
+  const summary = parseJsonColumn(row.summary_json, jsonObjectSchema);
+  if (summary) run.summary = summary;
+  return run;
+}
+
 /** One row per import, sync or hook run: what it was asked, how it ended, its summary, whose it is. */
 export class RunStore {
   private readonly stmts;
@@ -55,12 +68,13 @@ export class RunStore {
     this.stmts = {
       start: db.prepare<[string, number, string, string]>('INSERT INTO runs (kind, started_at_ms, params_json, owner) VALUES (?, ?, ?, ?)'),
       finish: db.prepare<[number, string, string, number]>('UPDATE runs SET finished_at_ms = ?, status = ?, summary_json = ? WHERE id = ?'),
-      last: db.prepare<[string], RunRow>('SELECT id, started_at_ms, finished_at_ms, status, params_json, summary_json, owner FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1'),
+      last: db.prepare<[string], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1`),
+      finishedAfter: db.prepare<[string, number], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE kind = ? AND id > ? AND status IN (${COVERING_STATUSES_SQL}) ORDER BY id`),
       prune: db.prepare<[string, string, number]>('DELETE FROM runs WHERE kind = ? AND id <= (SELECT id FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?)'),
       importSinces: db.prepare<[], { since: string; finished_at_ms: number | null; owner: string | null }>(
         `SELECT json_extract(params_json, '$.since') AS since, finished_at_ms, owner FROM runs
          WHERE kind = 'import'
-           AND (status IN (${COVERING_IMPORT_STATUSES.map((s) => `'${s}'`).join(', ')}) OR (finished_at_ms IS NULL AND owner IS NOT NULL))
+           AND (status IN (${COVERING_STATUSES_SQL}) OR (finished_at_ms IS NULL AND owner IS NOT NULL))
            AND json_valid(params_json) AND json_type(params_json, '$.since') = 'text'`,
       ),
     };
@@ -81,15 +95,12 @@ export class RunStore {
 
   last(kind: RunKind): RunRecord | undefined {
     const row = this.stmts.last.get(kind);
-    if (!row) return undefined;
-    const run: RunRecord = { id: row.id, kind, startedAtMs: row.started_at_ms, params: parseJsonColumn(row.params_json, jsonObjectSchema) ?? {} };
-    if (row.finished_at_ms !== null) run.finishedAtMs = row.finished_at_ms;
-    const status = runStatusSchema.safeParse(row.status);
-    if (status.success) run.status = status.data;
-    if (interrupted(row)) run.interrupted = true;
-    const summary = parseJsonColumn(row.summary_json, jsonObjectSchema);
-    if (summary) run.summary = summary;
-    return run;
+    return row && runRecord(kind, row);
+  }
+
+  /** Runs of a kind that ran to the end (ok or partial) after run `afterId`, oldest first. */
+  finishedAfter(kind: RunKind, afterId: number): RunRecord[] {
+    return this.stmts.finishedAfter.all(kind, afterId).map((row) => runRecord(kind, row));
   }
 
   /**
