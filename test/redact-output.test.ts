@@ -15,4 +15,10 @@ describe('redactOutput', () => {
     const text = 'the handler evt_dispatcher fires evt_click and evt_submit_form';
     expect(redactOutput(text)).toBe(text);
   });
+
+  it('masks a URL password to the last @ of the authority, a password holding a raw @ included', () => {
+    expect(redactOutput('base https://user:p@ss@host.example/path')).toBe('base https://user:REDACTED@host.example/path');
+    expect(redactOutput('https://gw:Zq@9x@k2@127.0.0.1:8080?x=1 then mail a@b.c')).toBe('https://gw:REDACTED@127.0.0.1:8080?x=1 then mail a@b.c');
+    expect(redactOutput('https://user:plain@host/a@b')).toBe('https://user:REDACTED@host/a@b');
+  });
 });

@@ -7,8 +7,13 @@ const EVERME_TOKEN = /\b(evt|emk)_([A-Za-z0-9]{4})([A-Za-z0-9_-]*)/g;
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi;
 const AWS_KEY_ID = /\b(AKIA|ASIA)[A-Z0-9]{16}\b/g;
 const S3_SIGNING = /\b(X-Amz-(?:Signature|Credential|Security-Token))=[^&\s"']+/gi;
-/** A URL's password (`https://user:secret@host`): an `EVERME_API_BASE` may carry one, and status, the MCP log and the viewer show the base. */
-const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#@]*@/gi;
+/**
+ * A URL's password (`https://user:secret@host`): an `EVERME_API_BASE` may carry one, and status, the
+ * MCP log and the viewer show the base. The password runs to the LAST `@` of the authority (RFC 3986:
+ * the host follows it, and `/`, `?`, `#` end the authority), so one holding a raw `@`
+ * (`user:p@ss@host`) is masked whole, as the stored text's `url-password` rule does.
+ */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#]*@/gi;
 
 /**
  * Prefixes like `sk-` or `evt_` also start ordinary kebab/snake identifiers; a real key is random,
