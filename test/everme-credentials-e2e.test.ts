@@ -68,4 +68,30 @@ describe('credentials as EverMe\'s own installer writes them', () => {
     expect(lines.slice(firstKey)).toEqual([`EVERME_API_BASE=${tree.gateway.url}`, 'EVERME_API_KEY=evt_inst1234567890abcdef']);
     expect(Object.fromEntries(parseEnvText(lines.join('\n')))).toEqual({ EVERME_API_BASE: tree.gateway.url, EVERME_API_KEY: 'evt_inst1234567890abcdef' });
   });
+
+  it('`install --api-key` stores a pasted key without the whitespace around it', async () => {
+    const env = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_BASE: null });
+    const r = await runCli(['install', '--data-dir', tree.dataDir, '--api-key', ' evt_past1234567890abcdef \n', '--api-base', tree.gateway.url, '--json'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).not.toContain('evt_past1234567890abcdef');
+    const stored = parseEnvText(fs.readFileSync(path.join(tree.dataDir, 'everme.env'), 'utf8'));
+    expect(stored.get('EVERME_API_KEY')).toBe('evt_past1234567890abcdef');
+  });
+
+  it('`install --api-key` refuses a key with whitespace inside it, exit 2 with a hint, never echoing the key or writing it', async () => {
+    const env = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_BASE: null });
+    for (const key of ['evt_half1234 567890abcdef', 'evt_half1234\t567890abcdef']) {
+      const r = await runCli(['install', '--data-dir', tree.dataDir, '--api-key', key, '--json'], env);
+      expect(r.code, r.stderr).toBe(2);
+      const { error } = envelopeOf(r);
+      expect(error).toMatchObject({ type: 'invalid_args', code: 'invalid_value', message: '--api-key contains whitespace inside the key' });
+      expect(error?.hint).toContain('holds no spaces');
+      for (const half of ['evt_half1234', '567890abcdef']) expect(r.stdout + r.stderr).not.toContain(half);
+      expect(fs.existsSync(path.join(tree.dataDir, 'everme.env'))).toBe(false);
+    }
+    const text = await runCli(['install', '--data-dir', tree.dataDir, '--api-key', 'evt_half1234 567890abcdef'], env);
+    expect(text.code).toBe(2);
+    expect(text.stderr).not.toMatch(/\n\s+at /);
+    expect(text.stderr).toContain('--api-key contains whitespace inside the key');
+  });
 });

@@ -200,6 +200,23 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(text.stdout).toBe('Nothing matched: no conversation was forgotten.\n');
   });
 
+  it('refuses an id that holds a credential (a key pasted in the wrong place): exit 2, nothing tombstoned, the key nowhere in the output or the store', async () => {
+    writeTree();
+    await importAll();
+    const token = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
+    for (const args of [['--conversation', token], ['--conversation', `minimaxcode-${token}`], ['--session', `mvs_${token}`], ['--conversation', token, '--dry-run']]) {
+      const r = await cli(['forget', ...args, '--yes', '--json']);
+      expect(r.code, r.stderr).toBe(2);
+      expect(envelopeOf(r).error).toMatchObject({ type: 'invalid_args', code: 'conversation_id_credential' });
+      expect(r.stdout + r.stderr).not.toContain(token);
+    }
+    const text = await cli(['forget', '--conversation', token, '--yes']);
+    expect(text.stderr).toContain('holds a credential');
+    expect(text.stderr).not.toContain(token);
+    expect(tombstoned(`minimaxcode-${token}`) || tombstoned(token)).toBe(false);
+    expect(storeBytes()).not.toContain(token.toLowerCase());
+  });
+
   it('leaves no copy of the text in a page SQLite rebuilt after it was written (the table grew a level)', async () => {
     // One run per session, so the rows land in order. The messages table's first page, its root,
     // fills from its end: session 3's rows, then session 1's; session 2's then make the root move

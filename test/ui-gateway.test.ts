@@ -190,4 +190,32 @@ describe('everme ui with a gateway key', () => {
       await v.stop();
     }
   });
+
+  it('masks a password holding a raw @ and a query credential in EVERME_API_BASE: status, its JSON, the MCP log, the viewer', async () => {
+    const password = 'Pa55@w0rd@Qx7Zk';
+    const token = 'QtOk3nS3cr3tVal9';
+    const base = `${tree.gateway.url.replace('://', `://gwuser:${password}@`)}/?region=eu&access_token=${token}`;
+    const env = { ...tree.env, EVERME_API_BASE: base };
+    const masked = `${tree.gateway.url.replace('://', '://gwuser:REDACTED@')}/?region=eu&access_token=REDACTED`;
+    const status = await runCli(['status', '--data-dir', tree.dataDir], env);
+    const statusJson = await runCli(['status', '--json', '--data-dir', tree.dataDir], env);
+    const mcp = await runCli(['mcp', '--data-dir', tree.dataDir], env);
+    expect(status.stdout + status.stderr).toContain(masked);
+    expect(statusJson.stdout).toContain(masked);
+    expect(mcp.stderr).toContain(`serving ${masked}`);
+    const v = await startViewerProcess(tree.dataDir, env);
+    try {
+      const get = (p: string) => rawRequest({ port: v.port, path: p, headers: { Cookie: cookieFor(v) } });
+      const home = await get('/');
+      const health = await get('/health');
+      const search = await get(`/search/results?q=${WORD}`);
+      expect(home.body).toContain(`Memories are also sent to the EverMe gateway (${masked.replaceAll('&', '&amp;')})`);
+      // The gateway cannot be searched through that base: what the page says of it holds no secret either.
+      expect(search.body).toContain('The EverMe gateway');
+      const texts = [status.stdout, status.stderr, statusJson.stdout, statusJson.stderr, mcp.stdout, mcp.stderr, home.body, health.body, search.body];
+      for (const text of texts) for (const secret of [password, 'w0rd@Qx7Zk', 'Qx7Zk', token]) expect(text).not.toContain(secret);
+    } finally {
+      await v.stop();
+    }
+  });
 });

@@ -371,6 +371,19 @@ export function redactText(input: string): string {
 }
 
 /**
+ * Whether an id holds a credential, also one glued to a prefix (`call_ghp_…`, `key-evt_…`): the rules
+ * want a credential to start a word, so every part of the id after a `_` or `-` is looked at too.
+ * Such an id is never stored: an export line carrying one is refused, and so is forgetting one.
+ */
+export function holdsCredential(id: string): boolean {
+  const starts = [0, ...Array.from(id.matchAll(/[-_]/g), (m) => (m.index ?? 0) + 1)];
+  return starts.some((at) => {
+    const part = id.slice(at);
+    return redactText(part) !== part;
+  });
+}
+
+/**
  * `\u0020`–`\u007e` but `\u0022` and `\u005c`: an ASCII character JSON may write escaped (Go's
  * encoding/json writes `&` as `\u0026`, so kubectl, gh and docker do), decoded the JSON string stays
  * valid.

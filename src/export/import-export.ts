@@ -6,7 +6,7 @@ import type * as z from 'zod';
 import { ExclusionPolicy } from '../config/exclude.js';
 import { sessionIdOf } from '../core/conversation-id.js';
 import { EvermeError } from '../core/errors.js';
-import { redactText } from '../core/redact.js';
+import { holdsCredential, redactText } from '../core/redact.js';
 import { totalsByCode, WarningCollector, type WarningCode, type WarningEntry } from '../core/warnings.js';
 import type { KeyedMessage } from '../core/agent-message.js';
 import { exclusionSource, type Settings } from '../config/settings.js';
@@ -99,18 +99,6 @@ function parseExportLine(line: string, warn: (code: WarningCode) => void): ReadL
   const meta = conversationLineSchema.safeParse(json);
   if (!meta.success || !meta.data.conversation || conversationIdsOf(meta.data).some(holdsCredential)) return undefined;
   return withMaskedMeta(meta.data);
-}
-
-/**
- * Whether an id holds a credential, also one glued to a prefix (`call_ghp_…`, `key-evt_…`): the rules
- * want a credential to start a word, so every part of the id after a `_` or `-` is looked at too.
- */
-function holdsCredential(id: string): boolean {
-  const starts = [0, ...Array.from(id.matchAll(/[-_]/g), (m) => (m.index ?? 0) + 1)];
-  return starts.some((at) => {
-    const part = id.slice(at);
-    return redactText(part) !== part;
-  });
 }
 
 /** The line's ids: the conversation's, the message's key, its session's and parent's, its tool calls'. */

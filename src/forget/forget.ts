@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import fs from 'node:fs';
 import { EvermeError } from '../core/errors.js';
+import { holdsCredential } from '../core/redact.js';
 import type { Settings } from '../config/settings.js';
 import { assertStateDirUsable } from '../config/state-dir.js';
 import { conversationIdCandidates } from '../core/conversation-id.js';
@@ -87,10 +88,22 @@ export class Forgetter {
     return new Forgetter(opts.readonly ? openReadonlyDatabase(settings.stateDir) : openDatabase(settings.stateDir, { mustExist: opts.mustExist ?? false }));
   }
 
-  /** A `--conversation ID` means the id as it was shown (see `resolveConversationId`). */
+  /**
+   * A `--conversation ID` means the id as it was shown (see `resolveConversationId`). An id the store
+   * does not hold that holds a credential (a key pasted in the wrong place) is refused: no
+   * conversation can have it (import refuses such ids), and its tombstone would store the key.
+   */
   plan(selector: ConversationSelector): ForgetCandidate[] {
-    if (selector.kind === 'conversation') return this.store.select({ kind: 'conversation', conversationId: resolveConversationId(this.db, selector.conversationId) });
-    return this.store.select(selector);
+    if (selector.kind !== 'conversation') return this.store.select(selector);
+    const planned = this.store.select({ kind: 'conversation', conversationId: resolveConversationId(this.db, selector.conversationId) });
+    const held = planned.find((c) => c.unknown === true && holdsCredential(c.conversationId));
+    if (held) {
+      throw new EvermeError('invalid_args', 'The conversation id given holds a credential; no conversation has such an id (it is not repeated here)', {
+        code: 'conversation_id_credential',
+        hint: 'Copy the conversation id from `everme search`, `everme report` or `everme export`; nothing was forgotten or stored.',
+      });
+    }
+    return planned;
   }
 
   dryRun(conversations: ForgetCandidate[]): ForgetResult {

@@ -61,6 +61,23 @@ export function validateEnvValue(flag: string, value: string): void {
   }
 }
 
+/**
+ * The `--api-key` value as everme.env stores it: whitespace around it (a pasted key's trailing
+ * newline or space) is dropped; whitespace inside it is refused, since no EverMe key holds any and the
+ * gateway would answer every request with 401. The message never names the key.
+ */
+export function normalizeApiKey(value: string): string {
+  const key = value.trim();
+  if (/\s/.test(key)) {
+    throw new EvermeError('invalid_args', '--api-key contains whitespace inside the key', {
+      code: 'invalid_value',
+      hint: 'Copy the key again as one word: an EverMe key (evt_… or emk_…) holds no spaces, tabs or line breaks.',
+    });
+  }
+  validateEnvValue('api-key', key);
+  return key;
+}
+
 /** The URL of an `--api-base` value: refused unless it is an http(s) URL. */
 export function validateApiBase(value: string): URL {
   validateEnvValue('api-base', value);

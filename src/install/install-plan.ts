@@ -5,7 +5,7 @@ import { requireDataDir } from '../config/data-dir.js';
 import { readEnvFile } from '../config/env-file.js';
 import { envFilePath, loadSettings } from '../config/settings.js';
 import { assertStateDirUsable, configuredStateDir } from '../config/state-dir.js';
-import { apiBaseNeedsOptIn, assertEnvFileUsable, validateApiBase, validateEnvValue, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
+import { apiBaseNeedsOptIn, assertEnvFileUsable, validateApiBase, normalizeApiKey, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
 import { envKeysUnrecorded, evermeDir, installRecordPath, readInstallRecord, runtimeDir, TRACKED_PATHS, writeInstallRecord } from './install-record.js';
 import { HOOK_EVENTS, hookCommand, hookFilePath, hooksDir, writeHookFile, type HookEvent, type HookFileResult } from './markdown-hooks.js';
 import { PLUGIN_NAME, pluginDir, writeLocalPlugin } from './local-plugin.js';
@@ -95,7 +95,7 @@ function officialPluginWarning(detection: OfficialPluginDetection): InstallWarni
  */
 function envStep(envFile: string, options: InstallOptions, insecureBase: boolean, dryRun: boolean): InstallStep & { appended: string[]; keysSet: string[] } {
   const updates: EnvUpdates = {};
-  if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey.trim();
+  if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey;
   if (options.apiBase !== undefined) updates.EVERME_API_BASE = options.apiBase.trim();
   if (insecureBase) updates.EVERME_ALLOW_INSECURE_HTTP = '1';
   const env = writeEnvFile(envFile, updates, dryRun);
@@ -251,8 +251,9 @@ function insecureHttpOptedIn(dataDir: string): boolean {
  * cannot be edited safely is skipped with a warning while the other steps still run. A step that
  * fails outright undoes the ones before it (install-transaction.ts): the data dir is left as it was.
  */
-export async function runInstall(options: InstallOptions): Promise<InstallResult> {
-  if (options.apiKey !== undefined) validateEnvValue('api-key', options.apiKey);
+export async function runInstall(given: InstallOptions): Promise<InstallResult> {
+  // A pasted key's surrounding whitespace is dropped here, once; inside it, it is refused.
+  const options = given.apiKey === undefined ? given : { ...given, apiKey: normalizeApiKey(given.apiKey) };
   const apiBase = options.apiBase === undefined ? undefined : validateApiBase(options.apiBase);
   const dataDir = requireDataDir(path.resolve(options.dataDir));
   const node = options.node ?? process.execPath;
