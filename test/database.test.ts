@@ -445,6 +445,39 @@ describe('openDatabase', () => {
     }
   });
 
+  it('creates the store while another process holds a lock on the fresh file, instead of failing busy', async () => {
+    // Two everme processes creating the store at once (two imports, a sync and a hook worker): one
+    // is switching the fresh file to WAL, holding its lock, when the other asks to switch it too.
+    // SQLite answers that second switch SQLITE_BUSY at once, without its busy timeout.
+    const stateDir = tempDir();
+    const file = databasePath(stateDir);
+    fs.closeSync(fs.openSync(file, 'a', 0o600));
+    const script = `
+      const Database = require('better-sqlite3');
+      const db = new Database(process.argv[1], { timeout: 5000 });
+      db.exec('BEGIN IMMEDIATE');
+      process.stdout.write('locked\\n');
+      setTimeout(() => { db.exec('ROLLBACK'); db.close(); }, 1000);
+    `;
+    const child = spawn(process.execPath, ['-e', script, file], { cwd: path.join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('locked')) resolve();
+      });
+      child.on('exit', () => reject(new Error('child exited before taking the lock')));
+    });
+
+    const db = openDatabase(stateDir);
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    } finally {
+      db.close();
+    }
+    expect(await exited).toBe(0);
+  });
+
   it('gives dry runs a throwaway database with the same schema', () => {
     const db = openMemoryDatabase();
     expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);

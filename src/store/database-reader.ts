@@ -123,7 +123,8 @@ function writtenWithin(file: string, ms: number): boolean {
   }
 }
 
-function sleepSync(ms: number): void {
+/** Blocks this thread for `ms` (SQLite's own waits block it too: a store's open is synchronous). */
+export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
