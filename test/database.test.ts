@@ -7,7 +7,7 @@ import { storeAtVersion } from './support/store-at-version.js';
 import { tempDir } from './support/temp.js';
 import { EvermeError } from '../src/core/errors.js';
 import { databasePath, MIGRATIONS, openDatabase, openMemoryDatabase, PAGE_SIZE, pagesOf } from '../src/store/database.js';
-import { BUSY_TIMEOUT_MS, openReadonlyDatabase, SCHEMA_VERSION } from '../src/store/database-reader.js';
+import { assertNotForeign, BUSY_TIMEOUT_MS, openReadonlyDatabase, SCHEMA_VERSION } from '../src/store/database-reader.js';
 import { RunStore } from '../src/store/run-store.js';
 import { FILL_CONVERSATION_WORKSPACE_SQL } from '../src/store/session-store.js';
 
@@ -464,6 +464,82 @@ describe('openDatabase', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('creates the store while another process holds a lock on the fresh file, instead of failing busy', async () => {
+    // Two everme processes creating the store at once (two imports, a sync and a hook worker): one
+    // is switching the fresh file to WAL, holding its lock, when the other asks to switch it too.
+    // SQLite answers that second switch SQLITE_BUSY at once, without its busy timeout.
+    const stateDir = tempDir();
+    const file = databasePath(stateDir);
+    fs.closeSync(fs.openSync(file, 'a', 0o600));
+    const script = `
+      const Database = require('better-sqlite3');
+      const db = new Database(process.argv[1], { timeout: 5000 });
+      db.exec('BEGIN IMMEDIATE');
+      process.stdout.write('locked\\n');
+      setTimeout(() => { db.exec('ROLLBACK'); db.close(); }, 1000);
+    `;
+    const child = spawn(process.execPath, ['-e', script, file], { cwd: path.join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('locked')) resolve();
+      });
+      child.on('exit', () => reject(new Error('child exited before taking the lock')));
+    });
+
+    const db = openDatabase(stateDir);
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    } finally {
+      db.close();
+    }
+    expect(await exited).toBe(0);
+  });
+
+  it('does not take a fresh store for a foreign one when another process creates it while this one looks', () => {
+    const stateDir = tempDir();
+    const file = databasePath(stateDir);
+    fs.closeSync(fs.openSync(file, 'a', 0o600));
+    const looking = new Database(file);
+    // The other process's first migration (its tables and version in one transaction) commits just
+    // after this connection's first read of the file, before any read after it.
+    let created = false;
+    const afterFirstRead = <T>(read: () => T): T => {
+      const result = read();
+      if (!created) {
+        created = true;
+        openDatabase(stateDir).close();
+      }
+      return result;
+    };
+    const interleaved = new Proxy(looking, {
+      get(target, prop) {
+        if (prop === 'pragma') return (...args: Parameters<typeof target.pragma>) => afterFirstRead(() => target.pragma(...args));
+        if (prop === 'prepare') {
+          return (sql: string) => {
+            const statement = target.prepare(sql);
+            const get = statement.get.bind(statement);
+            statement.get = (...params: unknown[]) => afterFirstRead(() => get(...params));
+            return statement;
+          };
+        }
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    try {
+      expect(() => assertNotForeign(interleaved, file)).not.toThrow();
+      expect(created).toBe(true);
+    } finally {
+      looking.close();
+    }
+    // The store the other process made is whole.
+    const db = openDatabase(stateDir);
+    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    db.close();
   });
 
   it('gives dry runs a throwaway database with the same schema', () => {

@@ -7,6 +7,7 @@ import type { AgentMessage } from '../src/core/agent-message.js';
 import { emptyRequest, encodeRequest } from '../src/memory/encoded-request.js';
 import { planRequests } from '../src/memory/task-batcher.js';
 import { defaultSleep, GatewayClient, type GatewayClientOptions } from '../src/sinks/gateway/gateway-client.js';
+import { waitFor } from './support/cli-process.js';
 import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 
 const TOKEN = 'evt_k3y9SECRETsecretSECRETsecret42';
@@ -419,7 +420,10 @@ describe('GatewayClient against the fake gateway', () => {
     const controller = new AbortController();
     const c = client();
     const aborted = failure(c.postAgentMemory({ conversationId: CID, flush: false, messages }, controller.signal));
-    setTimeout(() => controller.abort(), 100);
+    // Aborted once the gateway holds the request: a 100 ms timer fired first when this process
+    // stalled (a loaded machine), before the request was sent, and nothing had reached the server.
+    await waitFor(() => fake.requests.length === 1, 10_000, 'the request at the gateway');
+    controller.abort();
     const err = await aborted;
     expect(err.type).toBe('cancelled');
     expect(err.detail!.reachedServer).toBe(true);

@@ -123,7 +123,8 @@ function writtenWithin(file: string, ms: number): boolean {
   }
 }
 
-function sleepSync(ms: number): void {
+/** Blocks this thread for `ms` (SQLite's own waits block it too: a store's open is synchronous). */
+export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
@@ -157,8 +158,11 @@ export function assertNotNewer(db: Db, file: string): void {
  * migrated: that would write everme's tables into it.
  */
 export function assertNotForeign(db: Db, file: string): void {
-  if (userVersion(db) !== 0) return;
-  if (db.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get() === undefined) return;
+  // One statement, so one snapshot: read one after the other, another process's first migration
+  // (an import creating the store at the same moment) could commit between the version (still 0)
+  // and the tables (already there), and its fresh store was taken for another program's.
+  const foreign = db.prepare<[], number>('SELECT (SELECT user_version FROM pragma_user_version) = 0 AND EXISTS (SELECT 1 FROM sqlite_master)').pluck().get();
+  if (foreign !== 1) return;
   throw new EvermeError('io', 'The everme database is damaged or is not an everme database', {
     code: 'database_unavailable',
     hint: `${file} holds another program's tables: move it aside, or point EVERME_STATE_DIR at another directory, and run \`everme import --since YYYY-MM-DD\` to build the local store.`,

@@ -5,7 +5,21 @@ import { reindexMessages } from './fts-rebuild.js';
 import { TERM_INDEX_SCHEMA, TERM_NOMINEES_SCHEMA, TermIndexWriter } from './term-index.js';
 import { maskedTitle } from '../core/masked-title.js';
 import { redactText } from '../core/redact.js';
-import { asDatabaseError, assertNotForeign, assertNotNewer, connect, databaseMissing, databasePath, ioError, openReadonlyDatabase, userVersion, type Db } from './database-reader.js';
+import { busySqliteCode } from '../core/errors.js';
+import {
+  asDatabaseError,
+  assertNotForeign,
+  assertNotNewer,
+  BUSY_TIMEOUT_MS,
+  connect,
+  databaseMissing,
+  databasePath,
+  ioError,
+  openReadonlyDatabase,
+  sleepSync,
+  userVersion,
+  type Db,
+} from './database-reader.js';
 
 export { databasePath } from './database-reader.js';
 
@@ -402,7 +416,7 @@ export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): 
     // Before anything is written (SQLite ignores it on a database that has pages); a store created
     // by an earlier release keeps its 4 KiB pages, which every version reads.
     db.pragma(`page_size = ${PAGE_SIZE}`);
-    if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+    useWal(db);
     db.pragma('synchronous = NORMAL');
     // A page SQLite rebuilds (a split, a root that grows a level) would keep old copies of its rows in
     // its free space, where a forget's own `secure_delete` never reaches: every writer zeroes that
@@ -415,6 +429,29 @@ export function openDatabase(stateDir: string, opts: OpenDatabaseOptions = {}): 
   } catch (err) {
     db.close();
     throw asDatabaseError(err, file);
+  }
+}
+
+/** How long a store's open waits before it asks again to switch a fresh store to WAL. */
+const WAL_SWITCH_RETRY_MS = 20;
+
+/**
+ * Puts the store in WAL mode (a no-op once it is). Switching a fresh file takes its exclusive lock,
+ * and SQLite answers SQLITE_BUSY at once, without waiting its busy timeout, when another connection
+ * holds a lock on the file: two everme processes creating the store at the same moment (a sync and
+ * a hook worker, two imports) made one of them fail. Asked again until the busy timeout: by then
+ * the other process has switched it (the file says `wal`) or let go of its lock.
+ */
+function useWal(db: Db): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if (busySqliteCode(err) === undefined || Date.now() >= deadline) throw err;
+      sleepSync(WAL_SWITCH_RETRY_MS);
+    }
   }
 }
 
