@@ -217,6 +217,18 @@ describe('everme forget, embedded store', { timeout: 120_000 }, () => {
     expect(storeBytes()).not.toContain(token.toLowerCase());
   });
 
+  it('refuses an id that holds a credential with no store yet too: exit 2, the key not printed, and no store made for its tombstone', async () => {
+    writeTree();
+    const token = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
+    for (const args of [['--conversation', token, '--dry-run'], ['--conversation', token, '--yes'], ['--session', `mvs_${token}`, '--dry-run']]) {
+      const r = await cli(['forget', ...args, '--json']);
+      expect(r.code, r.stderr).toBe(2);
+      expect(envelopeOf(r).error).toMatchObject({ type: 'invalid_args', code: 'conversation_id_credential' });
+      expect(r.stdout + r.stderr).not.toContain(token);
+    }
+    expect(fs.existsSync(tree.stateDir), 'a state dir was made for the refused id').toBe(false);
+  });
+
   it('leaves no copy of the text in a page SQLite rebuilt after it was written (the table grew a level)', async () => {
     // One run per session, so the rows land in order. The messages table's first page, its root,
     // fills from its end: session 3's rows, then session 1's; session 2's then make the root move

@@ -85,7 +85,9 @@ export async function runForget(request: ForgetRequest, context: FlowContext): P
   // conversation's tombstone needs one (a session can be forgotten before it is imported).
   if (!storeExists(settings)) {
     if (request.undo && selector.kind === 'conversation') undoWithoutStore(settings, selector.conversationId);
-    if (request.dryRun || selector.kind !== 'conversation') return { kind: 'forget', result: forgetWithoutStore(settings, selector, request.dryRun) };
+    // Asked for a tombstone too: an id holding a credential is refused before a store is made for it.
+    const result = forgetWithoutStore(settings, selector, request.dryRun);
+    if (request.dryRun || selector.kind !== 'conversation') return { kind: 'forget', result };
   }
   const forgetter = Forgetter.open(settings);
   try {

@@ -52,8 +52,21 @@ export function storeExists(settings: Settings): boolean {
  * nothing is created. A named conversation is listed as unknown, as an empty store lists it.
  */
 export function forgetWithoutStore(settings: Settings, selector: ConversationSelector, dryRun: boolean): ForgetResult {
-  const named = selector.kind === 'conversation' ? [unknownCandidate(conversationIdCandidates(selector.conversationId).at(-1)!)] : [];
+  const named = selector.kind === 'conversation' ? refuseCredentialIds([unknownCandidate(conversationIdCandidates(selector.conversationId).at(-1)!)]) : [];
   return { ...summarize(dryRun, named, 0), missingStore: databasePath(settings.stateDir) };
+}
+
+/**
+ * Refuses a named id the store does not hold that holds a credential (a key pasted in the wrong
+ * place): no conversation can have it (import refuses such ids), its tombstone would store the key,
+ * and listing it would print it.
+ */
+function refuseCredentialIds(planned: ForgetCandidate[]): ForgetCandidate[] {
+  if (!planned.some((c) => c.unknown === true && holdsCredential(c.conversationId))) return planned;
+  throw new EvermeError('invalid_args', 'The conversation id given holds a credential; no conversation has such an id (it is not repeated here)', {
+    code: 'conversation_id_credential',
+    hint: 'Copy the conversation id from `everme search`, `everme report` or `everme export`; nothing was forgotten or stored.',
+  });
 }
 
 /** An undo where there is no store yet: nothing is forgotten (and no store is created to say so). */
@@ -89,21 +102,12 @@ export class Forgetter {
   }
 
   /**
-   * A `--conversation ID` means the id as it was shown (see `resolveConversationId`). An id the store
-   * does not hold that holds a credential (a key pasted in the wrong place) is refused: no
-   * conversation can have it (import refuses such ids), and its tombstone would store the key.
+   * A `--conversation ID` means the id as it was shown (see `resolveConversationId`); one the store
+   * does not hold that holds a credential is refused (`refuseCredentialIds`).
    */
   plan(selector: ConversationSelector): ForgetCandidate[] {
     if (selector.kind !== 'conversation') return this.store.select(selector);
-    const planned = this.store.select({ kind: 'conversation', conversationId: resolveConversationId(this.db, selector.conversationId) });
-    const held = planned.find((c) => c.unknown === true && holdsCredential(c.conversationId));
-    if (held) {
-      throw new EvermeError('invalid_args', 'The conversation id given holds a credential; no conversation has such an id (it is not repeated here)', {
-        code: 'conversation_id_credential',
-        hint: 'Copy the conversation id from `everme search`, `everme report` or `everme export`; nothing was forgotten or stored.',
-      });
-    }
-    return planned;
+    return refuseCredentialIds(this.store.select({ kind: 'conversation', conversationId: resolveConversationId(this.db, selector.conversationId) }));
   }
 
   dryRun(conversations: ForgetCandidate[]): ForgetResult {
