@@ -93,45 +93,37 @@ describe('migration 17: runs record their owner', () => {
   });
 });
 
+/** The titles `session_meta` holds after a store at `version` (holding `s1`'s `title` and a plain `s2`) is opened by this build. */
+function titlesMigratedFrom(version: number, title: string): unknown[] {
+  const stateDir = tempDir();
+  const raw = storeAtVersion(stateDir, version);
+  const put = raw.prepare('INSERT INTO session_meta (session_id, title, recorded_at_ms) VALUES (?, ?, 0)');
+  put.run('s1', title);
+  put.run('s2', 'Fix the flaky widget test');
+  raw.close();
+  const db = openDatabase(stateDir);
+  try {
+    return db.prepare('SELECT session_id, title FROM session_meta ORDER BY session_id').all();
+  } finally {
+    db.close();
+  }
+}
+
 describe('migration 18: a private span an earlier release kept in a stored title is hidden', () => {
   it('turns the span into [PRIVATE] and leaves other titles byte for byte', () => {
-    const stateDir = tempDir();
-    const raw = storeAtVersion(stateDir, 17);
-    const put = raw.prepare('INSERT INTO session_meta (session_id, title, recorded_at_ms) VALUES (?, ?, 0)');
-    put.run('s1', 'fix the login flow <private>hunter2secretvalue</private> please');
-    put.run('s2', 'Fix the flaky widget test');
-    raw.close();
-
-    const db = openDatabase(stateDir);
-    try {
-      expect(db.prepare('SELECT session_id, title FROM session_meta ORDER BY session_id').all()).toEqual([
-        { session_id: 's1', title: 'fix the login flow [PRIVATE] please' },
-        { session_id: 's2', title: 'Fix the flaky widget test' },
-      ]);
-    } finally {
-      db.close();
-    }
+    expect(titlesMigratedFrom(17, 'fix the login flow <private>hunter2secretvalue</private> please')).toEqual([
+      { session_id: 's1', title: 'fix the login flow [PRIVATE] please' },
+      { session_id: 's2', title: 'Fix the flaky widget test' },
+    ]);
   });
 });
 
 describe('migration 20: terminal controls an earlier release kept in a stored title are gone', () => {
   it('strips them, then hides the span an escape split, and leaves other titles byte for byte', () => {
-    const stateDir = tempDir();
-    const raw = storeAtVersion(stateDir, 19);
-    const put = raw.prepare('INSERT INTO session_meta (session_id, title, recorded_at_ms) VALUES (?, ?, 0)');
-    put.run('s1', '\u001b[31mfix\u001b[0m the login flow <priv\u001b[0mate>hunter2secretvalue</private> please\u009b2J');
-    put.run('s2', 'Fix the flaky widget test');
-    raw.close();
-
-    const db = openDatabase(stateDir);
-    try {
-      expect(db.prepare('SELECT session_id, title FROM session_meta ORDER BY session_id').all()).toEqual([
-        { session_id: 's1', title: 'fix the login flow [PRIVATE] please' },
-        { session_id: 's2', title: 'Fix the flaky widget test' },
-      ]);
-    } finally {
-      db.close();
-    }
+    expect(titlesMigratedFrom(19, '\u001b[31mfix\u001b[0m the login flow <priv\u001b[0mate>hunter2secretvalue</private> please\u009b2J')).toEqual([
+      { session_id: 's1', title: 'fix the login flow [PRIVATE] please' },
+      { session_id: 's2', title: 'Fix the flaky widget test' },
+    ]);
   });
 });
 

@@ -166,56 +166,46 @@ describe('everme ui with a gateway key', () => {
     }
   });
 
-  it('masks a password in EVERME_API_BASE wherever the base is shown: status, the MCP log, the viewer', async () => {
-    const password = 'Pa55w0rdQx7Zk';
-    const base = tree.gateway.url.replace('://', `://gwuser:${password}@`);
-    const env = { ...tree.env, EVERME_API_BASE: base };
-    const masked = tree.gateway.url.replace('://', '://gwuser:REDACTED@');
+  /** Everywhere the API base is shown with `env`: status (text and JSON), the MCP log, and the viewer's home, health and a search. */
+  async function whereTheBaseIsShown(env: NodeJS.ProcessEnv) {
     const status = await runCli(['status', '--data-dir', tree.dataDir], env);
     const statusJson = await runCli(['status', '--json', '--data-dir', tree.dataDir], env);
     const mcp = await runCli(['mcp', '--data-dir', tree.dataDir], env);
-    expect(status.stdout + status.stderr).toContain(masked);
-    expect(statusJson.stdout).toContain(masked);
-    expect(mcp.stderr).toContain(`serving ${masked}`);
     const v = await startViewerProcess(tree.dataDir, env);
     try {
-      const home = await rawRequest({ port: v.port, path: '/', headers: { Cookie: cookieFor(v) } });
-      const health = await rawRequest({ port: v.port, path: '/health', headers: { Cookie: cookieFor(v) } });
-      expect(home.body).toContain(`Memories are also sent to the EverMe gateway (${masked})`);
-      expect(health.body).toContain(masked);
-      for (const text of [status.stdout, status.stderr, statusJson.stdout, statusJson.stderr, mcp.stdout, mcp.stderr, home.body, health.body]) {
-        expect(text).not.toContain(password);
-      }
+      const get = (p: string) => rawRequest({ port: v.port, path: p, headers: { Cookie: cookieFor(v) } });
+      const [home, health, search] = [await get('/'), await get('/health'), await get(`/search/results?q=${WORD}`)];
+      const texts = [status.stdout, status.stderr, statusJson.stdout, statusJson.stderr, mcp.stdout, mcp.stderr, home.body, health.body, search.body];
+      return { status: status.stdout + status.stderr, statusJson: statusJson.stdout, mcpLog: mcp.stderr, home: home.body, health: health.body, search: search.body, texts };
     } finally {
       await v.stop();
     }
+  }
+
+  it('masks a password in EVERME_API_BASE wherever the base is shown: status, the MCP log, the viewer', async () => {
+    const password = 'Pa55w0rdQx7Zk';
+    const shown = await whereTheBaseIsShown({ ...tree.env, EVERME_API_BASE: tree.gateway.url.replace('://', `://gwuser:${password}@`) });
+    const masked = tree.gateway.url.replace('://', '://gwuser:REDACTED@');
+    expect(shown.status).toContain(masked);
+    expect(shown.statusJson).toContain(masked);
+    expect(shown.mcpLog).toContain(`serving ${masked}`);
+    expect(shown.home).toContain(`Memories are also sent to the EverMe gateway (${masked})`);
+    expect(shown.health).toContain(masked);
+    for (const text of shown.texts) expect(text).not.toContain(password);
   });
 
   it('masks a password holding a raw @ and a query credential in EVERME_API_BASE: status, its JSON, the MCP log, the viewer', async () => {
     const password = 'Pa55@w0rd@Qx7Zk';
     const token = 'QtOk3nS3cr3tVal9';
     const base = `${tree.gateway.url.replace('://', `://gwuser:${password}@`)}/?region=eu&access_token=${token}`;
-    const env = { ...tree.env, EVERME_API_BASE: base };
+    const shown = await whereTheBaseIsShown({ ...tree.env, EVERME_API_BASE: base });
     const masked = `${tree.gateway.url.replace('://', '://gwuser:REDACTED@')}/?region=eu&access_token=REDACTED`;
-    const status = await runCli(['status', '--data-dir', tree.dataDir], env);
-    const statusJson = await runCli(['status', '--json', '--data-dir', tree.dataDir], env);
-    const mcp = await runCli(['mcp', '--data-dir', tree.dataDir], env);
-    expect(status.stdout + status.stderr).toContain(masked);
-    expect(statusJson.stdout).toContain(masked);
-    expect(mcp.stderr).toContain(`serving ${masked}`);
-    const v = await startViewerProcess(tree.dataDir, env);
-    try {
-      const get = (p: string) => rawRequest({ port: v.port, path: p, headers: { Cookie: cookieFor(v) } });
-      const home = await get('/');
-      const health = await get('/health');
-      const search = await get(`/search/results?q=${WORD}`);
-      expect(home.body).toContain(`Memories are also sent to the EverMe gateway (${masked.replaceAll('&', '&amp;')})`);
-      // The gateway cannot be searched through that base: what the page says of it holds no secret either.
-      expect(search.body).toContain('The EverMe gateway');
-      const texts = [status.stdout, status.stderr, statusJson.stdout, statusJson.stderr, mcp.stdout, mcp.stderr, home.body, health.body, search.body];
-      for (const text of texts) for (const secret of [password, 'w0rd@Qx7Zk', 'Qx7Zk', token]) expect(text).not.toContain(secret);
-    } finally {
-      await v.stop();
-    }
+    expect(shown.status).toContain(masked);
+    expect(shown.statusJson).toContain(masked);
+    expect(shown.mcpLog).toContain(`serving ${masked}`);
+    expect(shown.home).toContain(`Memories are also sent to the EverMe gateway (${masked.replaceAll('&', '&amp;')})`);
+    // The gateway cannot be searched through that base: what the page says of it holds no secret either.
+    expect(shown.search).toContain('The EverMe gateway');
+    for (const text of shown.texts) for (const secret of [password, 'w0rd@Qx7Zk', 'Qx7Zk', token]) expect(text).not.toContain(secret);
   });
 });
