@@ -200,13 +200,31 @@ describe('everme ui: changes (Origin, the carried secret, methods)', () => {
     expect(await searchOther()).toBe(false);
     const undo = await post('/forget/undo', form([['c', target()]]), { 'x-everme-secret': viewer.secret, Origin: viewer.origin });
     expect(undo.status).toBe(200);
-    expect(undo.body).toContain('is no longer forgotten');
+    expect(undo.body).toContain('is no longer forgotten; the next <code>everme sync</code> reads session');
     expect((await authed('/forgotten')).body).toContain('Nothing is forgotten');
     // As after `everme forget --undo`, the next sync reads the conversation again: the store is as
     // the other tests expect it, whichever order they run in.
     const synced = await runCli(['sync', '--sink', 'local', '--data-dir', store.dataDir, '--json'], env);
     expect(synced.code, synced.stderr).toBe(0);
     expect(await searchOther()).toBe(true);
+  });
+
+  it('undoing a conversation that came only from an export file says a sync cannot bring it back, and what can', async () => {
+    const file = path.join(root, 'only-here.jsonl');
+    const line = { conversationId: 'proj/only', conversation: { sessionId: 'mvs_onlyui1', source: 'ledger', workspaceDir: '/home/u/proj' }, key: 'k1', message: { role: 'user', timestamp: Date.UTC(2026, 8, 12), content: 'numbatexportword' } };
+    fs.writeFileSync(file, `${JSON.stringify(line)}\n`);
+    const loaded = await runCli(['import', '--from-export', file, '--data-dir', store.dataDir, '--json'], env);
+    expect(envelopeOf(loaded).data).toMatchObject({ messages: 1 });
+    const carried = { 'x-everme-secret': viewer.secret, Origin: viewer.origin };
+    expect((await post('/forget', form([['c', 'proj/only']]), carried)).body).toContain('1 message removed');
+
+    const undo = await post('/forget/undo', form([['c', 'proj/only']]), carried);
+    expect(undo.status, undo.body.slice(0, 500)).toBe(200);
+    const said = /<p id="undo-done" role="status">(.*?)<\/p>/s.exec(undo.body)?.[1] ?? '';
+    // No file of that session is under the data dir: the page must not promise that a sync reads it.
+    expect(said).not.toContain('reads session');
+    expect(said).toContain(`<code>proj/only</code> is no longer forgotten, but no file of session <code>mvs_onlyui1</code> is under <code>${store.dataDir}</code>, so a sync cannot bring it back.`);
+    expect(said).toContain('<code>everme import --from-export FILE --again</code> loads that file again');
   });
 });
 

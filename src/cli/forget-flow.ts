@@ -4,9 +4,9 @@ import { parseSinceDate } from '../core/dates.js';
 import { EvermeError } from '../core/errors.js';
 import { Forgetter, forgetWithoutStore, storeExists, undoWithoutStore, type ConversationSelector, type ForgetCandidate, type ForgetResult } from '../forget/forget.js';
 import { renderForget } from '../forget/render-forget.js';
+import { withSessionOnDisk, type Undone } from '../forget/undone.js';
 import { isSessionId } from '../hook/hook-input.js';
 import { holdsMask, maskedWorkspace } from '../store/masked-workspace.js';
-import { locateSession } from '../transcript/session-locate.js';
 import { confirmOnTerminal } from './confirm.js';
 import type { FlowContext } from './base-command.js';
 
@@ -23,8 +23,7 @@ export interface ForgetRequest {
   undo: boolean;
 }
 
-/** `sessionOnDisk`: whether the session's files are under the data dir, so that a sync can read it again. */
-export type ForgetOutcome = { kind: 'undone'; undone: { conversationId: string; sessionId: string; sessionOnDisk: boolean } } | { kind: 'forget'; result: ForgetResult };
+export type ForgetOutcome = { kind: 'undone'; undone: Undone } | { kind: 'forget'; result: ForgetResult };
 
 function selectorOf(request: ForgetRequest): ConversationSelector {
   const given = SELECTORS.filter((name) => request[name] !== undefined);
@@ -92,9 +91,7 @@ export async function runForget(request: ForgetRequest, context: FlowContext): P
   const forgetter = Forgetter.open(settings);
   try {
     if (request.undo && selector.kind === 'conversation') {
-      const undone = forgetter.undo(selector.conversationId);
-      // A conversation that came only from an export file has no files here for a sync to read.
-      return { kind: 'undone', undone: { ...undone, sessionOnDisk: (await locateSession(settings.dataDir, undone.sessionId)) !== undefined } };
+      return { kind: 'undone', undone: await withSessionOnDisk(settings.dataDir, forgetter.undo(selector.conversationId)) };
     }
     const planned = forgetter.plan(selector);
     if (request.dryRun) return { kind: 'forget', result: forgetter.dryRun(planned) };

@@ -1,5 +1,6 @@
 import { isoDay } from '../core/dates.js';
 import type { ForgetCandidate, ForgetResult } from './forget.js';
+import { undoneSentences, type Undone, type UndoneWord } from './undone.js';
 
 function line(c: ForgetCandidate): string {
   // Said plainly: a mistyped id must not read as a forgotten conversation.
@@ -40,12 +41,10 @@ export function renderForget(result: ForgetResult, opts: { asking?: boolean } = 
   return lines.join('\n');
 }
 
-/** What `forget --undo` did, and what brings the conversation back: a sync when its session's files are here, else its export file. */
-export function renderUndone(undone: { conversationId: string; sessionId: string; sessionOnDisk: boolean }, dataDir: string): string {
-  const lifted = `${undone.conversationId} is no longer forgotten`;
-  if (undone.sessionOnDisk) return `${lifted}; the next \`everme sync\` reads session ${undone.sessionId} again.`;
-  return [
-    `${lifted}, but no file of session ${undone.sessionId} is under ${dataDir}, so a sync cannot bring it back.`,
-    'If it came from an export file, `everme import --from-export FILE --again` loads that file again (a file loaded before is otherwise skipped).',
-  ].join('\n');
+/** What `forget --undo` did, as text: commands in backticks; ids and paths as they are. */
+export function renderUndone(undone: Undone, dataDir: string): string {
+  const text = (w: UndoneWord) => (typeof w === 'string' ? w : 'command' in w ? `\`${w.command}\`` : w.name);
+  return undoneSentences(undone, dataDir)
+    .map((sentence) => sentence.map(text).join(''))
+    .join('\n');
 }

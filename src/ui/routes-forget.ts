@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { EvermeError } from '../core/errors.js';
 import type { ForgetCandidate, ForgetResult } from '../forget/forget.js';
+import { withSessionOnDisk } from '../forget/undone.js';
 import { h } from './html.js';
 import { forgetDonePage, forgetPreviewPage, forgottenPage } from './pages/forget.js';
 import type { RouteContext } from './route-context.js';
@@ -52,8 +53,11 @@ export function forgetRoutes(app: Hono, r: RouteContext): void {
   app.post('/forget/undo', async (c) => {
     const [id] = conversationIds(await formValues(c, 'c'));
     if (id === undefined) return r.page(c, r.frame('Forgotten'), h`<h1>Undo</h1><p>No conversation was named.</p>`, 400);
-    const { undone, tombstones } = await r.withForgetter((f) => ({ undone: f.undo(id), tombstones: f.forgotten() }));
-    return r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(tombstones, secret, undone));
+    const { lifted, tombstones } = await r.withForgetter((f) => ({ lifted: f.undo(id), tombstones: f.forgotten() }));
+    // As `everme forget --undo`: a sync brings it back only when its session's files are here.
+    const { dataDir } = r.data.settings;
+    const undone = await withSessionOnDisk(dataDir, lifted);
+    return r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(tombstones, secret, { undone, dataDir }));
   });
 
   app.get('/forgotten', (c) => r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(r.readForgetter((f) => f.forgotten(), []), secret)));

@@ -1,4 +1,5 @@
 import type { ForgetCandidate, ForgetResult, Tombstone } from '../../forget/forget.js';
+import { undoneSentences, type Undone, type UndoneWord } from '../../forget/undone.js';
 import { EMPTY, day, h, plural, when, type Html } from '../html.js';
 import { secretField } from '../layout.js';
 import { conversationHref } from './projects.js';
@@ -58,12 +59,18 @@ export function forgetDonePage(result: ForgetResult, secret: string): Html {
 ${result.gatewayNote ? h`<p class="banner" role="note">${result.gatewayNote}</p>` : EMPTY}
 ${result.checkpointed === false ? h`<p class="muted">Another process is reading the store; the last deleted bytes leave the file once it closes.</p>` : EMPTY}
 <ul>${result.conversations.map((c) => h`<li class="actions"><code>${c.conversationId}</code> ${undoButton(c.conversationId, secret)}</li>`)}</ul>
-<p class="muted">Undo lifts the tombstone (as <code>everme forget --undo</code> does); the next <code>everme sync</code>, or the hook, reads that session again from its files.</p>`;
+<p class="muted">Undo lifts the tombstone (as <code>everme forget --undo</code> does); the next <code>everme sync</code>, or the hook, reads that session again from its files when they are under the data directory (else Undo says what brings it back).</p>`;
 }
 
-export function forgottenPage(tombstones: Tombstone[], secret: string, undone?: { conversationId: string; sessionId: string }): Html {
+/** What an undo did, in the CLI's words (`undoneSentences`): ids, paths and commands in `<code>`. */
+function undoneNote(undone: Undone, dataDir: string): Html {
+  const word = (w: UndoneWord): Html => (typeof w === 'string' ? h`${w}` : h`<code>${'command' in w ? w.command : w.name}</code>`);
+  return h`<p id="undo-done" role="status">${undoneSentences(undone, dataDir).map((sentence, i) => h`${i > 0 ? ' ' : ''}${sentence.map(word)}`)}</p>`;
+}
+
+export function forgottenPage(tombstones: Tombstone[], secret: string, lifted?: { undone: Undone; dataDir: string }): Html {
   return h`<h1>Forgotten conversations</h1>
-${undone ? h`<p id="undo-done" role="status"><code>${undone.conversationId}</code> is no longer forgotten; the next <code>everme sync</code> (or the hook) reads session <code>${undone.sessionId}</code> again.</p>` : EMPTY}
+${lifted ? undoneNote(lifted.undone, lifted.dataDir) : EMPTY}
 ${
   tombstones.length === 0
     ? h`<p id="no-tombstones">Nothing is forgotten.</p>`
