@@ -22,7 +22,7 @@ export default class Forget extends EvermeCommand<typeof Forget> {
     before: Flags.string({ description: 'every conversation whose last message is before this day (YYYY-MM-DD, UTC)' }),
     'dry-run': Flags.boolean({ description: 'list what would be forgotten; change nothing', default: false }),
     yes: Flags.boolean({ description: 'do not ask (required with --json or without a terminal)', default: false }),
-    undo: Flags.boolean({ description: 'lift the tombstone of --conversation/--session; the next sync reads it again', default: false }),
+    undo: Flags.boolean({ description: 'lift the tombstone of --conversation/--session; the next sync reads it again from its files (undo says what brings back one that came from an export file)', default: false }),
   };
 
   async run(): Promise<unknown> {

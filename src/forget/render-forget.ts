@@ -37,7 +37,7 @@ export function renderForget(result: ForgetResult, opts: { asking?: boolean } = 
   if (result.checkpointed === false) {
     lines.push('note: another process is reading the store; the last deleted bytes leave the file once it closes.');
   }
-  if (!result.dryRun) lines.push('`everme forget --undo --conversation ID` lifts a tombstone; the next sync reads that session again.');
+  if (!result.dryRun) lines.push('`everme forget --undo --conversation ID` lifts a tombstone; the next sync reads that session again when its files are under the data dir (undo says what else brings it back).');
   return lines.join('\n');
 }
 
