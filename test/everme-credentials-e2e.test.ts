@@ -78,6 +78,19 @@ describe('credentials as EverMe\'s own installer writes them', () => {
     expect(stored.get('EVERME_API_KEY')).toBe('evt_past1234567890abcdef');
   });
 
+  it('`install --dry-run` says a key is configured when EVERME_API_KEY is only in the environment, never printing it', async () => {
+    const key = 'evt_envonly1234567890abcdef';
+    const env = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_KEY: key, EVERME_API_BASE: null });
+    const text = await runCli(['install', '--dry-run', '--data-dir', tree.dataDir], env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).not.toContain('No API key configured');
+    expect(text.stdout).toContain('A credential is configured in the environment (EVERME_API_KEY or EVERME_AGENT_TOKEN)');
+    const json = await runCli(['install', '--dry-run', '--data-dir', tree.dataDir, '--json'], env);
+    expect(envelopeOf(json).data).toMatchObject({ dryRun: true, apiKey: 'environment' });
+    for (const r of [text, json]) expect(r.stdout + r.stderr).not.toContain(key.slice(8));
+    expect(fs.existsSync(path.join(tree.dataDir, 'everme.env'))).toBe(false);
+  });
+
   it('`install --api-key` refuses a key with whitespace inside it, exit 2 with a hint, never echoing the key or writing it', async () => {
     const env = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_BASE: null });
     for (const key of ['evt_half1234 567890abcdef', 'evt_half1234\t567890abcdef']) {

@@ -365,6 +365,46 @@ describe('kinds of session', { timeout: 180_000 }, () => {
   });
 });
 
+describe('terminal controls in a workspace path', { timeout: 180_000 }, () => {
+  it('report, status and search print the workspace without its ESC and C1 controls; --json keeps the path, escaped; exclusion matches it as the host wrote it', async () => {
+    const T = Date.UTC(2026, 8, 10, 8);
+    const hostile = '/home/dev/\u001b[31mred\u009b2J';
+    const sessionId = sessionIdFor(1);
+    makeSession(dataDir, DAY, sessionId, {
+      createdAtMs: CREATED_AT_MS,
+      time: '09-00-00-001',
+      files: {
+        'ledger.jsonl': jsonlOf([
+          ledgerEvent(sessionId, 1, 'session.created', { record: { sessionId, workspaceDir: '/ledger/old', createdAtMs: T, updatedAtMs: T } }),
+          ledgerEvent(sessionId, 2, 'message.pi_history_appended', { messages: turnMessages('c1', 1) }),
+        ]),
+      },
+    });
+    writeMessagesSession(dataDir, 2, turnsEnvelopes('c2', [1]));
+    writeSessionIndex(dataDir, 'newest', [
+      indexRecord(sessionId, { workspaceDir: hostile, updatedAtMs: T + 3_600_000 }),
+      indexRecord(sessionIdFor(2), { workspaceDir: `${hostile}/private` }),
+    ]);
+    const e = env({ EVERME_EXCLUDE: `${hostile}/private` });
+    expect(await json(['import', '--since', '2026-09-01'], e)).toMatchObject({ workspaceUnknown: 0, sessions: { delivered: 1, excluded: 1 } });
+
+    const runs = [await cli(['report'], e), await cli(['status'], e), await cli(['search', 'question'], e)];
+    for (const r of runs) {
+      expect(r.stdout + r.stderr).not.toContain('\u001b');
+      expect(r.stdout + r.stderr).not.toContain('\u009b');
+    }
+    const [report] = runs;
+    expect(report!.stdout).toContain(`${sessionId}  /home/dev/red (from the session index)`);
+    expect(report!.stdout).toContain('/home/dev/red/private  by EVERME_EXCLUDE /home/dev/red/private');
+
+    const raw = await cli(['report', '--json'], e);
+    expect(raw.stdout).not.toContain('\u009b');
+    const data = envelopeOf(raw).data as { disagreements: Array<{ workspaceDir: string }>; excluded: Array<{ workspaceDir: string }> };
+    expect(data.disagreements.map((d) => d.workspaceDir)).toEqual([hostile]);
+    expect(data.excluded.map((d) => d.workspaceDir)).toEqual([`${hostile}/private`]);
+  });
+});
+
 describe('a credential in a workspace path', { timeout: 180_000 }, () => {
   /** Every text of the store, row by row: what a credential must not be found in. */
   function storeText(): string {

@@ -5,7 +5,7 @@ import { EvermeError, toEvermeError } from '../core/errors.js';
 import { requireDataDir, resolveDataDir } from '../config/data-dir.js';
 import { dataDirFlag, jsonFlag } from './flags.js';
 import { abortOnInterrupt } from './interrupt.js';
-import { guardStdout, reportFailure, successEnvelope, writeStderr, writeStdout, type SuccessEnvelope } from './output.js';
+import { guardStdout, reportFailure, successEnvelope, writeJson, writeStderr, writeStdout, type SuccessEnvelope } from './output.js';
 
 /** oclif's wrapping of an error thrown by a flag's parser: `Parsing --flag \n\t<message>\nSee more help…`. */
 const FLAG_PARSE_WRAPPING = /^Parsing (--[\w-]+) \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
@@ -168,7 +168,7 @@ export abstract class EvermeCommand<T extends typeof Command = typeof Command> e
 
   /** One line, redacted like everything else on stdout (oclif's default pretty-prints with colour). */
   protected override logJson(json: unknown): void {
-    writeStdout(JSON.stringify(json));
+    writeJson(json);
   }
 
   protected override catch(err: Error & { exitCode?: number }): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Hook } from '@oclif/core';
 import { EvermeError, exitCodeFor } from '../core/errors.js';
-import { errorEnvelope, guardStdout, reportErrorText, writeStdout } from './output.js';
+import { errorEnvelope, guardStdout, reportErrorText, writeJson } from './output.js';
 
 /**
  * oclif's `command_not_found` hook: an unknown command is a bad argument like any other, answered
@@ -14,7 +14,7 @@ const commandNotFound: Hook<'command_not_found'> = function (opts) {
   // A flag before any command (`everme --json`) is what oclif looked up as the command.
   if (opts.id === '--json' || argv.includes('--json')) {
     guardStdout();
-    writeStdout(JSON.stringify(errorEnvelope(err)));
+    writeJson(errorEnvelope(err));
     process.exitCode = exitCodeFor(err.type);
   } else {
     process.exitCode = reportErrorText(err);

@@ -9,6 +9,7 @@ import { isSessionId } from '../hook/hook-input.js';
 import { holdsMask, maskedWorkspace } from '../store/masked-workspace.js';
 import { confirmOnTerminal } from './confirm.js';
 import type { FlowContext } from './base-command.js';
+import { writeStderr } from './output.js';
 
 const SELECTORS = ['conversation', 'session', 'project', 'before'] as const;
 
@@ -67,7 +68,7 @@ async function confirmForget(forgetter: Forgetter, planned: ForgetCandidate[], c
       hint: 'Add --yes to confirm (required with --json or without a terminal); --dry-run lists them first.',
     });
   }
-  process.stderr.write(`${renderForget(forgetter.dryRun(planned), { asking: true })}\n`);
+  writeStderr(renderForget(forgetter.dryRun(planned), { asking: true }));
   if (!(await confirmOnTerminal(`Forget these ${planned.length} conversation(s)? [y/N] `, context.signal))) {
     throw new EvermeError('cancelled', 'Nothing was forgotten');
   }

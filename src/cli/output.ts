@@ -1,9 +1,36 @@
 import { EvermeError, exitCodeFor, stdoutUnwritable } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
+import { stripControls } from '../core/terminal-controls.js';
+
+/**
+ * Text for a terminal: what the host supplied (a workspace path from its session index or a hook's
+ * cwd, a project name) may hold ESC or C1 controls, which would recolour, move or clear the user's
+ * terminal; they go here, in the one place every text-mode line passes. What is stored keeps the
+ * path as the host wrote it, so EVERME_EXCLUDE still matches it.
+ */
+function terminalText(text: string): string {
+  const safe = stripControls(text);
+  return redactOutput(safe.endsWith('\n') ? safe : `${safe}\n`);
+}
+
+/**
+ * A JSON document: the same value, with DEL and the C1 controls (which JSON.stringify leaves raw)
+ * written as `\u` escapes, so a path holding `\u009b2J` cannot clear a terminal showing the output.
+ * Outside strings a JSON document has only ASCII, so every such character is inside a string.
+ */
+function jsonText(json: string): string {
+  const escaped = json.replace(/[\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return redactOutput(`${escaped}\n`);
+}
 
 /** stdout carries results only; everything for humans that is not the result goes to stderr. */
 export function writeStdout(text: string): void {
-  process.stdout.write(redactOutput(text.endsWith('\n') ? text : `${text}\n`));
+  process.stdout.write(terminalText(text));
+}
+
+/** A JSON result (an envelope) on stdout, one line. */
+export function writeJson(value: unknown): void {
+  process.stdout.write(jsonText(JSON.stringify(value)));
 }
 
 /** stdout_unwritable was reported: every later failed write (and the writer's own error) is the same failure. */
@@ -45,7 +72,7 @@ export function guardStdout(): void {
 }
 
 export function writeStderr(text: string): void {
-  process.stderr.write(redactOutput(text.endsWith('\n') ? text : `${text}\n`));
+  process.stderr.write(terminalText(text));
 }
 
 export interface SuccessEnvelope {
@@ -89,6 +116,6 @@ export function reportFailure(failure: EvermeError, json: boolean, thrown: unkno
     process.stderr.write(`${thrown instanceof Error ? (thrown.stack ?? String(thrown)) : String(thrown)}\n`);
   }
   if (!json) return reportErrorText(failure);
-  writeStdout(JSON.stringify(errorEnvelope(failure)));
+  writeJson(errorEnvelope(failure));
   return exitCodeFor(failure.type);
 }

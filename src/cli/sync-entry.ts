@@ -6,7 +6,7 @@ import { parseSinceDate } from '../core/dates.js';
 import { toEvermeError } from '../core/errors.js';
 import { CONCURRENCY_RANGE, SINKS } from './flag-values.js';
 import { abortOnInterrupt } from './interrupt.js';
-import { guardStdout, reportFailure, successEnvelope, writeStdout } from './output.js';
+import { guardStdout, reportFailure, successEnvelope, writeJson, writeStdout } from './output.js';
 import { renderRunSummary } from './render-run.js';
 import { runSyncFlow, type SyncRequest } from './sync-flow.js';
 
@@ -96,7 +96,7 @@ export async function runSyncEntry(argv: readonly string[]): Promise<boolean> {
   };
   try {
     const summary = await runSyncFlow(flags.request, context);
-    if (flags.json) writeStdout(JSON.stringify(successEnvelope(summary)));
+    if (flags.json) writeJson(successEnvelope(summary));
     else {
       const text = renderRunSummary(summary);
       if (text) writeStdout(text);

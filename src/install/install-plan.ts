@@ -43,8 +43,11 @@ export interface InstallResult {
   steps: InstallStep[];
   warnings: InstallWarning[];
   officialPlugin: OfficialPluginDetection;
-  /** Whether an API key is configured after install; the key itself never enters a result. */
-  apiKey: 'set' | 'kept' | 'none';
+  /**
+   * Whether an API key is configured after install, and where: `set` by --api-key, `kept` in
+   * everme.env, `environment` only in the process environment. The key itself never enters a result.
+   */
+  apiKey: 'set' | 'kept' | 'environment' | 'none';
   next: string[];
 }
 
@@ -53,6 +56,8 @@ export interface InstallOptions {
   apiKey?: string;
   apiBase?: string;
   dryRun?: boolean;
+  /** The environment whose EVERME_API_KEY or EVERME_AGENT_TOKEN counts as configured; defaults to this process's. */
+  env?: NodeJS.ProcessEnv;
   /** The package to stage; defaults to the one this code runs from. */
   sourceRoot?: string;
   /** Absolute node binary the hook and MCP server run with; defaults to this process's. */
@@ -276,7 +281,10 @@ export async function runInstall(given: InstallOptions): Promise<InstallResult> 
   // A key already in the file, or the agent token EverMe's own installer wrote there, is kept.
   const fileValues = readEnvFile(envFilePath(dataDir));
   const inFile = Boolean(fileValues.get('EVERME_API_KEY')?.trim() || fileValues.get('EVERME_AGENT_TOKEN')?.trim());
-  const keyConfigured = options.apiKey !== undefined ? 'set' : inFile ? 'kept' : 'none';
+  // Settings read the environment too (loadSettings): a key exported there is configured as well.
+  const env = options.env ?? process.env;
+  const inEnvironment = Boolean(env.EVERME_API_KEY?.trim() || env.EVERME_AGENT_TOKEN?.trim());
+  const keyConfigured = options.apiKey !== undefined ? 'set' : inFile ? 'kept' : inEnvironment ? 'environment' : 'none';
   return {
     dataDir,
     dryRun,

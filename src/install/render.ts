@@ -23,6 +23,7 @@ function apiKeyLine(result: InstallResult): string {
     return 'No API key configured: memories go to the local store. Set EVERME_API_KEY in everme.env (or run `everme install --api-key …`) to use the EverMe gateway.';
   }
   // A dry run wrote no key: it says what would happen.
+  if (result.apiKey === 'environment') return 'A credential is configured in the environment (EVERME_API_KEY or EVERME_AGENT_TOKEN): memories go to the EverMe gateway.';
   if (result.apiKey === 'set' && result.dryRun) return 'The API key would be written to everme.env: memories would go to the EverMe gateway.';
   return 'A credential is configured in everme.env: memories go to the EverMe gateway.';
 }
