@@ -78,13 +78,15 @@ describe('credentials as EverMe\'s own installer writes them', () => {
     expect(stored.get('EVERME_API_KEY')).toBe('evt_past1234567890abcdef');
   });
 
-  it('`install --dry-run` says a key is configured when EVERME_API_KEY is only in the environment, never printing it', async () => {
+  it('`install --dry-run` says a key only in the environment reaches import and sync but not the hooks, never printing it', async () => {
     const key = 'evt_envonly1234567890abcdef';
     const env = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_KEY: key, EVERME_API_BASE: null });
     const text = await runCli(['install', '--dry-run', '--data-dir', tree.dataDir], env);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).not.toContain('No API key configured');
-    expect(text.stdout).toContain('A credential is configured in the environment (EVERME_API_KEY or EVERME_AGENT_TOKEN)');
+    expect(text.stdout).toContain('A credential is set in this environment only (EVERME_API_KEY or EVERME_AGENT_TOKEN)');
+    // The hooks get an allow-list environment from MiniMax Code: the key must be in everme.env for them.
+    expect(text.stdout).toContain('MiniMax Code runs hooks without your environment');
     const json = await runCli(['install', '--dry-run', '--data-dir', tree.dataDir, '--json'], env);
     expect(envelopeOf(json).data).toMatchObject({ dryRun: true, apiKey: 'environment' });
     for (const r of [text, json]) expect(r.stdout + r.stderr).not.toContain(key.slice(8));

@@ -23,7 +23,11 @@ function apiKeyLine(result: InstallResult): string {
     return 'No API key configured: memories go to the local store. Set EVERME_API_KEY in everme.env (or run `everme install --api-key …`) to use the EverMe gateway.';
   }
   // A dry run wrote no key: it says what would happen.
-  if (result.apiKey === 'environment') return 'A credential is configured in the environment (EVERME_API_KEY or EVERME_AGENT_TOKEN): memories go to the EverMe gateway.';
+  // MiniMax Code runs hooks with an allow-list environment (minimax-sessions.md, hooks): a key only
+  // in this shell reaches import and sync run from it, never the hooks.
+  if (result.apiKey === 'environment') {
+    return 'A credential is set in this environment only (EVERME_API_KEY or EVERME_AGENT_TOKEN): import and sync run from it go to the EverMe gateway, but MiniMax Code runs hooks without your environment, so they capture to the local store. Run `everme install --api-key …` to write the key to everme.env, which the hooks read.';
+  }
   if (result.apiKey === 'set' && result.dryRun) return 'The API key would be written to everme.env: memories would go to the EverMe gateway.';
   return 'A credential is configured in everme.env: memories go to the EverMe gateway.';
 }
