@@ -1,9 +1,8 @@
-import type Database from 'better-sqlite3';
 import { sessionIdOf } from '../core/conversation-id.js';
 import { redactText } from '../core/redact.js';
 import { EvermeError } from '../core/errors.js';
 import type { Settings, SinkName } from '../config/settings.js';
-import { isDatabaseMissing, openReadonlyDatabase, storeIdentity } from '../store/database-reader.js';
+import { FollowedStore } from '../store/database-reader.js';
 import { buildFtsQuery, excerpt, makeSnippet, type SnippetMarks } from '../store/fts-text.js';
 import type { GatewayClient } from '../sinks/gateway/gateway-client.js';
 import type { GatewaySearchItem } from '../sinks/gateway/gateway-schemas.js';
@@ -130,30 +129,14 @@ export interface Recall {
 export class LocalRecall implements Recall {
   readonly sink = 'local' as const;
   readonly localStore = this;
-  private db?: Database.Database;
-  private store?: LocalStore;
-  private identity?: string;
+  private readonly store: FollowedStore<LocalStore>;
 
-  constructor(private readonly stateDir: string) {}
+  constructor(stateDir: string) {
+    this.store = new FollowedStore(stateDir, (db) => new LocalStore(db));
+  }
 
   private open(): LocalStore | undefined {
-    if (this.store) {
-      if (storeIdentity(this.stateDir) === this.identity) return this.store;
-      this.close();
-    }
-    // Before opening: should the file be replaced in between, the next call sees it differ.
-    const identity = storeIdentity(this.stateDir);
-    let db: Database.Database;
-    try {
-      db = openReadonlyDatabase(this.stateDir);
-    } catch (err) {
-      if (isDatabaseMissing(err)) return undefined;
-      throw err;
-    }
-    this.db = db;
-    this.identity = identity;
-    this.store = new LocalStore(db);
-    return this.store;
+    return this.store.get();
   }
 
   private isEmpty(store: LocalStore): boolean {
@@ -220,10 +203,7 @@ export class LocalRecall implements Recall {
   }
 
   close(): void {
-    this.db?.close();
-    this.db = undefined;
-    this.store = undefined;
-    this.identity = undefined;
+    this.store.close();
   }
 }
 

@@ -75,6 +75,52 @@ export function isDatabaseMissing(err: unknown): boolean {
   return err instanceof EvermeError && err.code === 'database_missing';
 }
 
+/**
+ * A long-lived reader's connection to the store (the MCP server, the viewer), kept as `wrap` made it
+ * and following the file: none while there is no store (each `get` tries again, so memories a later
+ * import creates are found without a restart), and a new one once `uninstall --purge` removed the
+ * file or a rebuild replaced it, since a connection goes on reading the file it opened.
+ */
+export class FollowedStore<T> {
+  private db?: Db;
+  private value?: T;
+  private identity?: string;
+
+  constructor(
+    private readonly stateDir: string,
+    private readonly wrap: (db: Db) => T,
+    private readonly open: () => Db = () => openReadonlyDatabase(stateDir),
+  ) {}
+
+  /** What `wrap` made of the store as it is now, or undefined when there is none. */
+  get(): T | undefined {
+    if (this.value !== undefined) {
+      if (storeIdentity(this.stateDir) === this.identity) return this.value;
+      this.close();
+    }
+    // Before opening: should the file be replaced in between, the next call sees it differ.
+    const identity = storeIdentity(this.stateDir);
+    let db: Db;
+    try {
+      db = this.open();
+    } catch (err) {
+      if (isDatabaseMissing(err)) return undefined;
+      throw err;
+    }
+    this.db = db;
+    this.identity = identity;
+    this.value = this.wrap(db);
+    return this.value;
+  }
+
+  close(): void {
+    this.db?.close();
+    this.db = undefined;
+    this.value = undefined;
+    this.identity = undefined;
+  }
+}
+
 /** How long a reader waits for a store being migrated: the whole schema takes ~100 ms on a slow disk. */
 const MIGRATION_WAIT_MS = 1000;
 const MIGRATION_WAIT_STEP_MS = 50;

@@ -3,7 +3,7 @@ import { defaultSink, type Settings, type SinkName } from '../config/settings.js
 import { EvermeError } from '../core/errors.js';
 import { openRecall, type Recall } from '../recall/recall.js';
 import { openDatabase } from '../store/database.js';
-import { isDatabaseMissing, openReadonlyDatabase, storeIdentity } from '../store/database-reader.js';
+import { FollowedStore, openReadonlyDatabase } from '../store/database-reader.js';
 import { ViewerStore } from '../store/viewer-store.js';
 
 /**
@@ -15,13 +15,12 @@ import { ViewerStore } from '../store/viewer-store.js';
 export class ViewerData {
   readonly sink: SinkName;
   readonly recall: Recall;
-  private db?: Database.Database;
-  private store?: ViewerStore;
-  private identity?: string;
+  private readonly store: FollowedStore<ViewerStore>;
 
   constructor(readonly settings: Settings) {
     this.sink = defaultSink(settings);
     this.recall = openRecall(settings, this.sink);
+    this.store = new FollowedStore(settings.stateDir, (db) => new ViewerStore(db), () => this.openReadonly());
   }
 
   /**
@@ -42,20 +41,7 @@ export class ViewerData {
    * is let go of, so the pages never show what is no longer stored.
    */
   local(): ViewerStore | undefined {
-    if (this.store) {
-      if (storeIdentity(this.settings.stateDir) === this.identity) return this.store;
-      this.closeStore();
-    }
-    const identity = storeIdentity(this.settings.stateDir);
-    try {
-      this.db = this.openReadonly();
-    } catch (err) {
-      if (isDatabaseMissing(err)) return undefined;
-      throw err;
-    }
-    this.identity = identity;
-    this.store = new ViewerStore(this.db);
-    return this.store;
+    return this.store.get();
   }
 
   /**
@@ -73,13 +59,6 @@ export class ViewerData {
     return openReadonlyDatabase(this.settings.stateDir);
   }
 
-  private closeStore(): void {
-    this.db?.close();
-    this.db = undefined;
-    this.store = undefined;
-    this.identity = undefined;
-  }
-
   /** Whether memories also go to the hosted gateway (a credential is configured). */
   get gateway(): boolean {
     return this.sink === 'everme';
@@ -87,6 +66,6 @@ export class ViewerData {
 
   close(): void {
     this.recall.close();
-    this.closeStore();
+    this.store.close();
   }
 }
