@@ -20,7 +20,7 @@ export default class Ui extends EvermeCommand<typeof Ui> {
     const { port, open } = this.flags;
     const announce = (served: { url: string; port: number }): void => {
       // One line on stdout as soon as it serves (with --json, the one envelope), not redacted: the
-      // URL's secret must reach the user whole (redaction masks `token=` values).
+      // URL's secret (its path) must reach the user whole.
       process.stdout.write(`${this.jsonMode ? JSON.stringify(successEnvelope(served)) : served.url}\n`);
       this.announced = true;
     };

@@ -39,9 +39,8 @@ try {
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
   const page = await browser.newPage({ viewport: { width: 1000, height: 520 }, colorScheme: 'light' });
-  await page.goto(url);
-  await page.waitForURL(`${new URL(url).origin}/`);
-  await page.goto(`${new URL(url).origin}/search`);
+  // Every page lives under the printed URL's secret path (`http://127.0.0.1:<port>/<secret>/`).
+  await page.goto(`${url}search`);
   await page.getByLabel('Words to find').pressSequentially('widget', { delay: 20 });
   await page.waitForSelector('#results[data-query="widget"]');
   // The caret blinks: hide it so the picture is the same every time.

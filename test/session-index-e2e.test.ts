@@ -13,7 +13,7 @@ import { startFakeGateway, type FakeGateway } from './support/fake-gateway.js';
 import { exclusiveWriter, indexRecord, liveHost, sessionIndexFile, untouchable, VARIANTS, writeSessionIndex, type IndexRecord } from './support/session-index-host.js';
 import { makeSession, tempDir } from './transcript-helpers.js';
 import { readHookEvents } from '../src/hook/hook-events.js';
-import { cookieFor, rawRequest, startViewerProcess } from './support/viewer-process.js';
+import { rawRequest, startViewerProcess } from './support/viewer-process.js';
 
 let root: string;
 let dataDir: string;
@@ -191,7 +191,7 @@ describe('a live host', { timeout: 180_000 }, () => {
     const viewer = await startViewerProcess(dataDir, env());
     try {
       for (const page of ['/', `/project?dir=${encodeURIComponent(PROJECT_A)}`, '/health']) {
-        const res = await rawRequest({ port: viewer.port, path: page, headers: { Cookie: cookieFor(viewer) } });
+        const res = await rawRequest({ port: viewer.port, path: `${viewer.prefix}${page}` });
         expect(res.status, page).toBe(200);
       }
     } finally {

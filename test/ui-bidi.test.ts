@@ -28,7 +28,6 @@ beforeAll(async () => {
   page = await browser.newPage();
   page.setDefaultTimeout(60_000);
   await page.goto(viewer.url);
-  await page.waitForURL(`${viewer.origin}/`);
 }, 120_000);
 
 afterAll(async () => {
@@ -63,7 +62,7 @@ async function leftOf(p: Page, selector: string, text: string): Promise<number> 
 
 describe('everme ui with bidi controls in stored text', { timeout: 120_000 }, () => {
   it('a search result shows its role, id and score left to right after a workspace holding U+202E', async () => {
-    await page.goto(`${viewer.origin}/search?q=${WORD}`);
+    await page.goto(`${viewer.root}/search?q=${WORD}`);
     const meta = 'li.hit .meta';
     await page.locator(meta).first().waitFor();
     const role = await leftOf(page, meta, 'user');

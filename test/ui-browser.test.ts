@@ -46,10 +46,8 @@ beforeAll(async () => {
   // spawns nothing can still take seconds.
   page.setDefaultTimeout(60_000);
   page.on('pageerror', (err) => pageErrors.push(err.message));
-  // The URL as printed: its secret becomes the session's cookie, and the page refreshes to the
-  // address without it.
+  // The URL as printed: the home page, under the launch's secret path (every page lives under it).
   await page.goto(viewer.url);
-  await page.waitForURL(`${viewer.origin}/`);
 }, 60_000);
 
 afterAll(async () => {
@@ -70,16 +68,16 @@ async function cliSearch(word: string, limit = 20): Promise<Array<{ id: string; 
 }
 
 /** Types `word` into a fresh search page (of this file's viewer unless told) and waits for its results. */
-async function typeSearch(word: string, on: { page: Page; origin: string } = { page, origin: viewer.origin }): Promise<void> {
-  await on.page.goto(`${on.origin}/search`);
+async function typeSearch(word: string, on: { page: Page; root: string } = { page, root: viewer.root }): Promise<void> {
+  await on.page.goto(`${on.root}/search`);
   await on.page.getByLabel('Words to find').pressSequentially(word, { delay: 25 });
   await on.page.waitForSelector(`#results[data-query="${word}"]`, { timeout: 10_000 });
 }
 
 describe('everme ui in Chromium', { timeout: 90_000 }, () => {
   it('opens on the project list: every workspace with counts and last activity, the unknown ones grouped', async () => {
-    await page.goto(`${viewer.origin}/`);
-    expect(new URL(page.url()).pathname).toBe('/');
+    await page.goto(`${viewer.root}/`);
+    expect(new URL(page.url()).pathname).toBe(`${viewer.prefix}/`);
     expect(page.url()).not.toContain('token=');
     // A row's innerText is its cells, tab-separated.
     const rows = (await page.locator('#projects tbody tr').allInnerTexts()).map((row) => row.split('\t').map((cell) => cell.trim()));
@@ -92,7 +90,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
   });
 
   it('draws messages per day for the last 90 days as SVG, each day its own bar', async () => {
-    await page.goto(`${viewer.origin}/`);
+    await page.goto(`${viewer.root}/`);
     const bars = page.locator('#activity-chart rect.bar');
     expect(await bars.count()).toBe(90);
     const byDay = Object.fromEntries(
@@ -111,13 +109,13 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
   });
 
   it('lists a project’s conversations, and the warnings report filtered by code', async () => {
-    await page.goto(`${viewer.origin}/`);
+    await page.goto(`${viewer.root}/`);
     await page.getByRole('link', { name: ALPHA, exact: true }).click();
     expect(await page.locator('h1').textContent()).toBe(ALPHA);
     const links = await page.locator('#conversations tbody th a').allTextContents();
     expect(links).toHaveLength(2);
     expect(links.some((l) => l.includes(WORDS.alpha))).toBe(true);
-    await page.goto(`${viewer.origin}/warnings`);
+    await page.goto(`${viewer.root}/warnings`);
     await page.getByLabel('Warning code').selectOption('invalid_json');
     await page.getByRole('button', { name: 'Filter' }).click();
     expect(await page.locator('#warnings').textContent()).toContain(fx.sessions.alpha);
@@ -184,7 +182,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
   });
 
   it('shows a conversation: roles distinct, tools collapsed under their names, masks visible, warnings inline', async () => {
-    await page.goto(`${viewer.origin}/conversation/minimaxcode-${fx.sessions.alpha}`);
+    await page.goto(`${viewer.root}/conversation/minimaxcode-${fx.sessions.alpha}`);
     const roles = await page.locator('article.message').evaluateAll((as: PageElement[]) => as.map((a) => a.classList[1]));
     expect(roles).toEqual(['user', 'assistant', 'tool', 'assistant']);
     const call = page.locator('details.tool-call');
@@ -206,14 +204,14 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
   });
 
   it('shows stored markup as text: nothing of it runs or loads', async () => {
-    await page.goto(`${viewer.origin}/conversation/minimaxcode-${fx.sessions.hostile}`);
+    await page.goto(`${viewer.root}/conversation/minimaxcode-${fx.sessions.hostile}`);
     expect(await page.title()).not.toBe('pwned');
     expect(await page.locator('main img, main iframe, main script, main link').count()).toBe(0);
     expect(await page.locator('article.message.user .text').textContent()).toContain('<script>document.title=');
   });
 
   it('forgets a conversation after a preview with counts, then undoes it', { timeout: 120_000 }, async () => {
-    await page.goto(`${viewer.origin}/conversation/minimaxcode-${fx.sessions.beta}`);
+    await page.goto(`${viewer.root}/conversation/minimaxcode-${fx.sessions.beta}`);
     await page.getByRole('button', { name: 'Forget this conversation…' }).click();
     expect(await page.locator('#forget-summary').textContent()).toContain('1 conversation, 2 stored messages');
     await page.locator('#confirm-forget').click();
@@ -227,7 +225,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     expect(exported.stdout).not.toContain(WORDS.beta);
     expect(exported.stdout).toContain(WORDS.alpha);
 
-    await page.goto(`${viewer.origin}/forgotten`);
+    await page.goto(`${viewer.root}/forgotten`);
     await page.getByRole('button', { name: `Undo forgetting minimaxcode-${fx.sessions.beta}` }).click();
     expect(await page.locator('#undo-done').textContent()).toContain('is no longer forgotten');
     expect(await page.locator('#no-tombstones').count()).toBe(1);
@@ -254,7 +252,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     await page.waitForSelector('#forget-done');
     expect(await cliSearch(WORDS.unknown)).toEqual([]);
     // Undone, so the other tests see the fixture whole whatever order they run in.
-    await page.goto(`${viewer.origin}/forgotten`);
+    await page.goto(`${viewer.root}/forgotten`);
     await page.getByRole('button', { name: `Undo forgetting minimaxcode-${fx.sessions.unknown}` }).click();
     expect(await page.locator('#undo-done').textContent()).toContain('is no longer forgotten');
     const synced = await cli(['sync', '--json']);
@@ -263,11 +261,11 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
   });
 
   it('capture health: says what is wrong and the command that fixes it, before and after install with no hook events yet', async () => {
-    await page.goto(`${viewer.origin}/health`);
+    await page.goto(`${viewer.root}/health`);
     expect(await page.locator('#health-problems').textContent()).toContain('Run `everme install`');
     const installed = await cli(['install', '--json']);
     expect(installed.code, installed.stderr).toBe(0);
-    await page.goto(`${viewer.origin}/health`);
+    await page.goto(`${viewer.root}/health`);
     const problems = await page.locator('#health-problems').textContent();
     expect(problems).toContain('has not run one yet');
     expect(problems).toContain('Start a MiniMax Code session');
@@ -276,7 +274,7 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
   });
 
   it('shows what the agent sees at session start: byte for byte the hook’s output for the workspace', async () => {
-    await page.goto(`${viewer.origin}/agent`);
+    await page.goto(`${viewer.root}/agent`);
     await page.getByLabel('Project').selectOption(ALPHA);
     await page.getByRole('button', { name: 'Show' }).click();
     const shown = await page.locator('#agent-context').textContent();
@@ -294,13 +292,13 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
 
   it('every control has a label, and the keyboard reaches the search box', async () => {
     for (const pathname of ['/', '/search', '/warnings', '/agent', '/forgotten', `/conversation/minimaxcode-${fx.sessions.alpha}`]) {
-      await page.goto(`${viewer.origin}${pathname}`);
+      await page.goto(`${viewer.root}${pathname}`);
       // Runs in the page (a string: the tests' TypeScript program has no DOM types).
       const unlabelled = await page.evaluate(`Array.from(document.querySelectorAll('input:not([type="hidden"]), select, button, textarea'))
         .filter((el) => el.labels.length === 0 && !el.getAttribute('aria-label') && !el.textContent.trim()).map((el) => el.outerHTML)`);
       expect(unlabelled, pathname).toEqual([]);
     }
-    await page.goto(`${viewer.origin}/`);
+    await page.goto(`${viewer.root}/`);
     let reached = false;
     for (let i = 0; i < 10 && !reached; i++) {
       await page.keyboard.press('Tab');
@@ -312,14 +310,14 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     expect(await page.evaluate('document.activeElement?.id')).toBe('q');
   });
 
-  it('the launch file `everme ui` opens a browser with (file://, no secret in argv) lands logged in', async () => {
-    // A fresh profile: no cookie yet, as when the browser is started for the first time.
+  it('the launch file `everme ui` opens a browser with (file://, no secret in argv) lands on the viewer', async () => {
+    // A fresh profile, as when the browser is started for the first time.
     const fresh = await browser.newContext();
     const launch = writeLaunchFile(viewer.url);
     try {
       const p = await fresh.newPage();
       await p.goto(pathToFileURL(launch.file).href);
-      await p.waitForURL(`${viewer.origin}/`);
+      await p.waitForURL(`${viewer.root}/`);
       await p.waitForSelector('#projects');
       expect(await p.locator('#projects').textContent()).toContain(ALPHA);
     } finally {
@@ -328,13 +326,13 @@ describe('everme ui in Chromium', { timeout: 90_000 }, () => {
     }
   });
 
-  it('made no request outside 127.0.0.1, and no script error', async () => {
+  it('made no request outside 127.0.0.1 and the secret path, and no script error', async () => {
     // Every page at least once, whatever ran before: the check covers them all.
     for (const pathname of ['/', '/search', '/warnings', '/agent', '/forgotten', '/health', `/conversation/minimaxcode-${fx.sessions.hostile}`]) {
-      await page.goto(`${viewer.origin}${pathname}`);
+      await page.goto(`${viewer.root}${pathname}`);
     }
     expect(requests.length).toBeGreaterThan(20);
-    expect(requests.filter((url) => !url.startsWith(`${viewer.origin}/`))).toEqual([]);
+    expect(requests.filter((url) => !url.startsWith(`${viewer.root}/`))).toEqual([]);
     expect(pageErrors).toEqual([]);
   });
 });
@@ -357,7 +355,6 @@ describe('everme ui in Chromium with a gateway key', { timeout: 90_000 }, () => 
     keyedPage.setDefaultTimeout(60_000);
     keyedPage.on('pageerror', (err) => pageErrors.push(err.message));
     await keyedPage.goto(keyed.url);
-    await keyedPage.waitForURL(`${keyed.origin}/`);
   }, 60_000);
 
   afterAll(async () => {
@@ -367,7 +364,7 @@ describe('everme ui in Chromium with a gateway key', { timeout: 90_000 }, () => 
   });
 
   it('says, as you type, when the gateway could not be searched and the results are this machine’s alone; nothing once it answers', async () => {
-    const on = { page: keyedPage, origin: keyed.origin };
+    const on = { page: keyedPage, root: keyed.root };
     await typeSearch(WORDS.alpha, on);
     expect(gateway.requestsTo('/mem/search').length).toBeGreaterThan(0);
     expect(await keyedPage.locator('#results li.hit').count()).toBeGreaterThan(0);
@@ -399,7 +396,7 @@ describe('everme ui in Chromium with a gateway key', { timeout: 90_000 }, () => 
     expect(pageErrors).toEqual([]);
   });
   it('what the agent sees says when the gateway’s context could not be fetched; nothing when it was', async () => {
-    const agent = `${keyed.origin}/agent?project=${encodeURIComponent(ALPHA)}`;
+    const agent = `${keyed.root}/agent?project=${encodeURIComponent(ALPHA)}`;
     await keyedPage.goto(agent);
     expect(await keyedPage.locator('#agent-context').isVisible()).toBe(true);
     expect(await keyedPage.locator('#gateway-failure').count()).toBe(0);

@@ -18,7 +18,8 @@ const MESSAGES = 6;
 let root: string;
 let store: BuiltStore;
 let viewer: RunningViewer;
-let secret: string;
+/** `/<secret>`: the printed URL's path, under which every page lives. */
+let prefix: string;
 
 beforeAll(async () => {
   root = tempDir();
@@ -37,7 +38,7 @@ beforeAll(async () => {
   await forgetter.apply(forgetter.plan({ kind: 'conversation', conversationId: conversationIdFor(2) }));
   forgetter.close();
   viewer = await startViewer({ settings: store.settings, port: 0 });
-  secret = new URL(viewer.url).searchParams.get('token')!;
+  prefix = new URL(viewer.url).pathname.replace(/\/$/, '');
 });
 
 afterAll(async () => {
@@ -46,16 +47,19 @@ afterAll(async () => {
 });
 
 function get(pathname: string): Promise<RawResponse> {
-  return rawRequest({ port: viewer.port, path: pathname, headers: { Cookie: `everme_ui_${viewer.port}=${secret}` } });
+  return rawRequest({ port: viewer.port, path: `${prefix}${pathname}`, headers: {} });
 }
 
 describe('everme ui at its edges', () => {
-  it('trading the URL secret never sends the browser to another site (`//host/` paths)', async () => {
-    for (const path of ['//evil.example/', '///evil.example/x']) {
-      const r = await rawRequest({ port: viewer.port, path: `${path}?token=${secret}`, headers: {} });
-      const target = /content="0;url=([^"]+)"/.exec(r.body)?.[1];
-      expect(target, path).toMatch(/^\/[^/\\]/);
+  it('never sends the browser to another site: `//host/` paths are refused, a redirect stays under the prefix', async () => {
+    for (const path of ['//evil.example/', '///evil.example/x', `//evil.example${prefix}/`, `/${prefix}/`]) {
+      const r = await rawRequest({ port: viewer.port, path, headers: {} });
+      expect(r.status, path).toBe(401);
+      expect(r.headers.location, path).toBeUndefined();
     }
+    const r = await get('/project');
+    expect(r.status).toBe(303);
+    expect(r.headers.location).toBe(`${prefix}/`);
   });
 
   it('an offset past the end shows the last messages, counting only those that exist', async () => {

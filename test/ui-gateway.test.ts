@@ -4,7 +4,7 @@ import { useCliTree, type CliTree } from './support/cli-tree.js';
 import { conversationFor, sessionIdFor, turnsEnvelopes, writeMessagesSession } from './support/delivery-trees.js';
 import { openDatabase } from '../src/store/database.js';
 import { SessionStore } from '../src/store/session-store.js';
-import { cookieFor, rawRequest, startViewerProcess } from './support/viewer-process.js';
+import { rawRequest, startViewerProcess } from './support/viewer-process.js';
 
 /**
  * `everme ui` with a gateway key, against the loopback server that implements EverMe's contract:
@@ -26,7 +26,7 @@ describe('everme ui with a gateway key', () => {
     expect(tree.gateway.messagesFor(conversationFor(1)).length).toBeGreaterThan(0);
 
     const v = await startViewerProcess(tree.dataDir, tree.env);
-    const get = (p: string) => rawRequest({ port: v.port, path: p, headers: { Cookie: cookieFor(v) } });
+    const get = (p: string) => rawRequest({ port: v.port, path: `${v.prefix}${p}` });
     try {
       const home = await get('/');
       expect(home.body).toContain(`Memories are also sent to the EverMe gateway (${tree.gateway.url})`);
@@ -53,9 +53,9 @@ describe('everme ui with a gateway key', () => {
       const done = await rawRequest({
         port: v.port,
         method: 'POST',
-        path: '/forget',
+        path: `${v.prefix}/forget`,
         body: new URLSearchParams([['c', conversationFor(1)], ['_secret', v.secret]]).toString(),
-        headers: { Cookie: cookieFor(v), Origin: v.origin, 'Content-Type': 'application/x-www-form-urlencoded' },
+        headers: { Origin: v.origin, 'Content-Type': 'application/x-www-form-urlencoded' },
       });
       expect(done.status).toBe(200);
       expect(done.body).toContain('was NOT deleted');
@@ -73,7 +73,7 @@ describe('everme ui with a gateway key', () => {
     expect(imported.code, imported.stderr).toBe(0);
 
     const v = await startViewerProcess(tree.dataDir, tree.env);
-    const get = (p: string) => rawRequest({ port: v.port, path: p, headers: { Cookie: cookieFor(v) } });
+    const get = (p: string) => rawRequest({ port: v.port, path: `${v.prefix}${p}` });
     const notice = /<div id="gateway-failure"[^>]*>[\s\S]*?<\/div>/;
     try {
       // Answered: no notice.
@@ -128,7 +128,7 @@ describe('everme ui with a gateway key', () => {
     expect(imported.code, imported.stderr).toBe(0);
 
     const v = await startViewerProcess(tree.dataDir, tree.env);
-    const agent = () => rawRequest({ port: v.port, path: `/agent?project=${encodeURIComponent(project)}`, headers: { Cookie: cookieFor(v) } });
+    const agent = () => rawRequest({ port: v.port, path: `${v.prefix}/agent?project=${encodeURIComponent(project)}` });
     try {
       const fine = await agent();
       expect(fine.body).toContain('id="agent-context"');
@@ -158,7 +158,7 @@ describe('everme ui with a gateway key', () => {
 
     const v = await startViewerProcess(tree.dataDir, env);
     try {
-      const opened = await rawRequest({ port: v.port, path: `/conversation/${conversationFor(1)}`, headers: { Cookie: cookieFor(v) } });
+      const opened = await rawRequest({ port: v.port, path: `${v.prefix}/conversation/${conversationFor(1)}` });
       expect(opened.status).toBe(404);
       expect(opened.body).toContain('Not in the store');
     } finally {
@@ -173,7 +173,7 @@ describe('everme ui with a gateway key', () => {
     const mcp = await runCli(['mcp', '--data-dir', tree.dataDir], env);
     const v = await startViewerProcess(tree.dataDir, env);
     try {
-      const get = (p: string) => rawRequest({ port: v.port, path: p, headers: { Cookie: cookieFor(v) } });
+      const get = (p: string) => rawRequest({ port: v.port, path: `${v.prefix}${p}` });
       const [home, health, search] = [await get('/'), await get('/health'), await get(`/search/results?q=${WORD}`)];
       const texts = [status.stdout, status.stderr, statusJson.stdout, statusJson.stderr, mcp.stdout, mcp.stderr, home.body, health.body, search.body];
       return { status: status.stdout + status.stderr, statusJson: statusJson.stdout, mcpLog: mcp.stderr, home: home.body, health: health.body, search: search.body, texts };

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
-import { cookieFor, rawRequest, startViewerProcess, type RawResponse, type ViewerProcess } from './support/viewer-process.js';
+import { rawRequest, startViewerProcess, viewerAddress, type RawResponse, type ViewerProcess } from './support/viewer-process.js';
 import { buildStore, conversationIdFor, type BuiltStore } from './recall-store-fixture.js';
 import { tempDir } from './transcript-helpers.js';
 import { defaultPort } from '../src/ui/viewer.js';
@@ -43,7 +43,8 @@ afterAll(async () => {
 });
 
 const get = (pathname: string, headers: Record<string, string> = {}) => rawRequest({ port: viewer.port, path: pathname, headers });
-const authed = (pathname: string, headers: Record<string, string> = {}) => get(pathname, { Cookie: cookieFor(viewer), ...headers });
+/** Under the launch's secret prefix, as every address the viewer writes is. */
+const authed = (pathname: string, headers: Record<string, string> = {}) => get(`${viewer.prefix}${pathname}`, headers);
 
 function form(fields: Array<[string, string]>): string {
   return new URLSearchParams(fields).toString();
@@ -100,33 +101,28 @@ describe('everme ui: the secret', () => {
     expect(r.body.length).toBeLessThan(200);
   });
 
-  it('a wrong secret (cookie, header or URL) is no secret: 401', async () => {
+  it('a wrong secret (path, header, cookie or URL query) is no secret: 401', async () => {
     const wrong = 'x'.repeat(viewer.secret.length);
-    expect((await get(`/search?q=${WORD}`, { Cookie: `everme_ui_${viewer.port}=${wrong}` })).status).toBe(401);
-    expect((await get(`/search?q=${WORD}`, { 'x-everme-secret': wrong })).status).toBe(401);
-    expect((await get(`/?token=${wrong}`)).status).toBe(401);
-    // Another viewer's cookie name (another port) carries nothing for this one.
-    expect((await get('/', { Cookie: `everme_ui_${viewer.port + 1}=${viewer.secret}` })).status).toBe(401);
+    expect((await get(`/${wrong}/search?q=${WORD}`)).status).toBe(401);
+    expect((await get(`/${wrong}/search?q=${WORD}`, { 'x-everme-secret': wrong })).status).toBe(401);
+    // Only the path opens a read: the right secret anywhere else carries nothing.
+    expect((await get(`/search?q=${WORD}`, { 'x-everme-secret': viewer.secret })).status).toBe(401);
+    expect((await get(`/search?q=${WORD}`, { Cookie: `everme_ui_${viewer.port}=${viewer.secret}` })).status).toBe(401);
+    expect((await get(`/?token=${viewer.secret}`)).status).toBe(401);
   });
 
-  it('the URL trades its secret for an HttpOnly, SameSite=Strict cookie and drops it from the address', async () => {
-    const r = await get(`/search?q=${WORD}&token=${viewer.secret}`);
-    // A page that refreshes to the address without the secret (a redirect would lose the Strict
-    // cookie when the visit came from another site, such as the file:// launch page).
+  it('the URL carries its secret in its path, and no response sets a cookie', async () => {
+    expect(viewer.url).toBe(`${viewer.origin}/${viewer.secret}/`);
+    const r = await get(`${new URL(viewer.url).pathname}search?q=${WORD}`);
     expect(r.status).toBe(200);
-    expect(r.body).toContain(`<meta http-equiv="refresh" content="0;url=/search?q=${WORD}">`);
-    expect(r.body).not.toContain(viewer.secret);
-    const cookie = String(r.headers['set-cookie']);
-    expect(cookie).toContain(`everme_ui_${viewer.port}=${viewer.secret}`);
-    expect(cookie).toMatch(/HttpOnly/i);
-    expect(cookie).toMatch(/SameSite=Strict/i);
-    // No memory on that page.
-    expect(r.body).not.toContain('alpha.toml');
+    expect(r.body).toContain('alpha.toml');
+    expect(r.headers['set-cookie']).toBeUndefined();
   });
 
-  it.each(PATHS)('%s with the secret: served', async (pathname) => {
+  it.each(PATHS)('%s with the secret: served, and no cookie set', async (pathname) => {
     const r = await authed(pathname);
     expect(r.status, r.body.slice(0, 300)).toBe(200);
+    expect(r.headers['set-cookie']).toBeUndefined();
   });
 
   it('with the secret, the search shows the stored text', async () => {
@@ -159,25 +155,27 @@ describe('everme ui: changes (Origin, the carried secret, methods)', () => {
     expect(await searchOther()).toBe(true);
   });
 
-  it('a POST without any secret gets 401', async () => {
+  it('a POST without any secret, or with it only in the form and not the path, gets 401', async () => {
     const r = await post('/forget', form([['c', target()]]), { Origin: viewer.origin });
     expect(r.status).toBe(401);
+    const fieldOnly = await post('/forget', form([['c', target()], ['_secret', viewer.secret]]), { Origin: viewer.origin, 'x-everme-secret': viewer.secret });
+    expect(fieldOnly.status).toBe(401);
     expect(await searchOther()).toBe(true);
   });
 
-  it('a POST with the cookie but no Origin, or a cross-origin one, gets 403', async () => {
+  it('a POST under the prefix but with no Origin, or a cross-origin one, gets 403', async () => {
     const body = form([['c', target()], ['_secret', viewer.secret]]);
     for (const origin of [undefined, 'http://evil.example', `http://localhost:${viewer.port}`, `http://127.0.0.1:${viewer.port + 1}`, 'null']) {
-      const headers: Record<string, string> = { Cookie: cookieFor(viewer) };
+      const headers: Record<string, string> = {};
       if (origin !== undefined) headers.Origin = origin;
-      const r = await post('/forget', body, headers);
+      const r = await post(`${viewer.prefix}/forget`, body, headers);
       expect(r.status, String(origin)).toBe(403);
     }
     expect(await searchOther()).toBe(true);
   });
 
-  it('a same-origin POST that carries the secret only in its cookie gets 403', async () => {
-    const r = await post('/forget', form([['c', target()]]), { Cookie: cookieFor(viewer), Origin: viewer.origin });
+  it('a same-origin POST that carries the secret only in its path gets 403', async () => {
+    const r = await post(`${viewer.prefix}/forget`, form([['c', target()]]), { Origin: viewer.origin });
     expect(r.status).toBe(403);
     expect(await searchOther()).toBe(true);
   });
@@ -186,19 +184,19 @@ describe('everme ui: changes (Origin, the carried secret, methods)', () => {
     const r = await rawRequest({
       port: viewer.port,
       method,
-      path: '/forget',
-      headers: { Cookie: cookieFor(viewer), Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' },
+      path: `${viewer.prefix}/forget`,
+      headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' },
     });
     expect(r.status).toBe(405);
     expect(Object.keys(r.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
   });
 
   it('a same-origin POST carrying the secret forgets; the undo POST lifts the tombstone', async () => {
-    const r = await post('/forget', form([['c', target()], ['_secret', viewer.secret]]), { Cookie: cookieFor(viewer), Origin: viewer.origin });
+    const r = await post(`${viewer.prefix}/forget`, form([['c', target()], ['_secret', viewer.secret]]), { Origin: viewer.origin });
     expect(r.status, r.body.slice(0, 500)).toBe(200);
     expect(r.body).toContain('2 messages removed');
     expect(await searchOther()).toBe(false);
-    const undo = await post('/forget/undo', form([['c', target()]]), { 'x-everme-secret': viewer.secret, Origin: viewer.origin });
+    const undo = await post(`${viewer.prefix}/forget/undo`, form([['c', target()]]), { 'x-everme-secret': viewer.secret, Origin: viewer.origin });
     expect(undo.status).toBe(200);
     expect(undo.body).toContain('is no longer forgotten; the next <code>everme sync</code> reads session');
     expect((await authed('/forgotten')).body).toContain('Nothing is forgotten');
@@ -216,9 +214,9 @@ describe('everme ui: changes (Origin, the carried secret, methods)', () => {
     const loaded = await runCli(['import', '--from-export', file, '--data-dir', store.dataDir, '--json'], env);
     expect(envelopeOf(loaded).data).toMatchObject({ messages: 1 });
     const carried = { 'x-everme-secret': viewer.secret, Origin: viewer.origin };
-    expect((await post('/forget', form([['c', 'proj/only']]), carried)).body).toContain('1 message removed');
+    expect((await post(`${viewer.prefix}/forget`, form([['c', 'proj/only']]), carried)).body).toContain('1 message removed');
 
-    const undo = await post('/forget/undo', form([['c', 'proj/only']]), carried);
+    const undo = await post(`${viewer.prefix}/forget/undo`, form([['c', 'proj/only']]), carried);
     expect(undo.status, undo.body.slice(0, 500)).toBe(200);
     const said = /<p id="undo-done" role="status">(.*?)<\/p>/s.exec(undo.body)?.[1] ?? '';
     // No file of that session is under the data dir: the page must not promise that a sync reads it.
@@ -280,7 +278,7 @@ describe('everme ui: the process', { timeout: 90_000 }, () => {
       const second = await startViewerProcess(store.dataDir, env, []);
       try {
         expect(second.port).not.toBe(port);
-        expect((await rawRequest({ port: second.port, path: '/', headers: { Cookie: cookieFor(second) } })).status).toBe(200);
+        expect((await rawRequest({ port: second.port, path: `${second.prefix}/` })).status).toBe(200);
       } finally {
         await second.stop();
       }
@@ -320,7 +318,8 @@ describe('everme ui: the process', { timeout: 90_000 }, () => {
     expect(result.code).toBe(0);
     const envelope = envelopeOf(result);
     expect(envelope).toMatchObject({ ok: true, data: { port: v.port } });
-    expect(String(envelope.data?.url)).toContain(`token=${v.secret}`);
+    expect(envelope.data?.url).toBe(`http://127.0.0.1:${v.port}/${v.secret}/`);
+    expect(v.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
   it('opens $BROWSER only where there is a display, with a private launch file: the secret is never in its arguments', async () => {
@@ -355,15 +354,13 @@ describe('everme ui: the process', { timeout: 90_000 }, () => {
       // Readable by this user only: a 0600 file in a 0700 directory of its own.
       expect(fs.statSync(launchFile).mode & 0o777).toBe(0o600);
       expect(fs.statSync(path.dirname(launchFile)).mode & 0o777).toBe(0o700);
-      // Following it lands logged in: it refreshes to the printed URL, whose visit sets the cookie.
+      // Following it lands on the viewer: it refreshes to the printed URL, the home page itself.
       const target = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(fs.readFileSync(launchFile, 'utf8'))?.[1];
       expect(target).toBe(opened.url);
-      const visit = await rawRequest({ port: opened.port, path: new URL(target!).pathname + new URL(target!).search });
-      expect(visit.status).toBe(200);
-      const cookie = String(visit.headers['set-cookie']).split(';')[0]!;
-      const home = await rawRequest({ port: opened.port, path: '/', headers: { Cookie: cookie } });
+      const home = await rawRequest({ port: opened.port, path: new URL(target!).pathname + new URL(target!).search });
       expect(home.status).toBe(200);
       expect(home.body).toContain(ALPHA);
+      expect(home.headers['set-cookie']).toBeUndefined();
     } finally {
       await opened.stop();
     }
@@ -385,8 +382,7 @@ async function startViewerProcessOpening(dataDir: string, e: NodeJS.ProcessEnv):
     // Exited before printing its URL: say so rather than wait for the test's timeout.
     void cli.done.then((r) => reject(new Error(`everme ui exited (${r.code}) before printing its URL:\n${r.stderr}`)));
   });
-  const url = new URL(line);
-  return { url: line, origin: url.origin, port: Number(url.port), secret: url.searchParams.get('token') ?? '', cli, stop: async () => (cli.child.kill('SIGTERM'), cli.done) };
+  return { ...viewerAddress(line), cli, stop: async () => (cli.child.kill('SIGTERM'), cli.done) };
 }
 
 async function waitForFile(file: string): Promise<void> {
@@ -407,23 +403,25 @@ describe('everme ui on the README demo data', () => {
     expect(imported.code, imported.stderr).toBe(0);
     const v = await startViewerProcess(demo, demoEnv, ['--port', '0']);
     try {
-      const home = await rawRequest({ port: v.port, path: '/', headers: { Cookie: cookieFor(v) } });
+      const home = await rawRequest({ port: v.port, path: `${v.prefix}/` });
       expect(home.status).toBe(200);
       expect(home.body).toContain('/home/demo/projects/widget');
       // Conversations are named by the titles in the demo's session index (#30), on their project's
       // page and on their own.
-      const project = await rawRequest({ port: v.port, path: '/project?dir=%2Fhome%2Fdemo%2Fprojects%2Fwidget', headers: { Cookie: cookieFor(v) } });
+      const project = await rawRequest({ port: v.port, path: `${v.prefix}/project?dir=%2Fhome%2Fdemo%2Fprojects%2Fwidget` });
       expect(project.body).toContain('What src/widget.ts exports');
       expect(project.body).toContain('Retry, then clear the conversation');
-      const titled = /href="(\/conversation\/[^"?]+)">What src\/widget\.ts exports</.exec(project.body);
+      const titled = /href="(\/[^/"]+\/conversation\/[^"?]+)">What src\/widget\.ts exports</.exec(project.body);
       expect(titled).not.toBeNull();
-      const opened = await rawRequest({ port: v.port, path: titled![1]!, headers: { Cookie: cookieFor(v) } });
+      expect(titled![1]!.startsWith(`${v.prefix}/`)).toBe(true);
+      const opened = await rawRequest({ port: v.port, path: titled![1]! });
       expect(opened.body).toContain('<h1>What src/widget.ts exports</h1>');
-      const search = await rawRequest({ port: v.port, path: '/search?q=widget', headers: { Cookie: cookieFor(v) } });
+      const search = await rawRequest({ port: v.port, path: `${v.prefix}/search?q=widget` });
       expect(search.body).toMatch(/<mark>widget<\/mark>/i);
-      const link = /href="(\/conversation\/[^"?]+)\?m=(\d+)/.exec(search.body);
+      const link = /href="(\/[^/"]+\/conversation\/[^"?]+)\?m=(\d+)/.exec(search.body);
       expect(link).not.toBeNull();
-      const conversation = await rawRequest({ port: v.port, path: `${link![1]}?m=${link![2]}`, headers: { Cookie: cookieFor(v) } });
+      expect(link![1]!.startsWith(`${v.prefix}/`)).toBe(true);
+      const conversation = await rawRequest({ port: v.port, path: `${link![1]}?m=${link![2]}` });
       expect(conversation.status).toBe(200);
       expect(conversation.body).toContain(`id="m${link![2]}"`);
     } finally {

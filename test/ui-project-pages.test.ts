@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv } from './support/cli-process.js';
-import { cookieFor, rawRequest, startViewerProcess, type ViewerProcess } from './support/viewer-process.js';
+import { rawRequest, startViewerProcess, type ViewerProcess } from './support/viewer-process.js';
 import { buildStore, conversationIdFor, type BuiltStore } from './recall-store-fixture.js';
 import { tempDir } from './transcript-helpers.js';
 import { PROJECT_CONVERSATIONS } from '../src/ui/routes-browse.js';
@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 async function page(query: string): Promise<{ ids: string[]; body: string }> {
-  const r = await rawRequest({ port: viewer.port, path: `/project?dir=${encodeURIComponent(PROJECT)}${query}`, headers: { Cookie: cookieFor(viewer) } });
+  const r = await rawRequest({ port: viewer.port, path: `${viewer.prefix}/project?dir=${encodeURIComponent(PROJECT)}${query}` });
   expect(r.status).toBe(200);
   return { ids: [...r.body.matchAll(/<span class="muted"><bdi>(minimaxcode-mvs_[0-9a-f]+)<\/bdi>/g)].map((m) => m[1]!), body: r.body };
 }
@@ -43,7 +43,7 @@ describe('a project with more conversations than one page', () => {
     expect(first.ids[0]).toBe(conversationIdFor(SESSIONS));
     expect(first.body).toContain(`Conversations 1–${PROJECT_CONVERSATIONS}`);
     const older = /href="([^"]+)" rel="next">Older conversations/.exec(first.body)?.[1]?.replaceAll('&amp;', '&');
-    expect(older).toBe(`/project?dir=${encodeURIComponent(PROJECT)}&offset=${PROJECT_CONVERSATIONS}`);
+    expect(older).toBe(`${viewer.prefix}/project?dir=${encodeURIComponent(PROJECT)}&offset=${PROJECT_CONVERSATIONS}`);
     expect(first.body).not.toContain('rel="prev"');
 
     const second = await page(`&offset=${PROJECT_CONVERSATIONS}`);

@@ -73,7 +73,7 @@ describe('search filters (recall, as mem_search searches)', () => {
 
 describe('search filters (the viewer)', () => {
   const results = (query: string) =>
-    rawRequest({ port: viewer.port, path: `/search/results?q=${WORD}&${query}`, headers: { Cookie: `everme_ui_${viewer.port}=${new URL(viewer.url).searchParams.get('token')}` } });
+    rawRequest({ port: viewer.port, path: `${new URL(viewer.url).pathname}search/results?q=${WORD}&${query}` });
 
   it.each([
     ['project', `project=${encodeURIComponent(QUIET)}`],
@@ -96,7 +96,7 @@ describe('search filters (the viewer)', () => {
 
 describe('more matches than the viewer shows (the viewer)', () => {
   const search = (query: string) =>
-    rawRequest({ port: viewer.port, path: `/search?q=${WORD}${query}`, headers: { Cookie: `everme_ui_${viewer.port}=${new URL(viewer.url).searchParams.get('token')}` } });
+    rawRequest({ port: viewer.port, path: `${new URL(viewer.url).pathname}search?q=${WORD}${query}` });
 
   it('says "the best 20", not a total, and links to the best 50', async () => {
     const res = await search('');
@@ -104,7 +104,7 @@ describe('more matches than the viewer shows (the viewer)', () => {
     expect(res.body).not.toContain('20 results');
     expect(res.body).toContain('The best 20 matches, best first.');
     const more = /href="([^"]+)" id="more-results">Show the best 50</.exec(res.body)?.[1]?.replaceAll('&amp;', '&');
-    expect(more).toBe(`/search?q=${WORD}&limit=50`);
+    expect(more).toBe(`${new URL(viewer.url).pathname}search?q=${WORD}&limit=50`);
   });
 
   it('the best 50 shows 50, and says how to reach the rest', async () => {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, envelopeOf, runCli } from './support/cli-process.js';
-import { cookieFor, rawRequest, startViewerProcess, type RawResponse, type ViewerProcess } from './support/viewer-process.js';
+import { rawRequest, startViewerProcess, type RawResponse, type ViewerProcess } from './support/viewer-process.js';
 import { buildStore, conversationIdFor, type BuiltStore } from './recall-store-fixture.js';
 import { tempDir } from './transcript-helpers.js';
 
@@ -20,7 +20,7 @@ const BETA = '/srv/projects/beta';
 const DB_FILES = ['everme.db', 'everme.db-wal', 'everme.db-shm'];
 
 function authed(viewer: ViewerProcess, pathname: string): Promise<RawResponse> {
-  return rawRequest({ port: viewer.port, path: pathname, headers: { Cookie: cookieFor(viewer) } });
+  return rawRequest({ port: viewer.port, path: `${viewer.prefix}${pathname}` });
 }
 
 describe('everme ui while the store is removed or replaced', { timeout: 120_000 }, () => {
@@ -70,9 +70,9 @@ describe('everme ui while the store is removed or replaced', { timeout: 120_000 
     const forget = await rawRequest({
       port: viewer.port,
       method: 'POST',
-      path: '/forget',
+      path: `${viewer.prefix}/forget`,
       body: new URLSearchParams([['_secret', viewer.secret], ['c', conversationIdFor(2)]]).toString(),
-      headers: { Cookie: cookieFor(viewer), Origin: viewer.origin, 'Content-Type': 'application/x-www-form-urlencoded' },
+      headers: { Origin: viewer.origin, 'Content-Type': 'application/x-www-form-urlencoded' },
     });
     expect(forget.body).not.toContain('Forgot 1 conversation');
     expect(fs.existsSync(first.stateDir)).toBe(false);
@@ -112,9 +112,9 @@ describe('everme ui while another process holds the store’s write lock', { tim
     const r = await rawRequest({
       port: viewer.port,
       method: 'POST',
-      path: '/forget',
+      path: `${viewer.prefix}/forget`,
       body: new URLSearchParams([['_secret', viewer.secret], ['c', conversationIdFor(1)]]).toString(),
-      headers: { Cookie: cookieFor(viewer), Origin: viewer.origin, 'Content-Type': 'application/x-www-form-urlencoded' },
+      headers: { Origin: viewer.origin, 'Content-Type': 'application/x-www-form-urlencoded' },
     });
     expect(r.status).toBe(503);
     expect(r.body).toContain('busy');

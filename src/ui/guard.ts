@@ -1,22 +1,22 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
-import { getCookie, setCookie } from 'hono/cookie';
 import { secureHeaders } from 'hono/secure-headers';
-import { h } from './html.js';
 
 /**
  * The viewer serves memory to one browser on this machine and to nothing else:
  *
  * - **Host.** Only `127.0.0.1:<port>` (the address it serves). A page on another site that gets a
  *   DNS name pointed at 127.0.0.1 (DNS rebinding) sends its own name as Host and gets 403.
- * - **Secret.** Every request, pages and data alike, carries the per-launch secret: the URL printed
- *   at start has it as `?token=`, which the first visit trades for an HttpOnly, SameSite=Strict
- *   cookie (and a refresh that takes it out of the address bar). Without it: 401, no content.
+ * - **Secret.** Every request, pages and data alike, carries the per-launch secret as the first
+ *   segment of its path (`/<secret>/…`, see `paths.ts`). Not a cookie: a browser sends the cookies
+ *   of 127.0.0.1 to every port of it, so any other local web server the user visits would get it.
+ *   Without the prefix: 401, no content.
  * - **Changes.** Only POST and DELETE change anything, and only with a same-origin `Origin` and the
- *   secret in the request itself (form field `_secret` or header `x-everme-secret`), not just in
- *   the cookie a browser attaches on its own. Other methods: 405.
+ *   secret in the request itself too (form field `_secret` or header `x-everme-secret`). Other
+ *   methods: 405.
  * - **Headers.** A strict Content-Security-Policy (this origin only, no inline script or style),
- *   no CORS headers at all, no caching, no referrer, no framing.
+ *   no CORS headers at all, no caching, a referrer (it holds the secret) only to this viewer itself,
+ *   no framing.
  */
 export interface GuardOptions {
   secret: string;
@@ -25,20 +25,20 @@ export interface GuardOptions {
 
 export const SECRET_HEADER = 'x-everme-secret';
 export const SECRET_FIELD = '_secret';
-export const TOKEN_PARAM = 'token';
 const READ_METHODS = new Set(['GET', 'HEAD']);
 const CHANGE_METHODS = new Set(['POST', 'DELETE']);
-
-export function cookieName(port: number): string {
-  // Cookies ignore ports: two viewers on one machine must not overwrite each other's.
-  return `everme_ui_${port}`;
-}
 
 function same(given: string | undefined, secret: string): boolean {
   if (given === undefined) return false;
   const a = Buffer.from(given);
   const b = Buffer.from(secret);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Whether the path is `/<secret>` or under it: its first segment compared in constant time. */
+function underPrefix(pathname: string, secret: string): boolean {
+  const end = pathname.indexOf('/', 1);
+  return pathname.startsWith('/') && same(end < 0 ? pathname.slice(1) : pathname.slice(1, end), secret);
 }
 
 function deny(c: Context, status: 401 | 403 | 405, message: string): Response {
@@ -90,7 +90,6 @@ export function securityHeaders(): MiddlewareHandler {
 export function guard(opts: GuardOptions): MiddlewareHandler {
   const host = `127.0.0.1:${opts.port}`;
   const origin = `http://${host}`;
-  const cookie = cookieName(opts.port);
   return async (c, next) => {
     if (c.req.header('host') !== host) return deny(c, 403, `everme ui answers only to Host ${host}.`);
     const method = c.req.method;
@@ -98,26 +97,10 @@ export function guard(opts: GuardOptions): MiddlewareHandler {
       c.header('Allow', 'GET, HEAD, POST, DELETE');
       return deny(c, 405, `${method} is not allowed.`);
     }
-    const query = READ_METHODS.has(method) ? c.req.query(TOKEN_PARAM) : undefined;
-    const change = CHANGE_METHODS.has(method);
-    const carried = change ? await explicitSecret(c) : undefined;
-    const authorised = same(getCookie(c, cookie), opts.secret) || same(c.req.header(SECRET_HEADER), opts.secret) || same(query, opts.secret) || same(carried, opts.secret);
-    if (!authorised) return deny(c, 401, 'everme ui: open the URL that `everme ui` printed; it carries this launch’s secret.');
-    if (change) {
+    if (!underPrefix(c.req.path, opts.secret)) return deny(c, 401, 'everme ui: open the URL that `everme ui` printed; its path carries this launch’s secret.');
+    if (CHANGE_METHODS.has(method)) {
       if (c.req.header('origin') !== origin) return deny(c, 403, `A change must come from ${origin} (same-origin Origin header).`);
-      if (!same(carried, opts.secret)) return deny(c, 403, `A change must carry the secret in the request itself (${SECRET_FIELD} field or ${SECRET_HEADER} header).`);
-    }
-    if (query !== undefined) {
-      // Trade the URL's secret for the cookie, and take it out of the address bar and history. Not
-      // by a redirect: when the visit came from another site (the launch file `everme ui` opens the
-      // browser with is file://, a link in a mail), the browser would not send a Strict cookie along
-      // the redirect it follows. A refresh from this page is a navigation of this site's own.
-      setCookie(c, cookie, opts.secret, { httpOnly: true, sameSite: 'Strict', path: '/' });
-      const url = new URL(c.req.url);
-      url.searchParams.delete(TOKEN_PARAM);
-      // A path that opens with `//` (or `/\`) would be a protocol-relative URL, another site: one slash.
-      const target = `${url.pathname.replace(/^[/\\]+/, '/')}${url.search}`;
-      return c.html(h`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${target}"><title>everme ui</title></head><body><p><a href="${target}">Open everme ui</a></p></body></html>`);
+      if (!same(await explicitSecret(c), opts.secret)) return deny(c, 403, `A change must carry the secret in the request itself (${SECRET_FIELD} field or ${SECRET_HEADER} header).`);
     }
     await next();
   };

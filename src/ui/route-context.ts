@@ -2,14 +2,16 @@ import type { Context } from 'hono';
 import { Forgetter } from '../forget/forget.js';
 import type { Html } from './html.js';
 import { layout, type PageFrame } from './layout.js';
+import type { ViewerPaths } from './paths.js';
 import type { ViewerData } from './viewer-data.js';
 import { redactOutput } from '../core/redact-output.js';
 import { isDatabaseMissing } from '../store/database-reader.js';
 
-/** What every group of the viewer's routes shares: the data, the launch secret, the clock, and the page frame. */
+/** What every group of the viewer's routes shares: the data, the launch secret and its paths, the clock, and the page frame. */
 export interface RouteContext {
   data: ViewerData;
   secret: string;
+  paths: ViewerPaths;
   now: () => number;
   frame(title: string, nav?: PageFrame['nav']): PageFrame;
   page(c: Context, frame: PageFrame, body: Html, status?: 200 | 400 | 404): Response | Promise<Response>;
@@ -22,13 +24,15 @@ export interface RouteContext {
   readForgetter<T>(use: (f: Forgetter) => T, absent: T): T;
 }
 
-export function routeContext(data: ViewerData, secret: string, now: () => number): RouteContext {
+export function routeContext(data: ViewerData, secret: string, paths: ViewerPaths, now: () => number): RouteContext {
   return {
     data,
     secret,
+    paths,
     now,
     frame: (title, nav) => ({
       title,
+      paths,
       ...(nav ? { nav } : {}),
       ...(data.gateway ? { gatewayBase: redactOutput(data.settings.apiBase) } : {}),
     }),

@@ -15,18 +15,18 @@ export const PROJECT_CONVERSATIONS = 500;
 
 /** Browsing the store: the projects with their activity, one project's conversations, one conversation. */
 export function browseRoutes(app: Hono, r: RouteContext): void {
-  const { data } = r;
+  const { data, paths } = r;
   app.get('/', (c) => {
     const store = data.local();
     const workspaces = store?.workspaces() ?? [];
     const days = store?.messagesPerDay(r.now(), CHART_DAYS) ?? [];
-    return r.page(c, r.frame('Projects', 'projects'), projectsPage(workspaces, days, store === undefined));
+    return r.page(c, r.frame('Projects', 'projects'), projectsPage(paths, workspaces, days, store === undefined));
   });
 
   app.get('/project', (c) => {
     const dir = c.req.query('dir');
     const unknown = c.req.query('unknown') === '1';
-    if ((dir === undefined || dir === '') && !unknown) return c.redirect('/', 303);
+    if ((dir === undefined || dir === '') && !unknown) return c.redirect(paths.to('/'), 303);
     const store = data.local();
     const workspace = unknown ? undefined : dir;
     const asked = Number(c.req.query('offset'));
@@ -35,7 +35,7 @@ export function browseRoutes(app: Hono, r: RouteContext): void {
     // the newer ones too, which costs milliseconds.
     const list = store?.conversations(workspace, offset + PROJECT_CONVERSATIONS + 1) ?? [];
     const page = { offset, size: PROJECT_CONVERSATIONS, older: list.length > offset + PROJECT_CONVERSATIONS };
-    return r.page(c, r.frame(workspace ?? 'Workspace unknown', 'projects'), projectPage(workspace, list.slice(offset, offset + PROJECT_CONVERSATIONS), page));
+    return r.page(c, r.frame(workspace ?? 'Workspace unknown', 'projects'), projectPage(paths, workspace, list.slice(offset, offset + PROJECT_CONVERSATIONS), page));
   });
 
   app.get('/conversation/:id', (c) => {
@@ -45,7 +45,7 @@ export function browseRoutes(app: Hono, r: RouteContext): void {
     const id = candidates.find((candidate) => store?.conversation(candidate)) ?? candidates.at(-1)!;
     const conversation = store?.conversation(id);
     if (!store || !conversation) {
-      return r.page(c, r.frame('Not found'), h`<h1>Not in the store</h1><p><code>${id}</code> is not held on this machine (forgotten, or never imported).</p><p><a href="/forgotten">Forgotten conversations</a></p>`, 404);
+      return r.page(c, r.frame('Not found'), h`<h1>Not in the store</h1><p><code>${id}</code> is not held on this machine (forgotten, or never imported).</p><p><a href="${paths.to('/forgotten')}">Forgotten conversations</a></p>`, 404);
     }
     const m = Number(c.req.query('m'));
     const offset = Number(c.req.query('offset'));
@@ -58,7 +58,7 @@ export function browseRoutes(app: Hono, r: RouteContext): void {
       c,
       // The tab says what the heading says.
       r.frame(conversationLabel(conversation)),
-      conversationPage({ conversation, window, pageSize: PAGE_MESSAGES, ...(targetId === undefined ? {} : { targetId }), warnings: report.conversations, sentToGateway: sent }),
+      conversationPage(paths, { conversation, window, pageSize: PAGE_MESSAGES, ...(targetId === undefined ? {} : { targetId }), warnings: report.conversations, sentToGateway: sent }),
     );
   });
 }

@@ -28,7 +28,7 @@ async function formValues(c: Context, name: string): Promise<string[]> {
 
 /** Curating: the forget preview, the forget itself, its undo, and the list of what is forgotten. */
 export function forgetRoutes(app: Hono, r: RouteContext): void {
-  const { secret } = r;
+  const { secret, paths } = r;
   app.get('/forget', (c) => {
     const ids = conversationIds(c.req.queries('c') ?? []);
     // A preview only reads; a conversation forgotten already is said to be, not offered again.
@@ -40,14 +40,14 @@ export function forgetRoutes(app: Hono, r: RouteContext): void {
       },
       { preview: undefined, already: [] },
     );
-    return r.page(c, r.frame('Forget'), forgetPreviewPage(preview, already, secret));
+    return r.page(c, r.frame('Forget'), forgetPreviewPage(paths, preview, already, secret));
   });
 
   app.post('/forget', async (c) => {
     const ids = conversationIds(await formValues(c, 'c'));
     if (ids.length === 0) return r.page(c, r.frame('Forget'), h`<h1>Forget</h1><p>Nothing was selected, so nothing was forgotten.</p>`, 400);
     const result = await r.withForgetter((f) => f.apply(ids.flatMap((id) => f.plan({ kind: 'conversation', conversationId: id }))));
-    return r.page(c, r.frame('Forgotten'), forgetDonePage(result, secret));
+    return r.page(c, r.frame('Forgotten'), forgetDonePage(paths, result, secret));
   });
 
   app.post('/forget/undo', async (c) => {
@@ -57,8 +57,8 @@ export function forgetRoutes(app: Hono, r: RouteContext): void {
     // As `everme forget --undo`: a sync brings it back only when its session's files are here.
     const { dataDir } = r.data.settings;
     const undone = await withSessionOnDisk(dataDir, lifted);
-    return r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(tombstones, secret, { undone, dataDir }));
+    return r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(paths, tombstones, secret, { undone, dataDir }));
   });
 
-  app.get('/forgotten', (c) => r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(r.readForgetter((f) => f.forgotten(), []), secret)));
+  app.get('/forgotten', (c) => r.page(c, r.frame('Forgotten', 'forgotten'), forgottenPage(paths, r.readForgetter((f) => f.forgotten(), []), secret)));
 }

@@ -10,12 +10,12 @@ import type { RouteContext } from './route-context.js';
 
 /** What the user checks about capture and recall: the warnings, what the agent is told at session start, capture health. */
 export function insightRoutes(app: Hono, r: RouteContext): void {
-  const { data } = r;
+  const { data, paths } = r;
   app.get('/warnings', (c) => {
     const code = c.req.query('code') ?? '';
     const known = (WARNING_CODES as readonly string[]).includes(code) ? (code as WarningCode) : undefined;
     const report = buildReport(data.settings, known === undefined ? {} : { code: known }, { readonly: true });
-    return r.page(c, r.frame('Warnings', 'warnings'), warningsPage(report, known ?? ''));
+    return r.page(c, r.frame('Warnings', 'warnings'), warningsPage(paths, report, known ?? ''));
   });
 
   app.get('/agent', async (c) => {
@@ -34,8 +34,8 @@ export function insightRoutes(app: Hono, r: RouteContext): void {
         ...(gatewayFailure ? { gatewayFailure: { type: gatewayFailure.type, message: gatewayFailure.message } } : {}),
       };
     }
-    return r.page(c, r.frame('What the agent sees', 'agent'), agentPage(workspaces, preview, data.gateway));
+    return r.page(c, r.frame('What the agent sees', 'agent'), agentPage(paths, workspaces, preview, data.gateway));
   });
 
-  app.get('/health', async (c) => r.page(c, r.frame('Capture health', 'health'), healthPage(await collectStatus(data.settings, { readonly: true }))));
+  app.get('/health', async (c) => r.page(c, r.frame('Capture health', 'health'), healthPage(paths, await collectStatus(data.settings, { readonly: true }))));
 }

@@ -41,7 +41,7 @@ function recallFilters(f: SearchFilters): Omit<RecallSearchOptions, 'limit' | 'm
 
 /** Search as you type: the page with its filters, and the results fragment the page script fetches. */
 export function searchRoutes(app: Hono, r: RouteContext): void {
-  const { data } = r;
+  const { data, paths } = r;
   const search = async (filters: SearchFilters): Promise<SearchOutcome | undefined> => {
     if (filters.q.trim() === '') return undefined;
     try {
@@ -59,8 +59,8 @@ export function searchRoutes(app: Hono, r: RouteContext): void {
   app.get('/search', async (c) => {
     const filters = filtersFrom(c);
     const workspaces = data.local()?.workspaces() ?? [];
-    return r.page(c, r.frame('Search', 'search'), searchPage(filters, workspaces, await search(filters)));
+    return r.page(c, r.frame('Search', 'search'), searchPage(paths, filters, workspaces, await search(filters)));
   });
 
-  app.get('/search/results', async (c) => c.html(searchResults(await search(filtersFrom(c)))));
+  app.get('/search/results', async (c) => c.html(searchResults(paths, await search(filtersFrom(c)))));
 }

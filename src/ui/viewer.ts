@@ -5,8 +5,8 @@ import { getRequestListener } from '@hono/node-server';
 import type { Settings } from '../config/settings.js';
 import { EvermeError } from '../core/errors.js';
 import { createViewerApp } from './app.js';
-import { TOKEN_PARAM } from './guard.js';
 import { openBrowser, shouldOpenBrowser } from './open-browser.js';
+import { viewerPaths } from './paths.js';
 import { ViewerData } from './viewer-data.js';
 
 /** The only address the viewer binds. */
@@ -36,7 +36,7 @@ export interface ViewerOptions {
 }
 
 export interface RunningViewer {
-  /** The address to open, carrying the per-launch secret. */
+  /** The address to open: its path carries the per-launch secret (`/<secret>/`). */
   url: string;
   origin: string;
   port: number;
@@ -96,7 +96,7 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
   server.on('request', (req, res) => void listener(req, res));
   const origin = `http://${VIEWER_HOST}:${port}`;
   return {
-    url: `${origin}/?${TOKEN_PARAM}=${secret}`,
+    url: `${origin}${viewerPaths(secret).to('/')}`,
     origin,
     port,
     close: () =>

@@ -10,7 +10,12 @@ export interface ViewerProcess {
   url: string;
   origin: string;
   port: number;
+  /** The launch's secret: the first segment of the printed URL's path. */
   secret: string;
+  /** `/<secret>`: every path of the viewer starts with it (`${prefix}/search`). */
+  prefix: string;
+  /** `http://127.0.0.1:<port>/<secret>`: the origin and the prefix, for a browser's addresses. */
+  root: string;
   cli: CliProcess;
   /** SIGTERM, then the process's result. */
   stop(signal?: NodeJS.Signals): Promise<CliResult>;
@@ -31,18 +36,21 @@ export async function startViewerProcess(dataDir: string, env: NodeJS.ProcessEnv
     cli.child.stdout?.on('data', onData);
     void cli.done.then((r) => reject(new Error(`everme ui exited (${r.code}) before printing its URL:\n${r.stderr}`)));
   });
-  const url = new URL(line.startsWith('{') ? (JSON.parse(line) as { data: { url: string } }).data.url : line);
   return {
-    url: url.toString(),
-    origin: url.origin,
-    port: Number(url.port),
-    secret: url.searchParams.get('token') ?? '',
+    ...viewerAddress(line.startsWith('{') ? (JSON.parse(line) as { data: { url: string } }).data.url : line),
     cli,
     stop: async (signal = 'SIGTERM') => {
       if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill(signal);
       return cli.done;
     },
   };
+}
+
+/** What the printed URL (`http://127.0.0.1:<port>/<secret>/`) says of the viewer. */
+export function viewerAddress(printed: string): Pick<ViewerProcess, 'url' | 'origin' | 'port' | 'secret' | 'prefix' | 'root'> {
+  const url = new URL(printed);
+  const secret = url.pathname.split('/')[1] ?? '';
+  return { url: url.toString(), origin: url.origin, port: Number(url.port), secret, prefix: `/${secret}`, root: `${url.origin}/${secret}` };
 }
 
 export interface RawResponse {
@@ -73,9 +81,4 @@ export function rawRequest(r: RawRequest): Promise<RawResponse> {
     if (r.body !== undefined) req.write(r.body);
     req.end();
   });
-}
-
-/** The cookie the first visit with the URL's secret sets. */
-export function cookieFor(v: ViewerProcess): string {
-  return `everme_ui_${v.port}=${v.secret}`;
 }

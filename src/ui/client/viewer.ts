@@ -12,7 +12,9 @@ function searchAsYouType(form: HTMLFormElement): void {
   // What the results on the page answer: the box's `change` (fired when it loses focus, say to a
   // result's checkbox) must not reload the same results and clear what was ticked in them.
   let shown = new URLSearchParams(location.search);
-  shown.delete('token');
+  // Both under the launch's secret prefix, as the page wrote them: the script names no path itself.
+  const page = form.getAttribute('action') ?? '';
+  const results = form.dataset.results ?? '';
 
   const run = async (): Promise<void> => {
     const fired = performance.now();
@@ -25,7 +27,7 @@ function searchAsYouType(form: HTMLFormElement): void {
     const controller = new AbortController();
     inFlight = controller;
     try {
-      const response = await fetch(`/search/results?${params.toString()}`, { signal: controller.signal, credentials: 'same-origin' });
+      const response = await fetch(`${results}?${params.toString()}`, { signal: controller.signal, credentials: 'same-origin' });
       if (!response.ok) {
         shown = previous;
         return;
@@ -41,7 +43,7 @@ function searchAsYouType(form: HTMLFormElement): void {
       current.replaceWith(replacement);
       // How long the results took to reach the page after the debounce fired (read by the bench).
       replacement.dataset.ms = (performance.now() - fired).toFixed(1);
-      history.replaceState(null, '', `/search?${params.toString()}`);
+      history.replaceState(null, '', `${page}?${params.toString()}`);
     } catch (err) {
       if (!(err instanceof DOMException && err.name === 'AbortError')) {
         shown = previous;

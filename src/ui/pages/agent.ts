@@ -1,5 +1,6 @@
 import type { WorkspaceSummary } from '../../store/viewer-store.js';
 import { EMPTY, h, plural, type Html } from '../html.js';
+import type { ViewerPaths } from '../paths.js';
 import { gatewayNotice, type GatewayFailure } from './gateway-notice.js';
 import { withThousands } from '../../core/thousands.js';
 
@@ -14,7 +15,7 @@ export interface AgentPreview {
   gatewayFailure?: GatewayFailure;
 }
 
-export function agentPage(workspaces: WorkspaceSummary[], preview: AgentPreview | undefined, gateway: boolean): Html {
+export function agentPage(paths: ViewerPaths, workspaces: WorkspaceSummary[], preview: AgentPreview | undefined, gateway: boolean): Html {
   const projects = workspaces.flatMap((w) => (w.workspaceDir === undefined ? [] : [w.workspaceDir]));
   const selected = preview?.project ?? '';
   if (selected !== '' && !projects.includes(selected)) projects.unshift(selected);
@@ -22,12 +23,12 @@ export function agentPage(workspaces: WorkspaceSummary[], preview: AgentPreview 
     ? h`<p class="muted">Pick a project to see the block a new MiniMax Code session there is given.</p>`
     : preview.text === undefined
       ? h`<p id="agent-silent">The SessionStart hook would print nothing for <code>${preview.project}</code>: ${preview.silence ?? ''}.</p>`
-      : h`${preview.gatewayFailure ? gatewayNotice(preview.gatewayFailure, 'This is this machine’s part alone.', 'The EverMe gateway’s account-wide context could not be fetched, so the hook would print the project’s conversations from this machine without it.') : EMPTY}
+      : h`${preview.gatewayFailure ? gatewayNotice(paths, preview.gatewayFailure, 'This is this machine’s part alone.', 'The EverMe gateway’s account-wide context could not be fetched, so the hook would print the project’s conversations from this machine without it.') : EMPTY}
 <p id="agent-count"><strong>${plural(preview.text.length, 'character')}</strong> of the ${withThousands(preview.budget)}-character budget (<code>EVERME_RECALL_CHARS</code>).</p>
 <pre id="agent-context" aria-label="SessionStart context">${preview.text}</pre>`;
   return h`<h1>What the agent sees</h1>
 <p class="muted">The exact text the SessionStart hook would hand the model at the start of a new session in a project, computed now by the hook's own function with the same budget${gateway ? ' (with a gateway key: the gateway’s account-wide context)' : ''}.</p>
-<form class="filters" method="get" action="/agent">
+<form class="filters" method="get" action="${paths.to('/agent')}">
 <label for="project">Project<select id="project" name="project">${h`<option value=""${selected === '' ? h` selected` : ''}>Choose a project</option>`}${projects.map((p) => h`<option value="${p}"${p === selected ? h` selected` : ''}>${p}</option>`)}</select></label>
 <button type="submit">Show</button>
 </form>

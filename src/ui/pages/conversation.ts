@@ -3,7 +3,8 @@ import type { ReportConversation } from '../../report/warning-report.js';
 import type { ConversationSummary } from '../../store/conversation-list.js';
 import type { MessageWindow } from '../../store/viewer-store.js';
 import { EMPTY, h, plural, storedText, when, type Html } from '../html.js';
-import { conversationHref, conversationLabel, projectHref, UNKNOWN_WORKSPACE } from './projects.js';
+import type { ViewerPaths } from '../paths.js';
+import { conversationLabel, UNKNOWN_WORKSPACE } from './projects.js';
 
 export interface ConversationView {
   conversation: ConversationSummary;
@@ -54,7 +55,7 @@ function warningsBlock(warnings: ReportConversation[]): Html {
   return h`${items}`;
 }
 
-export function conversationPage(view: ConversationView): Html {
+export function conversationPage(paths: ViewerPaths, view: ConversationView): Html {
   const { conversation: c, window } = view;
   const toolNames = new Map<string, string>();
   const messages = window.messages.map(({ id, message }) => {
@@ -64,15 +65,15 @@ export function conversationPage(view: ConversationView): Html {
 ${messageBody(message, toolNames, target)}
 </article>`;
   });
-  const base = conversationHref(c.conversationId);
+  const base = paths.conversation(c.conversationId);
   const earlier = window.before > 0 ? h`<a href="${base}?offset=${Math.max(0, window.before - view.pageSize)}">${plural(window.before, 'earlier message')}</a>` : EMPTY;
   const later = window.after > 0 ? h`<a href="${base}?offset=${window.before + window.messages.length}">${plural(window.after, 'later message')}</a>` : EMPTY;
   return h`<h1>${conversationLabel(c)}</h1>
 <p class="muted"><code>${c.conversationId}</code> · session <code>${c.sessionId}</code> ·
-<a href="${projectHref(c.workspaceDir)}">${c.workspaceDir ?? UNKNOWN_WORKSPACE}</a> ·
+<a href="${paths.project(c.workspaceDir)}">${c.workspaceDir ?? UNKNOWN_WORKSPACE}</a> ·
 ${plural(c.messageCount, 'message')} · ${when(c.createdAtMs)} to ${when(c.updatedAtMs)}</p>
 <p>${view.sentToGateway ? h`<strong>Sent to the EverMe gateway.</strong> Forgetting removes it from this machine and stops further sending; what the gateway received stays there.` : 'Not sent to the EverMe gateway: it is held on this machine only.'}</p>
-<form class="actions" method="get" action="/forget">
+<form class="actions" method="get" action="${paths.to('/forget')}">
 <input type="hidden" name="c" value="${c.conversationId}">
 <button type="submit" class="danger">Forget this conversation…</button>
 </form>

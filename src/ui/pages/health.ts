@@ -1,12 +1,13 @@
 import { gatewayLine, type StatusReport } from '../../status/status.js';
 import { EMPTY, h, type Html } from '../html.js';
+import type { ViewerPaths } from '../paths.js';
 
 function run(r: StatusReport['lastImport']): string {
   return r ? `${r.at} (${r.status ?? 'running'})` : 'never';
 }
 
 /** `everme status`, as a page; what is wrong comes first, each with the command that fixes it. */
-export function healthPage(s: StatusReport): Html {
+export function healthPage(paths: ViewerPaths, s: StatusReport): Html {
   const issues = [...s.problems.map((p) => ({ what: p.what, fix: p.hint })), ...s.hooks.warnings.map((w) => ({ what: w.message, fix: '' }))];
   const verdict =
     issues.length === 0
@@ -42,6 +43,6 @@ ${routes.map((route) => {
 <tr><th scope="row">Hook outcomes</th><td>${Object.keys(s.hooks.outcomes).length === 0 ? 'none' : Object.entries(s.hooks.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')}</td></tr>
 <tr><th scope="row">MCP server</th><td>${s.mcp.registered ? 'registered' : 'not registered'} in ${s.mcp.file}</td></tr>
 <tr><th scope="row">Store</th><td>${s.store.file} (${(s.store.bytes / 1024 / 1024).toFixed(1)} MiB, ${s.store.conversations} conversations, ${s.store.messages} messages)</td></tr>
-<tr><th scope="row">Warnings</th><td>${s.warnings}${s.warnings > 0 ? h` (<a href="/warnings">see them</a>)` : ''}</td></tr>
+<tr><th scope="row">Warnings</th><td>${s.warnings}${s.warnings > 0 ? h` (<a href="${paths.to('/warnings')}">see them</a>)` : ''}</td></tr>
 </tbody></table>`;
 }

@@ -3,16 +3,7 @@ import type { DayCount, WorkspaceSummary } from '../../store/viewer-store.js';
 import { messagesChart } from '../chart.js';
 import { EMPTY, h, isolated, plural, when, type Html } from '../html.js';
 import { withThousands } from '../../core/thousands.js';
-
-/** Where a workspace's own page is; the unknown-workspace group has one too. */
-export function projectHref(workspaceDir: string | undefined): string {
-  return workspaceDir === undefined ? '/project?unknown=1' : `/project?dir=${encodeURIComponent(workspaceDir)}`;
-}
-
-export function conversationHref(conversationId: string, messageId?: number): string {
-  const base = `/conversation/${encodeURIComponent(conversationId)}`;
-  return messageId === undefined ? base : `${base}?m=${messageId}#m${messageId}`;
-}
+import type { ViewerPaths } from '../paths.js';
 
 /**
  * How a conversation is named in lists: the title MiniMax Code's session index gave it (#30), else
@@ -24,7 +15,7 @@ export function conversationLabel(c: ConversationSummary): string {
 
 export const UNKNOWN_WORKSPACE = 'Workspace unknown';
 
-export function projectsPage(workspaces: WorkspaceSummary[], days: DayCount[], storeMissing: boolean): Html {
+export function projectsPage(paths: ViewerPaths, workspaces: WorkspaceSummary[], days: DayCount[], storeMissing: boolean): Html {
   if (storeMissing) {
     return h`<h1>Projects</h1>
 <p>No memories yet: nothing has been imported into the embedded store on this machine.</p>
@@ -32,7 +23,7 @@ export function projectsPage(workspaces: WorkspaceSummary[], days: DayCount[], s
   }
   const rows = workspaces.map(
     (w) => h`<tr>
-<th scope="row"><a href="${projectHref(w.workspaceDir)}">${w.workspaceDir ?? UNKNOWN_WORKSPACE}</a>${w.workspaceDir === undefined ? h` <span class="muted">(sessions whose workspace nobody recorded)</span>` : ''}</th>
+<th scope="row"><a href="${paths.project(w.workspaceDir)}">${w.workspaceDir ?? UNKNOWN_WORKSPACE}</a>${w.workspaceDir === undefined ? h` <span class="muted">(sessions whose workspace nobody recorded)</span>` : ''}</th>
 <td class="num">${withThousands(w.conversations)}</td>
 <td class="num">${withThousands(w.messages)}</td>
 <td>${when(w.lastActivityMs)}</td>
@@ -60,25 +51,25 @@ export interface ProjectPageWindow {
   older: boolean;
 }
 
-export function projectPage(workspaceDir: string | undefined, conversations: ConversationSummary[], page: ProjectPageWindow): Html {
+export function projectPage(paths: ViewerPaths, workspaceDir: string | undefined, conversations: ConversationSummary[], page: ProjectPageWindow): Html {
   const title = workspaceDir ?? UNKNOWN_WORKSPACE;
   const rows = conversations.map(
     (c) => h`<tr>
-<th scope="row"><a href="${conversationHref(c.conversationId)}">${conversationLabel(c)}</a><br><span class="muted">${isolated(c.conversationId)}${c.workspaceDir !== undefined && c.workspaceDir !== workspaceDir ? h` · ${isolated(c.workspaceDir)}` : ''}</span></th>
+<th scope="row"><a href="${paths.conversation(c.conversationId)}">${conversationLabel(c)}</a><br><span class="muted">${isolated(c.conversationId)}${c.workspaceDir !== undefined && c.workspaceDir !== workspaceDir ? h` · ${isolated(c.workspaceDir)}` : ''}</span></th>
 <td class="num">${withThousands(c.messageCount)}</td>
 <td>${when(c.updatedAtMs ?? c.createdAtMs)}</td>
 </tr>`,
   );
   return h`<h1>${title}</h1>
 <div class="actions">
-${workspaceDir === undefined ? '' : h`<a href="/agent?project=${encodeURIComponent(workspaceDir)}">What the agent sees at session start here</a> <a href="/search?project=${encodeURIComponent(workspaceDir)}">Search this project</a>`}
+${workspaceDir === undefined ? '' : h`<a href="${paths.to('/agent', `project=${encodeURIComponent(workspaceDir)}`)}">What the agent sees at session start here</a> <a href="${paths.to('/search', `project=${encodeURIComponent(workspaceDir)}`)}">Search this project</a>`}
 </div>
 <p class="muted">${shownRange(conversations.length, page)}, most recently active first${workspaceDir === undefined ? '' : ', this directory and those below it'}.</p>
 <table id="conversations">
 <thead><tr><th scope="col">Conversation</th><th scope="col" class="num">Messages</th><th scope="col">Last activity</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>
-${pageLinks(workspaceDir, page)}`;
+${pageLinks(paths, workspaceDir, page)}`;
 }
 
 function shownRange(shown: number, page: ProjectPageWindow): string {
@@ -86,9 +77,9 @@ function shownRange(shown: number, page: ProjectPageWindow): string {
   return shown === 0 ? 'No conversations on this page' : `Conversations ${withThousands(page.offset + 1)}–${withThousands(page.offset + shown)}`;
 }
 
-function pageLinks(workspaceDir: string | undefined, page: ProjectPageWindow): Html {
+function pageLinks(paths: ViewerPaths, workspaceDir: string | undefined, page: ProjectPageWindow): Html {
   if (page.offset === 0 && !page.older) return EMPTY;
-  const at = (offset: number): string => `${projectHref(workspaceDir)}${offset > 0 ? `&offset=${offset}` : ''}`;
+  const at = (offset: number): string => `${paths.project(workspaceDir)}${offset > 0 ? `&offset=${offset}` : ''}`;
   const newer = page.offset > 0 ? h`<a href="${at(Math.max(0, page.offset - page.size))}" rel="prev">Newer conversations</a>` : EMPTY;
   const older = page.older ? h`<a href="${at(page.offset + page.size)}" rel="next">Older conversations</a>` : EMPTY;
   return h`<nav class="actions" aria-label="Pages of conversations">${newer} ${older}</nav>`;

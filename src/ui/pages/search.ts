@@ -2,7 +2,7 @@ import { MAX_RECALL_LIMIT, parseMessageId, type RecallHit } from '../../recall/r
 import type { WorkspaceSummary } from '../../store/viewer-store.js';
 import { EMPTY, h, isolated, plural, snippetMarks, when, type Html } from '../html.js';
 import { gatewayNotice, type GatewayFailure } from './gateway-notice.js';
-import { conversationHref } from './projects.js';
+import type { ViewerPaths } from '../paths.js';
 
 /** Results shown as you type, filtered or not. */
 export const SEARCH_RESULTS = 20;
@@ -47,18 +47,18 @@ function filtersQuery(f: SearchFilters, limit?: number): string {
  * What the count means. Fewer hits than asked for: that is every match. As many: there may be more
  * (counting them all is not cheap), so it says "the best N" and offers the best 50, then filters.
  */
-function countLine(filters: SearchFilters, n: number, more: number): Html {
+function countLine(paths: ViewerPaths, filters: SearchFilters, n: number, more: number): Html {
   const among = filtered(filters) ? ' among the messages that pass the filters' : '';
   if (n < filters.limit) return h`<p class="muted" id="result-count">${plural(n, 'result')}, best first${among}.</p>`;
   const next =
     filters.limit < more
-      ? h` <a href="/search?${filtersQuery(filters, more)}" id="more-results">Show the best ${more}</a>`
+      ? h` <a href="${paths.to('/search', filtersQuery(filters, more))}" id="more-results">Show the best ${more}</a>`
       : h` More may match: add words or filters to reach them.`;
   return h`<p class="muted" id="result-count">The best ${n} matches${among}, best first.${next}</p>`;
 }
 
 /** The results block: the same markup for the whole page and for the fragment typing fetches. */
-export function searchResults(outcome: SearchOutcome | undefined): Html {
+export function searchResults(paths: ViewerPaths, outcome: SearchOutcome | undefined): Html {
   if (!outcome) return h`<div id="results" aria-live="polite"><p class="muted">Type to search every stored message.</p></div>`;
   const { filters, hits } = outcome;
   const attrs = h`data-query="${filters.q}" data-count="${hits.length}"`;
@@ -68,13 +68,13 @@ export function searchResults(outcome: SearchOutcome | undefined): Html {
   }
   // Inside #results, so search-as-you-type brings it with the results it qualifies and takes it away with them.
   const partial = outcome.gatewayFailure
-    ? gatewayNotice(outcome.gatewayFailure, 'These results are from this machine only.', 'The EverMe gateway could not be searched, so memories only it holds are not among them.')
+    ? gatewayNotice(paths, outcome.gatewayFailure, 'These results are from this machine only.', 'The EverMe gateway could not be searched, so memories only it holds are not among them.')
     : EMPTY;
   if (hits.length === 0) return h`<div id="results" aria-live="polite" ${attrs}>${partial}<p>No memories match <q>${filters.q}</q>${filtered(filters) ? ' with these filters' : ''}.</p></div>`;
   const items = hits.map((hit, i) => {
     // A local hit's id (`m<row id>`) opens its conversation at the message; a gateway memory has none.
     const messageId = hit.source === 'local' && hit.id !== null ? parseMessageId(hit.id) : undefined;
-    const open = hit.conversationId !== null && messageId !== undefined ? conversationHref(hit.conversationId, messageId) : undefined;
+    const open = hit.conversationId !== null && messageId !== undefined ? paths.conversation(hit.conversationId, messageId) : undefined;
     const select =
       hit.conversationId === null
         ? EMPTY
@@ -88,21 +88,21 @@ ${select}
   });
   return h`<div id="results" aria-live="polite" ${attrs}>
 ${partial}
-${countLine(filters, hits.length, MORE_RESULTS)}
-<form method="get" action="/forget" aria-label="Forget selected conversations">
+${countLine(paths, filters, hits.length, MORE_RESULTS)}
+<form method="get" action="${paths.to('/forget')}" aria-label="Forget selected conversations">
 <ol class="hits">${items}</ol>
 <div class="actions"><button type="submit" class="danger">Forget the selected conversations…</button></div>
 </form>
-<p class="muted"><a href="/search?${filtersQuery(filters, filters.limit === SEARCH_RESULTS ? undefined : filters.limit)}">Link to these results</a></p>
+<p class="muted"><a href="${paths.to('/search', filtersQuery(filters, filters.limit === SEARCH_RESULTS ? undefined : filters.limit))}">Link to these results</a></p>
 </div>`;
 }
 
-export function searchPage(filters: SearchFilters, workspaces: WorkspaceSummary[], outcome: SearchOutcome | undefined): Html {
+export function searchPage(paths: ViewerPaths, filters: SearchFilters, workspaces: WorkspaceSummary[], outcome: SearchOutcome | undefined): Html {
   const projects = workspaces.flatMap((w) => (w.workspaceDir === undefined ? [] : [w.workspaceDir]));
   if (filters.project !== '' && !projects.includes(filters.project)) projects.unshift(filters.project);
   const option = (value: string, label: string, selected: boolean) => h`<option value="${value}"${selected ? h` selected` : ''}>${label}</option>`;
   return h`<h1>Search</h1>
-<form class="filters" id="search-form" method="get" action="/search" role="search">
+<form class="filters" id="search-form" method="get" action="${paths.to('/search')}" data-results="${paths.to('/search/results')}" role="search">
 <label for="q">Words to find<input type="search" id="q" name="q" value="${filters.q}" autocomplete="off" autofocus></label>
 <label for="project">Project<select id="project" name="project">${option('', 'All projects', filters.project === '')}${projects.map((p) => option(p, p, p === filters.project))}</select></label>
 <label for="role">Role<select id="role" name="role">${option('', 'Any role', filters.role === '')}${ROLES.map((r) => option(r, r, r === filters.role))}</select></label>
@@ -110,5 +110,5 @@ export function searchPage(filters: SearchFilters, workspaces: WorkspaceSummary[
 <label for="to">To (UTC)<input type="date" id="to" name="to" value="${filters.to}"></label>
 <button type="submit">Search</button>
 </form>
-${searchResults(outcome)}`;
+${searchResults(paths, outcome)}`;
 }
