@@ -179,6 +179,20 @@ describe('everme status', () => {
     expect(text.stdout).not.toContain('warning:');
   }, 60_000);
 
+  it("reports hooks whose paths hold a quote (a home like /home/o'brien) as runnable, as they are, not as a missing runtime", async () => {
+    const dataDir = path.join(tempDir('everme-status-'), "o'brien's data");
+    fs.cpSync(path.join(repoRoot, 'fixtures', 'report'), dataDir, { recursive: true });
+    expect((await cli(dataDir, ['install', '--json'])).status).toBe(0);
+    // The host runs the command through the shell: it does run (for a session it cannot find, so no worker outlives the test).
+    const run = await spawnAsync('sh', ['-c', pluginCommand(dataDir, 'Stop')], { env: hermeticEnv(dataDir), input: payload('Stop', { session_id: `mvs_${'0'.repeat(32)}` }) });
+    expect(run).toMatchObject({ status: 0, stdout: '', stderr: '' });
+    const { data } = await statusJson(dataDir);
+    expect(data.hooks.arrivals.map(({ route, event }) => `${route} ${event}`)).toEqual(['plugin Stop']);
+    expect(data.hooks.plugin).toMatchObject({ state: 'installed', runnable: true });
+    expect(data.hooks.markdown.installed.map((h) => h.runnable)).toEqual([true, true]);
+    expect(data.problems.map((p) => p.what).filter((what) => what.includes('runtime that is missing'))).toEqual([]);
+  });
+
   it('reports a directory at mcp.json or everme.env as a problem naming the path, and still reports the rest', async () => {
     const dataDir = dataDirFromFixture('report');
     fs.mkdirSync(path.join(dataDir, 'mcp.json'));

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import type { HookEvent } from '../hook/hook-events.js';
 import { HookDocument, inspectPluginPath, PLUGIN_EVENTS, PLUGIN_NAME, pluginDir, pluginHooksPath } from '../install/local-plugin.js';
-import { foreignHookFile, HOOK_EVENTS, hookFilePath, readHookCommand } from '../install/markdown-hooks.js';
+import { foreignHookFile, HOOK_EVENTS, hookFilePath, quotedWords, readHookCommand } from '../install/markdown-hooks.js';
 import { listMcodePlugins, localPluginState, type McodeOptions } from '../install/mcode-plugins.js';
 
 /**
@@ -58,7 +58,7 @@ export interface HookRoutesReport {
 
 /** The absolute paths a command names in single quotes (node, run.js) all exist. */
 function commandRunnable(command: string | undefined): boolean {
-  const paths = [...(command ?? '').matchAll(/'([^']*)'/g)].map((m) => m[1]!);
+  const paths = quotedWords(command ?? '');
   return paths.length >= 2 && paths.every((p) => existsSync(p));
 }
 
