@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEntry, ensureBuilt, repoRoot } from './support/cli.js';
 import { spawnAsync } from './support/cli-process.js';
@@ -15,6 +16,7 @@ interface StatusData {
   gateway: { configured: boolean; reachable?: boolean; error?: { type: string; code?: string; message: string } };
   lastImport?: { since?: string };
   hooks: {
+    official: { status: string; source: string; message: string };
     plugin: { path: string; state: string; runnable: boolean; enabled: string; enabledUnverified?: string; events: string[] };
     markdown: { installed: Array<{ event: string; file: string; runnable: boolean }>; conflicts: Array<{ event: string; file: string; code: string; reason: string }> };
     arrivals: Array<{ route: string; event: string; count: number; lastAt: string }>;
@@ -178,6 +180,42 @@ describe('everme status', () => {
     expect(text.stdout).toContain('6 messages');
     expect(text.stdout).not.toContain('warning:');
   }, 60_000);
+
+  it("reports hooks whose paths hold a quote (a home like /home/o'brien) as runnable, as they are, not as a missing runtime", async () => {
+    const dataDir = path.join(tempDir('everme-status-'), "o'brien's data");
+    fs.cpSync(path.join(repoRoot, 'fixtures', 'report'), dataDir, { recursive: true });
+    expect((await cli(dataDir, ['install', '--json'])).status).toBe(0);
+    // The host runs the command through the shell: it does run (for a session it cannot find, so no worker outlives the test).
+    const run = await spawnAsync('sh', ['-c', pluginCommand(dataDir, 'Stop')], { env: hermeticEnv(dataDir), input: payload('Stop', { session_id: `mvs_${'0'.repeat(32)}` }) });
+    expect(run).toMatchObject({ status: 0, stdout: '', stderr: '' });
+    const { data } = await statusJson(dataDir);
+    expect(data.hooks.arrivals.map(({ route, event }) => `${route} ${event}`)).toEqual(['plugin Stop']);
+    expect(data.hooks.plugin).toMatchObject({ state: 'installed', runnable: true });
+    expect(data.hooks.markdown.installed.map((h) => h.runnable)).toEqual([true, true]);
+    expect(data.problems.map((p) => p.what).filter((what) => what.includes('runtime that is missing'))).toEqual([]);
+  });
+
+  it("says whether MiniMax's own everme@official is enabled beside ours, as install does, and warns that it stores everything twice", async () => {
+    const dataDir = dataDirFromFixture('report');
+    expect((await cli(dataDir, ['install', '--json'])).status).toBe(0);
+    expect((await cli(dataDir, ['import', '--since', '2026-10-01', '--json'])).status).toBe(0);
+    const plain = await statusJson(dataDir);
+    expect(plain.data.hooks.official).toMatchObject({ status: 'not_detected', source: 'none' });
+    // Enabled after install (the state MiniMax Code's runtime keeps per account, as §7 describes it).
+    fs.mkdirSync(path.join(dataDir, 'v2', 'sqlite'), { recursive: true });
+    const db = new Database(path.join(dataDir, 'v2', 'sqlite', 'runtime-state.sqlite'));
+    db.exec('CREATE TABLE local_runtime_plugin_official_state (principal_id TEXT, deployment TEXT, state_json TEXT, updated_at_ms INTEGER)');
+    db.prepare('INSERT INTO local_runtime_plugin_official_state VALUES (?, ?, ?, ?)').run('acct', 'prod', JSON.stringify({ schemaVersion: 1, installations: [{ name: 'everme', installed: true, enabled: true }] }), 1);
+    db.close();
+    const { data } = await statusJson(dataDir);
+    expect(data.hooks.official).toMatchObject({ status: 'enabled', source: 'runtime-state' });
+    expect(data.hooks.warnings.map((w) => w.code)).toContain('official_plugin_enabled');
+    const text = await cli(dataDir, ['status']);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toContain("official plugin: everme@official is installed and enabled according to MiniMax Code's runtime state\n");
+    expect(text.stdout).toContain('warning: everme@official is installed and enabled');
+    expect(text.stdout).toContain('every conversation is stored twice');
+  });
 
   it('reports a directory at mcp.json or everme.env as a problem naming the path, and still reports the rest', async () => {
     const dataDir = dataDirFromFixture('report');

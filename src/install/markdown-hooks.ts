@@ -37,6 +37,14 @@ export function hookCommand(node: string, runJs: string, route: 'plugin' | 'mark
 /** A single-quoted word as shellQuote writes it. */
 const QUOTED = String.raw`'(?:[^']|'\\'')*'`;
 /**
+ * The single-quoted words of a command, unquoted again (the node and the entry point a hook runs).
+ * A path holding a quote (`/home/o'brien`) is written as `'/home/o'\''brien'`: one word, not three.
+ */
+export function quotedWords(command: string): string[] {
+  return [...command.matchAll(new RegExp(QUOTED, 'g'))].map((m) => m[0].slice(1, -1).replaceAll(String.raw`'\''`, "'"));
+}
+
+/**
  * A command `everme install` wrote, of this version or an earlier one (which had no `--route`): a
  * quoted node running a staged runtime's entry point. What decides whether a hook file or the
  * plugin's hook document is everme's to rewrite or remove, whatever else sits beside it.

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { openRuntimeState, runtimeStatePath } from '../transcript/runtime-state.js';
-import { entryDisabled, listMcodePlugins, type McodePluginEntry } from './mcode-plugins.js';
+import { entryDisabled, listMcodePlugins, type McodePluginEntry, type McodePluginList } from './mcode-plugins.js';
 
 /**
  * MiniMax's marketplace build of EverMe (`everme@official`) captures the same conversations under
@@ -40,8 +40,7 @@ function isOfficialEverme(entry: McodePluginEntry): boolean {
 }
 
 /** `mcode plugin list --json`, when `mcode` is on PATH and answers in time with something readable. */
-async function detectWithMcode(options: DetectOptions, evidence: string[]): Promise<OfficialPluginDetection | undefined> {
-  const list = await listMcodePlugins(options);
+function detectWithMcode(list: McodePluginList, evidence: string[]): OfficialPluginDetection | undefined {
   if (list.kind === 'unavailable') {
     // Not on PATH is no evidence; a command that failed or printed nothing readable is.
     if (list.mcode !== undefined) evidence.push(list.reason);
@@ -133,10 +132,13 @@ function messageFor(status: OfficialPluginStatus, source: OfficialPluginDetectio
   }
 }
 
-/** Whether MiniMax's own everme plugin is active: `mcode` first, else the runtime's SQLite state. */
-export async function detectOfficialPlugin(dataDir: string, options: DetectOptions = {}): Promise<OfficialPluginDetection> {
+/**
+ * Whether MiniMax's own everme plugin is active: `mcode` first, else the runtime's SQLite state.
+ * `listed`: what `mcode plugin list --json` already said (status asks it once for both plugins).
+ */
+export async function detectOfficialPlugin(dataDir: string, options: DetectOptions = {}, listed?: McodePluginList): Promise<OfficialPluginDetection> {
   const evidence: string[] = [];
-  const viaMcode = await detectWithMcode(options, evidence);
+  const viaMcode = detectWithMcode(listed ?? (await listMcodePlugins(options)), evidence);
   if (viaMcode) return viaMcode;
   const state = readRuntimeState(runtimeStatePath(dataDir));
   if (state) {

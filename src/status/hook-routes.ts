@@ -1,8 +1,9 @@
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import type { HookEvent } from '../hook/hook-events.js';
 import { HookDocument, inspectPluginPath, PLUGIN_EVENTS, PLUGIN_NAME, pluginDir, pluginHooksPath } from '../install/local-plugin.js';
-import { foreignHookFile, HOOK_EVENTS, hookFilePath, readHookCommand } from '../install/markdown-hooks.js';
-import { listMcodePlugins, localPluginState, type McodeOptions } from '../install/mcode-plugins.js';
+import { foreignHookFile, HOOK_EVENTS, hookFilePath, quotedWords, readHookCommand } from '../install/markdown-hooks.js';
+import { listMcodePlugins, localPluginState, type McodeOptions, type McodePluginList } from '../install/mcode-plugins.js';
+import { detectOfficialPlugin, type OfficialPluginDetection } from '../install/official-plugin.js';
 
 /**
  * Each install route on its own, and what actually arrived through it. Files that exist prove
@@ -41,7 +42,7 @@ export interface HookArrival {
 }
 
 export interface HookRouteWarning {
-  code: 'no_hook_events' | 'plugin_disabled';
+  code: 'no_hook_events' | 'plugin_disabled' | 'official_plugin_enabled';
   message: string;
   /** Events installed but never received. */
   missing?: string[];
@@ -51,6 +52,8 @@ export interface HookRoutesReport {
   plugin: PluginRouteStatus;
   markdown: MarkdownRouteStatus;
   arrivals: HookArrival[];
+  /** MiniMax's own everme@official, as install detects it: enabled beside ours, every conversation is stored twice. */
+  official: Pick<OfficialPluginDetection, 'status' | 'source' | 'message'>;
   warnings: HookRouteWarning[];
   /** Broken installs: make `everme status` exit non-zero. */
   problems: Array<{ what: string; hint: string }>;
@@ -58,14 +61,13 @@ export interface HookRoutesReport {
 
 /** The absolute paths a command names in single quotes (node, run.js) all exist. */
 function commandRunnable(command: string | undefined): boolean {
-  const paths = [...(command ?? '').matchAll(/'([^']*)'/g)].map((m) => m[1]!);
+  const paths = quotedWords(command ?? '');
   return paths.length >= 2 && paths.every((p) => existsSync(p));
 }
 
-async function pluginRoute(dataDir: string, mcode: McodeOptions): Promise<PluginRouteStatus> {
+function pluginRoute(dataDir: string, list: McodePluginList): PluginRouteStatus {
   const dir = pluginDir(dataDir);
   const state = inspectPluginPath(dataDir);
-  const list = await listMcodePlugins(mcode);
   // An `mcode` that is on PATH but timed out or failed is not an `mcode` that is missing: keep why.
   const verified = {
     enabled: localPluginState(list, PLUGIN_NAME),
@@ -150,7 +152,11 @@ export function hookArrivals(events: HookEvent[]): HookArrival[] {
 }
 
 export async function collectHookRoutes(dataDir: string, events: HookEvent[], mcode: McodeOptions = {}): Promise<HookRoutesReport> {
-  const plugin = await pluginRoute(dataDir, mcode);
+  // Asked once: the answer says whether each plugin, ours and everme@official, is enabled.
+  const list = await listMcodePlugins(mcode);
+  const plugin = pluginRoute(dataDir, list);
+  const { status, source, message } = await detectOfficialPlugin(dataDir, mcode, list);
+  const official = { status, source, message };
   const markdown = markdownRoute(dataDir);
   const arrivals = hookArrivals(events);
   const warnings: HookRouteWarning[] = [];
@@ -179,6 +185,12 @@ export async function collectHookRoutes(dataDir: string, events: HookEvent[], mc
       hint: `Move ${taken.file} away (everme never overwrites or removes it), then run \`everme install\` again.`,
     });
   }
+  if (status === 'enabled') {
+    warnings.push({
+      code: 'official_plugin_enabled',
+      message: `${message}: every conversation is stored twice, under two identities. Keep one: disable the official plugin in MiniMax Code, or run \`everme uninstall\`.`,
+    });
+  }
   if (pluginInstalled && plugin.enabled === 'disabled') {
     warnings.push({
       code: 'plugin_disabled',
@@ -194,7 +206,7 @@ export async function collectHookRoutes(dataDir: string, events: HookEvent[], mc
       message: `hooks are installed, but MiniMax Code has not run one yet (never received: ${missing.join(', ')}). Start a MiniMax Code session (restart a running one) so it loads them, then run \`everme status\` again.`,
     });
   }
-  return { plugin, markdown, arrivals, warnings, problems };
+  return { plugin, markdown, arrivals, official, warnings, problems };
 }
 
 const ENABLED_TEXT: Record<Exclude<PluginRouteStatus['enabled'], 'cannot_verify'>, string> = {
@@ -222,7 +234,7 @@ export function renderHookRoutes(r: HookRoutesReport): string[] {
   ];
   const markdown = markdownHooks.length === 0 ? 'not installed' : markdownHooks.join(', ');
   const routes = [...new Set(['plugin', 'markdown', ...r.arrivals.map((a) => a.route)])];
-  const lines = [`plugin hooks: ${plugin}`, `markdown hooks: ${markdown}`, 'hook events:'];
+  const lines = [`plugin hooks: ${plugin}`, `markdown hooks: ${markdown}`, `official plugin: ${r.official.message}`, 'hook events:'];
   for (const route of routes) {
     const got = r.arrivals.filter((a) => a.route === route);
     lines.push(`  ${route}: ${got.length === 0 ? 'none received' : got.map((a) => `${a.event} ×${a.count} (last ${a.lastAt})`).join(', ')}`);
