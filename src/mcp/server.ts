@@ -100,7 +100,15 @@ const openedShape = z.object({
   offset: z.number().int(),
   totalChars: z.number().int(),
   nextOffset: z.number().int().optional().describe('Where the next page starts: call again with this offset.'),
-  toolCalls: z.array(z.object({ name: z.string(), arguments: z.string() })).optional(),
+  toolCalls: z
+    .array(
+      z.object({
+        name: z.string(),
+        arguments: z.string().describe(`At most ${withThousands(GET_PAGE_CHARS)} characters from offset, like content.`),
+        argumentsChars: z.number().int().optional().describe('The arguments\' whole length, when this page does not hold them whole.'),
+      }),
+    )
+    .optional(),
   toolCallId: z.string().optional(),
 });
 
@@ -211,7 +219,7 @@ function registerGet(server: McpServer, kit: ToolKit): void {
     'mem_get',
     {
       title: 'Open memories by id',
-      description: `Whole messages by the ids mem_search, mem_context or mem_timeline named (at most ${MAX_GET_IDS}), each with its conversation and time. A long message comes a page of ${withThousands(GET_PAGE_CHARS)} characters at a time: pass the nextOffset it names as offset for the rest.`,
+      description: `Whole messages by the ids mem_search, mem_context or mem_timeline named (at most ${MAX_GET_IDS}), each with its conversation and time. A long message (or long tool call arguments) comes a page of ${withThousands(GET_PAGE_CHARS)} characters at a time: pass the nextOffset it names as offset for the rest.`,
       inputSchema: getInput,
       outputSchema: { messages: z.array(openedShape) },
       annotations: kit.localAnnotations,
