@@ -106,4 +106,16 @@ describe('MCP answers stay bounded', () => {
     expect(pages).toBe(Math.ceil(whole.length / GET_PAGE_CHARS));
     expect(args).toBe(whole);
   });
+
+  it('mem_search echoes a huge query bounded in structuredContent, as its text does, and still finds the answer', async () => {
+    const query = `where is the ostrich file written? ${'please '.repeat(20_000)}`;
+    const result = await call('mem_search', { query });
+    expect(result.isError).toBe(false);
+    const structured = result.structured as { query: string; hits: Array<{ conversationId: string }> };
+    expect(structured.hits.length).toBeGreaterThan(0);
+    expect(structured.query.startsWith('where is the ostrich file written?')).toBe(true);
+    expect(Array.from(structured.query).length).toBeLessThanOrEqual(121);
+    expect(JSON.stringify(result.structured).length).toBeLessThan(5_000);
+    expect(result.text.length).toBeLessThan(5_000);
+  });
 });

@@ -21,7 +21,7 @@ import {
 import { PACKAGE_VERSION } from '../core/package-root.js';
 import { renderContextIndex } from '../recall/context-index.js';
 import { UnavailableRecall } from '../recall/unavailable-recall.js';
-import { boundedTitle, renderSearchMarkdown } from '../recall/recall-markdown.js';
+import { boundedQuery, boundedTitle, renderSearchMarkdown } from '../recall/recall-markdown.js';
 import { toModel, toModelData } from '../recall/model-output.js';
 import { withThousands } from '../core/thousands.js';
 
@@ -79,7 +79,7 @@ const compactHit = z.object({
 });
 
 const searchOutput = {
-  query: z.string(),
+  query: z.string().describe('The query echoed back: masked, on one line, at most 120 characters.'),
   hits: z.array(compactHit),
   storeEmpty: z.boolean().describe('True when nothing is stored at all yet.'),
   gatewayFailure: z
@@ -207,7 +207,8 @@ function registerSearch(server: McpServer, kit: ToolKit): void {
         const shown = redactText(query);
         return {
           text: renderSearchMarkdown(shown, result.hits, result.storeEmpty, result.gatewayFailure),
-          structured: { query: shown, hits: result.hits.map(compact), storeEmpty: result.storeEmpty, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) },
+          // Bounded as the text's heading shows it: the agent's own 100,000-character paste is not handed back whole.
+          structured: { query: boundedQuery(shown), hits: result.hits.map(compact), storeEmpty: result.storeEmpty, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) },
         };
       });
     },
