@@ -139,12 +139,23 @@ function titled(title: string | undefined): { title?: string } {
   return bounded === undefined ? {} : { title: bounded };
 }
 
+/**
+ * A hit's time as ISO 8601, or null when unknown: also for a time past what a Date holds (±8.64e15 ms),
+ * which an import accepts (any safe integer) and a gateway may send (nanoseconds), and whose
+ * `toISOString` threw, failing every search that matched it.
+ */
+function isoTime(timestamp: number | null): string | null {
+  if (timestamp === null || !Number.isFinite(timestamp)) return null;
+  const date = new Date(timestamp);
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}
+
 function compact(hit: RecallHit): z.infer<typeof compactHit> {
   return {
     id: hit.id,
     source: hit.source,
     role: hit.role,
-    time: hit.timestamp === null || !Number.isFinite(hit.timestamp) ? null : new Date(hit.timestamp).toISOString(),
+    time: isoTime(hit.timestamp),
     project: hit.workspaceDir ?? null,
     conversationId: hit.conversationId,
     ...titled(hit.title),
