@@ -133,6 +133,8 @@ function head(parts: Array<string | undefined>): string {
 export function formatOpened(m: OpenedMessage): string {
   const lines = [`## ${head([m.id, m.role, formatWhen(Date.parse(m.time)), m.conversationId, shownTitle(m.title), m.project])}`, '', m.content];
   for (const call of m.toolCalls ?? []) {
+    // A later page of a long message, past the end of this call's arguments: nothing of it to show.
+    if (call.arguments === '' && call.argumentsChars !== undefined) continue;
     const part = call.argumentsChars === undefined ? '' : ` (arguments, a page of ${withThousands(call.argumentsChars)} characters)`;
     lines.push('', `tool call ${call.name}${part}: ${call.arguments}`);
   }
