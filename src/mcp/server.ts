@@ -21,7 +21,7 @@ import {
 import { PACKAGE_VERSION } from '../core/package-root.js';
 import { renderContextIndex } from '../recall/context-index.js';
 import { UnavailableRecall } from '../recall/unavailable-recall.js';
-import { boundedTitle, renderSearchMarkdown } from '../recall/recall-markdown.js';
+import { boundedQuery, boundedTitle, renderSearchMarkdown } from '../recall/recall-markdown.js';
 import { toModel, toModelData } from '../recall/model-output.js';
 import { withThousands } from '../core/thousands.js';
 
@@ -79,7 +79,7 @@ const compactHit = z.object({
 });
 
 const searchOutput = {
-  query: z.string(),
+  query: z.string().describe('The query echoed back: masked, on one line, at most 120 characters.'),
   hits: z.array(compactHit),
   storeEmpty: z.boolean().describe('True when nothing is stored at all yet.'),
   gatewayFailure: z
@@ -100,7 +100,15 @@ const openedShape = z.object({
   offset: z.number().int(),
   totalChars: z.number().int(),
   nextOffset: z.number().int().optional().describe('Where the next page starts: call again with this offset.'),
-  toolCalls: z.array(z.object({ name: z.string(), arguments: z.string() })).optional(),
+  toolCalls: z
+    .array(
+      z.object({
+        name: z.string(),
+        arguments: z.string().describe(`At most ${withThousands(GET_PAGE_CHARS)} characters from offset, like content.`),
+        argumentsChars: z.number().int().optional().describe('The arguments\' whole length, when this page does not hold them whole.'),
+      }),
+    )
+    .optional(),
   toolCallId: z.string().optional(),
 });
 
@@ -131,12 +139,23 @@ function titled(title: string | undefined): { title?: string } {
   return bounded === undefined ? {} : { title: bounded };
 }
 
+/**
+ * A hit's time as ISO 8601, or null when unknown: also for a time past what a Date holds (±8.64e15 ms),
+ * which an import accepts (any safe integer) and a gateway may send (nanoseconds), and whose
+ * `toISOString` threw, failing every search that matched it.
+ */
+function isoTime(timestamp: number | null): string | null {
+  if (timestamp === null || !Number.isFinite(timestamp)) return null;
+  const date = new Date(timestamp);
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}
+
 function compact(hit: RecallHit): z.infer<typeof compactHit> {
   return {
     id: hit.id,
     source: hit.source,
     role: hit.role,
-    time: hit.timestamp === null || !Number.isFinite(hit.timestamp) ? null : new Date(hit.timestamp).toISOString(),
+    time: isoTime(hit.timestamp),
     project: hit.workspaceDir ?? null,
     conversationId: hit.conversationId,
     ...titled(hit.title),
@@ -199,7 +218,8 @@ function registerSearch(server: McpServer, kit: ToolKit): void {
         const shown = redactText(query);
         return {
           text: renderSearchMarkdown(shown, result.hits, result.storeEmpty, result.gatewayFailure),
-          structured: { query: shown, hits: result.hits.map(compact), storeEmpty: result.storeEmpty, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) },
+          // Bounded as the text's heading shows it: the agent's own 100,000-character paste is not handed back whole.
+          structured: { query: boundedQuery(shown), hits: result.hits.map(compact), storeEmpty: result.storeEmpty, ...(result.gatewayFailure ? { gatewayFailure: result.gatewayFailure } : {}) },
         };
       });
     },
@@ -211,7 +231,7 @@ function registerGet(server: McpServer, kit: ToolKit): void {
     'mem_get',
     {
       title: 'Open memories by id',
-      description: `Whole messages by the ids mem_search, mem_context or mem_timeline named (at most ${MAX_GET_IDS}), each with its conversation and time. A long message comes a page of ${withThousands(GET_PAGE_CHARS)} characters at a time: pass the nextOffset it names as offset for the rest.`,
+      description: `Whole messages by the ids mem_search, mem_context or mem_timeline named (at most ${MAX_GET_IDS}), each with its conversation and time. A long message (or long tool call arguments) comes a page of ${withThousands(GET_PAGE_CHARS)} characters at a time: pass the nextOffset it names as offset for the rest.`,
       inputSchema: getInput,
       outputSchema: { messages: z.array(openedShape) },
       annotations: kit.localAnnotations,

@@ -33,10 +33,19 @@ export interface OpenedMessage {
   content: string;
   offset: number;
   totalChars: number;
-  /** Where the next page starts; absent on the last page. */
+  /** Where the next page starts (of the content or of a tool call's arguments); absent on the last page. */
   nextOffset?: number;
-  toolCalls?: Array<{ name: string; arguments: string }>;
+  toolCalls?: OpenedToolCall[];
   toolCallId?: string;
+}
+
+/** A tool call as a page shows it: its arguments paged with the content, by the same offset. */
+export interface OpenedToolCall {
+  name: string;
+  /** At most GET_PAGE_CHARS characters of the arguments (JSON), from the page's offset. */
+  arguments: string;
+  /** The arguments' whole length, when this page does not hold them whole. */
+  argumentsChars?: number;
 }
 
 export interface TimelineEntry {
@@ -67,8 +76,24 @@ function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
+/**
+ * A tool call's arguments, paged like the content: a Write of a 2 MB file is stored whole (the
+ * content cap is the text's), and handed over whole it flooded the model's context from one
+ * `mem_get`. The same offset pages both, so the agent reads the rest the way it reads a long message.
+ */
+function openedCall(call: { name: string; arguments: string }, offset: number): { call: OpenedToolCall; next?: number } {
+  const { content, next } = page(call.arguments, offset);
+  const whole = content.length === call.arguments.length;
+  return { call: { name: call.name, arguments: content, ...(whole ? {} : { argumentsChars: call.arguments.length }) }, ...(next === undefined ? {} : { next }) };
+}
+
 export function openedMessage(m: StoredMessage, offset = 0): OpenedMessage {
-  const { content, from, next } = page(m.content, offset);
+  const { content, from, next: contentNext } = page(m.content, offset);
+  const calls = m.toolCalls?.map((c) => openedCall(c, offset));
+  // The earliest place any of them goes on from (a surrogate pair may move one back by one), so no
+  // character of any is skipped.
+  const nexts = [contentNext, ...(calls ?? []).map((c) => c.next)].filter((n): n is number => n !== undefined);
+  const next = nexts.length === 0 ? undefined : Math.min(...nexts);
   const out: OpenedMessage = {
     id: messageIdOf(m.messageId),
     conversationId: m.conversationId,
@@ -84,7 +109,7 @@ export function openedMessage(m: StoredMessage, offset = 0): OpenedMessage {
   const title = boundedTitle(m.title);
   if (title !== undefined) out.title = title;
   if (next !== undefined) out.nextOffset = next;
-  if (m.toolCalls) out.toolCalls = m.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments }));
+  if (calls) out.toolCalls = calls.map((c) => c.call);
   if (m.toolCallId !== undefined) out.toolCallId = m.toolCallId;
   return out;
 }
@@ -107,9 +132,15 @@ function head(parts: Array<string | undefined>): string {
 /** One opened message as text: a heading, its content page, its tool calls, and how to page on. */
 export function formatOpened(m: OpenedMessage): string {
   const lines = [`## ${head([m.id, m.role, formatWhen(Date.parse(m.time)), m.conversationId, shownTitle(m.title), m.project])}`, '', m.content];
-  for (const call of m.toolCalls ?? []) lines.push('', `tool call ${call.name}: ${call.arguments}`);
+  for (const call of m.toolCalls ?? []) {
+    // A later page of a long message, past the end of this call's arguments: nothing of it to show.
+    if (call.arguments === '' && call.argumentsChars !== undefined) continue;
+    const part = call.argumentsChars === undefined ? '' : ` (arguments, a page of ${withThousands(call.argumentsChars)} characters)`;
+    lines.push('', `tool call ${call.name}${part}: ${call.arguments}`);
+  }
   if (m.nextOffset !== undefined) {
-    lines.push('', `_Characters ${withThousands(m.offset)}–${withThousands(m.nextOffset)} of ${withThousands(m.totalChars)}; the rest: offset ${m.nextOffset}._`);
+    const shown = m.offset < m.totalChars ? `Characters ${withThousands(m.offset)}–${withThousands(Math.min(m.nextOffset, m.totalChars))} of ${withThousands(m.totalChars)}` : 'The tool call arguments go on';
+    lines.push('', `_${shown}; the rest: offset ${m.nextOffset}._`);
   }
   return lines.join('\n');
 }

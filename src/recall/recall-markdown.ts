@@ -19,12 +19,16 @@ export function formatWhen(timestamp: number | null | undefined): string {
   return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-/** The query as shown back: quoted, one line, bounded (a 2000-character paste is not echoed whole). */
-export function quoteQuery(query: string): string {
+/** The query as echoed back, in text and structured content alike: one line, bounded (a 2000-character paste is not echoed whole). */
+export function boundedQuery(query: string): string {
   const flat = query.replace(/\s+/gu, ' ').trim();
   const chars = Array.from(flat);
-  const shown = chars.length > QUERY_SHOWN_CHARS ? `${chars.slice(0, QUERY_SHOWN_CHARS).join('')}…` : flat;
-  return JSON.stringify(shown);
+  return chars.length > QUERY_SHOWN_CHARS ? `${chars.slice(0, QUERY_SHOWN_CHARS).join('')}…` : flat;
+}
+
+/** The query as a heading shows it: quoted, see `boundedQuery`. */
+export function quoteQuery(query: string): string {
+  return JSON.stringify(boundedQuery(query));
 }
 
 const TITLE_SHOWN_CHARS = 120;
