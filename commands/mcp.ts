@@ -3,6 +3,7 @@ import { namingFlag, PROJECT_HINT, sinkFlag } from '../src/cli/flags.js';
 import { writeStderr } from '../src/cli/output.js';
 import { serveRecall } from '../src/mcp/server.js';
 import { resolveUserPath } from '../src/config/exclude.js';
+import { workingDirectory } from '../src/core/working-directory.js';
 
 export default class Mcp extends EvermeCommand<typeof Mcp> {
   static override summary = 'Serve recall over MCP on stdio (mem_search, mem_get, mem_timeline, mem_context)';
@@ -18,7 +19,7 @@ export default class Mcp extends EvermeCommand<typeof Mcp> {
 
   async run(): Promise<void> {
     const { flags } = this;
-    const project = resolveUserPath(flags.project ?? process.cwd());
+    const project = resolveUserPath(flags.project ?? workingDirectory());
     await serveRecall({ settings: () => this.settings(), sink: flags.sink, project, log: writeStderr, signal: this.abort.signal });
   }
 }
