@@ -127,6 +127,32 @@ describe('bad input gets a clear answer', () => {
     expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: { type: 'invalid_args', code: 'invalid_args', message, hint: `See \`everme ${args[0]} --help\`.` } });
   });
 
+  it('masks a credential typed where a value was expected, and drops terminal controls, in the error of either mode', () => {
+    const data = tempDir('everme-data-');
+    const anthropic = `sk-ant-api03-${'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789'.repeat(2)}abcdefghijklmnopqrstuv-AAAAAAAA`;
+    const github = 'ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
+    const controls = ['\x1b[2J', '\x1b]0;pwned\x07', '\u009b31m'];
+    const cases: Array<[string[], string | undefined, string]> = [
+      [['show', anthropic], anthropic, 'No session [REDACTED:anthropic-key] under'],
+      [['import', '--since', github], github, 'got "[REDACTED:github-token]"'],
+      [['ui', '--port', github], github, 'got "[REDACTED:github-token]"'],
+      [['show', `ab${controls.join('')}cd`], undefined, 'No session abcd under'],
+    ];
+    for (const [args, secret, shown] of cases) {
+      for (const mode of [[], ['--json']]) {
+        const r = run([...args, '--data-dir', data, ...mode]);
+        expect(r.status, r.stderr).not.toBe(0);
+        const printed = r.stdout + r.stderr;
+        if (secret !== undefined) expect(printed, args.join(' ')).not.toContain(secret.slice(4, 20));
+        for (const control of controls) expect(printed).not.toContain(control);
+        const message = mode.length === 0 ? r.stderr : (JSON.parse(r.stdout) as { error: { message: string } }).error.message;
+        expect(message).toContain(shown);
+        // Parsed back, the envelope's message holds no control either (JSON would carry it escaped).
+        expect(message).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+      }
+    }
+  });
+
   it('prints error: and hint: on stderr and nothing on stdout in text mode', () => {
     const r = run(['import', '--since', 'nope']);
     expect(r.status).toBe(2);

@@ -93,6 +93,40 @@ describe('credentials as EverMe\'s own installer writes them', () => {
     expect(fs.existsSync(path.join(tree.dataDir, 'everme.env'))).toBe(false);
   });
 
+  it('`install` names the credential import and sync will use when the environment and everme.env both hold an API key (the environment\'s)', async () => {
+    const envKey = 'evt_shell1234567890abcdef';
+    const fileKey = 'evt_inst1234567890abcdef';
+    const env = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_KEY: envKey, EVERME_API_BASE: null });
+    const json = await runCli(['install', '--data-dir', tree.dataDir, '--api-key', fileKey, '--api-base', tree.gateway.url, '--json'], env);
+    expect(json.code, json.stderr).toBe(0);
+    // Settings prefer the environment's EVERME_API_KEY: the key just written is the hooks' alone.
+    expect(envelopeOf(json).data).toMatchObject({ apiKey: 'environment', credentialInFile: true });
+    const status = envelopeOf(await runCli(['status', '--data-dir', tree.dataDir, '--json'], env));
+    const report = (status.ok ? status.data : (status.error?.detail as { status: Record<string, unknown> }).status) as { credential?: { source: string } };
+    expect(report.credential?.source).toBe('env');
+
+    const text = await runCli(['install', '--data-dir', tree.dataDir], env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('is the one import and sync run from it use: they go to the EverMe gateway with it, not with the one in everme.env');
+    expect(text.stdout).toContain('MiniMax Code runs hooks without your environment, so they use the one in everme.env');
+    expect(text.stdout).not.toContain('A credential is configured in everme.env');
+    for (const r of [json, text]) for (const key of [envKey, fileKey]) expect(r.stdout + r.stderr).not.toContain(key.slice(8));
+  });
+
+  it('`install` follows the agent token\'s precedence: the environment\'s token beats everme.env\'s API key, everme.env\'s token beats the environment\'s API key', async () => {
+    fs.writeFileSync(path.join(tree.dataDir, 'everme.env'), 'EVERME_API_KEY=evt_file1234567890abcdef\n', { mode: 0o600 });
+    const tokenInEnv = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_AGENT_TOKEN: 'evt_agent1234567890abcdef', EVERME_API_BASE: null });
+    const envToken = await runCli(['install', '--dry-run', '--data-dir', tree.dataDir, '--json'], tokenInEnv);
+    expect(envelopeOf(envToken).data).toMatchObject({ apiKey: 'environment', credentialInFile: true });
+
+    writeEverMeEnvFile(tree.dataDir, tree.gateway.url, tree.gateway.token);
+    const keyInEnv = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_KEY: 'emk_envkey000000000000', EVERME_API_BASE: null });
+    const fileToken = await runCli(['install', '--dry-run', '--data-dir', tree.dataDir], keyInEnv);
+    expect(fileToken.code, fileToken.stderr).toBe(0);
+    expect(fileToken.stdout).toContain('A credential is configured in everme.env: memories go to the EverMe gateway.');
+    for (const r of [envToken, fileToken]) expect(r.stdout + r.stderr).not.toMatch(/agent1234567890|file1234567890|envkey000000/);
+  });
+
   it('`install --api-key` refuses a key with whitespace inside it, exit 2 with a hint, never echoing the key or writing it', async () => {
     const env = cliEnv(tree.root, { EVERME_STATE_DIR: tree.stateDir, EVERME_API_BASE: null });
     for (const key of ['evt_half1234 567890abcdef', 'evt_half1234\t567890abcdef']) {

@@ -5,7 +5,7 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EvermeError } from '../src/core/errors.js';
+import { EvermeError, exitCodeFor } from '../src/core/errors.js';
 import { SessionLocks } from '../src/engine/session-lock.js';
 import { FingerprintStore } from '../src/store/fingerprint-store.js';
 import { WarningStore } from '../src/store/warning-store.js';
@@ -104,6 +104,26 @@ describe('storeWriteError', () => {
     const own = new EvermeError('conflict', 'kept as it is');
     expect(storeWriteError(own)).toBe(own);
   });
+});
+
+describe('a store write another connection holds the write lock against', () => {
+  it('fails, once the busy timeout is out, as the busy store everywhere else does: conflict, database_busy, exit 1', async () => {
+    const dir = tempDir();
+    openDatabase(dir).close();
+    // Another everme process mid-write: a real connection holding the write lock.
+    const other = track(new Database(path.join(dir, 'everme.db')));
+    other.exec('BEGIN IMMEDIATE');
+    const writer = track(new InlineWriter(track(openDatabase(dir))));
+    const failed: unknown = await writer.write(encodeWrite(sessionWrite(1))).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    other.exec('ROLLBACK');
+    expect(failed).toBeInstanceOf(EvermeError);
+    expect(failed).toMatchObject({ type: 'conflict', code: 'database_busy', detail: { sqliteCode: 'SQLITE_BUSY' } });
+    expect(exitCodeFor((failed as EvermeError).type)).toBe(1);
+    expect(stored(dir, 1).keys).toEqual([]);
+  }, 20_000);
 });
 
 describe.each([

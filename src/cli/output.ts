@@ -1,5 +1,6 @@
 import { EvermeError, exitCodeFor, stdoutUnwritable } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
+import { redactText } from '../core/redact.js';
 import { stripControls } from '../core/terminal-controls.js';
 
 /**
@@ -90,17 +91,29 @@ export function successEnvelope(data: unknown, meta?: Record<string, unknown>): 
   return meta === undefined ? { ok: true, data } : { ok: true, data, meta };
 }
 
+/**
+ * An error's words as printed, in either mode: they repeat what the user typed (`show <id>`, a bad
+ * `--since` or `--port`), and a key pasted there by mistake (`sk-ant-…`, `ghp_…`) is masked by the
+ * full rule table, as stored text is, not only by the EverMe-token masking every printed line gets.
+ * Word by word: the table's rules that read context (`--api-key <value>`) would take the word after
+ * a flag the message names (`--api-key is empty`) for its value. Terminal controls go too, also from
+ * the JSON envelope, whose reader may print the message.
+ */
+function printableWords(text: string): string {
+  return stripControls(text).replace(/\S+/g, (word) => redactText(word));
+}
+
 export function errorEnvelope(err: EvermeError): ErrorEnvelope {
-  const error: ErrorEnvelope['error'] = { type: err.type, code: err.code, message: err.message };
-  if (err.hint !== undefined) error.hint = err.hint;
+  const error: ErrorEnvelope['error'] = { type: err.type, code: err.code, message: printableWords(err.message) };
+  if (err.hint !== undefined) error.hint = printableWords(err.hint);
   if (err.detail !== undefined) error.detail = err.detail;
   return { ok: false, error };
 }
 
 /** A failure in text mode: `error:` and `hint:` on stderr, stdout untouched. Returns the exit code. */
 export function reportErrorText(err: EvermeError): number {
-  writeStderr(`error: ${err.message}`);
-  if (err.hint) writeStderr(`hint: ${err.hint}`);
+  writeStderr(`error: ${printableWords(err.message)}`);
+  if (err.hint) writeStderr(`hint: ${printableWords(err.hint)}`);
   return exitCodeFor(err.type);
 }
 

@@ -2,7 +2,6 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { EvermeError } from '../core/errors.js';
 import { requireDataDir } from '../config/data-dir.js';
-import { readEnvFile } from '../config/env-file.js';
 import { envFilePath, loadSettings } from '../config/settings.js';
 import { assertStateDirUsable, configuredStateDir } from '../config/state-dir.js';
 import { apiBaseNeedsOptIn, assertEnvFileUsable, validateApiBase, normalizeApiKey, writeEnvFile, type EnvUpdates } from './env-file-writer.js';
@@ -44,10 +43,13 @@ export interface InstallResult {
   warnings: InstallWarning[];
   officialPlugin: OfficialPluginDetection;
   /**
-   * Whether an API key is configured after install, and where: `set` by --api-key, `kept` in
-   * everme.env, `environment` only in the process environment. The key itself never enters a result.
+   * Where the credential import and sync use after install comes from, as settings choose it:
+   * `set` the key --api-key wrote to everme.env, `kept` one everme.env already held, `environment`
+   * the process environment's. The key itself never enters a result.
    */
   apiKey: 'set' | 'kept' | 'environment' | 'none';
+  /** everme.env holds a credential: what the hooks use, since MiniMax Code runs them without this environment. */
+  credentialInFile: boolean;
   next: string[];
 }
 
@@ -251,6 +253,22 @@ function insecureHttpOptedIn(dataDir: string): boolean {
 }
 
 /**
+ * The summary's credential, read back through loadSettings after the steps, so that it names the
+ * one import and sync will use (the agent token file-first, EVERME_API_KEY environment-first), never
+ * a rule of its own. A dry run wrote no key: the one --api-key gives stands where the file's would.
+ */
+function credentialSummary(dataDir: string, options: InstallOptions, dryRun: boolean): Pick<InstallResult, 'apiKey' | 'credentialInFile'> {
+  const given = options.apiKey !== undefined;
+  const inUse = loadSettings(dataDir, {}, options.env ?? process.env).credential;
+  // The file alone, as the hooks read it (no environment).
+  const credentialInFile = (given && dryRun) || loadSettings(dataDir, {}, {}).credential !== undefined;
+  const fileKeyInUse = inUse === undefined ? dryRun : inUse.source === 'everme.env' && inUse.variable === 'EVERME_API_KEY';
+  if (given && fileKeyInUse) return { apiKey: 'set', credentialInFile };
+  if (inUse === undefined) return { apiKey: 'none', credentialInFile };
+  return { apiKey: inUse.source === 'env' ? 'environment' : 'kept', credentialInFile };
+}
+
+/**
  * Wires everme into MiniMax Code: staged runtime, env file, two markdown hooks (route B), the
  * `everme-memory` local plugin (route A), the MCP server entry; then warns about a competing official plugin. Every step is idempotent; an mcp.json that
  * cannot be edited safely is skipped with a warning while the other steps still run. A step that
@@ -278,13 +296,7 @@ export async function runInstall(given: InstallOptions): Promise<InstallResult> 
   const ctx: InstallContext = { dataDir, node, sourceRoot, dryRun, options, insecureBase };
   const done = dryRun ? await runSteps(ctx) : await allOrNothing(installTargets(dataDir), (tx) => runSteps(ctx, tx));
 
-  // A key already in the file, or the agent token EverMe's own installer wrote there, is kept.
-  const fileValues = readEnvFile(envFilePath(dataDir));
-  const inFile = Boolean(fileValues.get('EVERME_API_KEY')?.trim() || fileValues.get('EVERME_AGENT_TOKEN')?.trim());
-  // Settings read the environment too (loadSettings): a key exported there is configured as well.
-  const env = options.env ?? process.env;
-  const inEnvironment = Boolean(env.EVERME_API_KEY?.trim() || env.EVERME_AGENT_TOKEN?.trim());
-  const keyConfigured = options.apiKey !== undefined ? 'set' : inFile ? 'kept' : inEnvironment ? 'environment' : 'none';
+  const credential = credentialSummary(dataDir, options, dryRun);
   return {
     dataDir,
     dryRun,
@@ -294,7 +306,7 @@ export async function runInstall(given: InstallOptions): Promise<InstallResult> 
     steps: done.steps,
     warnings: done.warnings,
     officialPlugin: done.officialPlugin,
-    apiKey: keyConfigured,
+    ...credential,
     next: [`everme import --since ${importSinceDate(options.now ?? new Date())}`],
   };
 }

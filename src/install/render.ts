@@ -25,6 +25,9 @@ function apiKeyLine(result: InstallResult): string {
   // A dry run wrote no key: it says what would happen.
   // MiniMax Code runs hooks with an allow-list environment (minimax-sessions.md, hooks): a key only
   // in this shell reaches import and sync run from it, never the hooks.
+  if (result.apiKey === 'environment' && result.credentialInFile) {
+    return 'A credential set in this environment (EVERME_API_KEY or EVERME_AGENT_TOKEN) is the one import and sync run from it use: they go to the EverMe gateway with it, not with the one in everme.env. MiniMax Code runs hooks without your environment, so they use the one in everme.env.';
+  }
   if (result.apiKey === 'environment') {
     return 'A credential is set in this environment only (EVERME_API_KEY or EVERME_AGENT_TOKEN): import and sync run from it go to the EverMe gateway, but MiniMax Code runs hooks without your environment, so they capture to the local store. Run `everme install --api-key …` to write the key to everme.env, which the hooks read.';
   }

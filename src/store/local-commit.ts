@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { EvermeError } from '../core/errors.js';
+import { busySqliteCode, databaseBusy, EvermeError } from '../core/errors.js';
 import type { KeyedMessage } from '../core/agent-message.js';
 import { LocalStore, type FtsRow } from './local-store.js';
 import { encodeMessageRows, rowsTransferList, type MessageRows } from './message-rows.js';
@@ -38,14 +38,18 @@ export function writeTransferList(write: EncodedWrite): ArrayBuffer[] {
 
 /**
  * SQLite result codes that describe the machine rather than the data (a full or read-only disk, a
- * file that is gone or damaged, another process holding the lock past the timeout): `io`, which
- * the user can act on. Everything else (a constraint, a misuse) is a defect: `internal`.
+ * file that is gone or damaged): `io`, which the user can act on. Everything else (a constraint, a
+ * misuse) is a defect: `internal`. Another process holding the lock past the timeout is neither.
  */
-const IO_RESULT_CODES = /^SQLITE_(?:FULL|READONLY|IOERR|CANTOPEN|PERM|CORRUPT|NOTADB|NOLFS|BUSY|LOCKED|AUTH)(?:_|$)/;
+const IO_RESULT_CODES = /^SQLITE_(?:FULL|READONLY|IOERR|CANTOPEN|PERM|CORRUPT|NOTADB|NOLFS|AUTH)(?:_|$)/;
 
 /** A failed write of the embedded store, in the taxonomy; the same whichever thread it failed on. */
 export function storeWriteError(err: unknown): EvermeError {
   if (err instanceof EvermeError) return err;
+  // A lock held past the busy timeout is the busy store every reader and opener reports
+  // (`conflict`, `database_busy`: try again), not a disk to check.
+  const busyCode = busySqliteCode(err);
+  if (busyCode !== undefined) return databaseBusy(busyCode, undefined, err);
   const message = err instanceof Error ? err.message : String(err);
   if (err instanceof Database.SqliteError) {
     const type = IO_RESULT_CODES.test(err.code) ? 'io' : 'internal';
