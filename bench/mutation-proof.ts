@@ -106,8 +106,8 @@ export const MUTATIONS: Mutation[] = [
     how: 'the viewer serves and changes without the launch secret',
     file: 'src/ui/guard.ts',
     edits: [
-      { anchor: '    if (!authorised) return deny(c, 401,', broken: '    if (!authorised && !opts.secret) return deny(c, 401,' },
-      { anchor: '      if (!same(carried, opts.secret)) return deny(c, 403,', broken: '      if (!same(carried, opts.secret) && !opts.secret) return deny(c, 403,' },
+      { anchor: '    if (!underPrefix(c.req.path, opts.secret)) return deny(c, 401,', broken: '    if (!underPrefix(c.req.path, opts.secret) && !opts.secret) return deny(c, 401,' },
+      { anchor: '      if (!same(await explicitSecret(c), opts.secret)) return deny(c, 403,', broken: '      if (!same(await explicitSecret(c), opts.secret) && !opts.secret) return deny(c, 403,' },
     ],
     tests: ['test/ui-http.test.ts'],
   },
