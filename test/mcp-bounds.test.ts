@@ -119,3 +119,17 @@ describe('MCP answers stay bounded', () => {
     expect(result.text.length).toBeLessThan(5_000);
   });
 });
+
+describe('MCP tool errors are masked like the CLI\'s error words', () => {
+  it('a credential pasted as a mem_get id reaches the model masked by the full rule table', async () => {
+    const github = `ghp_${'A1b2C3d4E5'.repeat(3)}ZyXwVu`;
+    const anthropic = `sk-ant-api03-${'Qw3rTy7UiOp9'.repeat(3)}`;
+    for (const id of [github, anthropic]) {
+      const result = await call('mem_get', { ids: [id] });
+      expect(result.isError).toBe(true);
+      expect(result.text).toContain('mem_get failed (invalid_args)');
+      expect(result.text).not.toContain(id.slice(0, 24));
+      expect(result.text).toMatch(/REDACTED/);
+    }
+  });
+});

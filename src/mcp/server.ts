@@ -5,6 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
+import { printableWords } from '../core/printable-words.js';
 import { stripControls } from '../core/terminal-controls.js';
 import { redactText } from '../core/redact.js';
 import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
@@ -49,8 +50,13 @@ function answer({ text, structured }: ToolAnswer): CallToolResult {
   return { content: [{ type: 'text', text: toModel(text) }], ...(structured ? { structuredContent: toModelData(structured) } : {}) };
 }
 
+/**
+ * A tool error's words reach the model masked as the CLI's error words are (printableWords): they may
+ * echo an argument (an id, a query) into which a key was pasted, and the model's context is no place
+ * for it. redactOutput after, for the printed-output masks (a URL's password, an S3 signature).
+ */
 function toolError(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: redactOutput(message) }], isError: true };
+  return { content: [{ type: 'text', text: redactOutput(printableWords(message)) }], isError: true };
 }
 
 /** A blank query is invalid input for a tool, not "search for nothing". */
