@@ -50,6 +50,12 @@ export interface InstallResult {
   apiKey: 'set' | 'kept' | 'environment' | 'none';
   /** everme.env holds a credential: what the hooks use, since MiniMax Code runs them without this environment. */
   credentialInFile: boolean;
+  /**
+   * Set when --api-key was given but an agent token wins over it (settings' chooseCredential: EverMe's
+   * installer rotates the token, so it comes first): the key is written, not used. Names where the
+   * token comes from, never the token.
+   */
+  apiKeyNotUsed?: { inUse: 'EVERME_AGENT_TOKEN'; source: 'everme.env' | 'environment' };
   next: string[];
 }
 
@@ -257,7 +263,7 @@ function insecureHttpOptedIn(dataDir: string): boolean {
  * one import and sync will use (the agent token file-first, EVERME_API_KEY environment-first), never
  * a rule of its own. A dry run wrote no key: the one --api-key gives stands where the file's would.
  */
-function credentialSummary(dataDir: string, options: InstallOptions, dryRun: boolean): Pick<InstallResult, 'apiKey' | 'credentialInFile'> {
+function credentialSummary(dataDir: string, options: InstallOptions, dryRun: boolean): Pick<InstallResult, 'apiKey' | 'credentialInFile' | 'apiKeyNotUsed'> {
   const given = options.apiKey !== undefined;
   const inUse = loadSettings(dataDir, {}, options.env ?? process.env).credential;
   // The file alone, as the hooks read it (no environment).
@@ -265,7 +271,9 @@ function credentialSummary(dataDir: string, options: InstallOptions, dryRun: boo
   const fileKeyInUse = inUse === undefined ? dryRun : inUse.source === 'everme.env' && inUse.variable === 'EVERME_API_KEY';
   if (given && fileKeyInUse) return { apiKey: 'set', credentialInFile };
   if (inUse === undefined) return { apiKey: 'none', credentialInFile };
-  return { apiKey: inUse.source === 'env' ? 'environment' : 'kept', credentialInFile };
+  // "A credential is configured" would read as the key just given being the one in use.
+  const notUsed = given && inUse.variable === 'EVERME_AGENT_TOKEN' ? { apiKeyNotUsed: { inUse: 'EVERME_AGENT_TOKEN' as const, source: inUse.source === 'env' ? ('environment' as const) : ('everme.env' as const) } } : {};
+  return { apiKey: inUse.source === 'env' ? 'environment' : 'kept', credentialInFile, ...notUsed };
 }
 
 /**
