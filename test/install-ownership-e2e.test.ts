@@ -357,3 +357,26 @@ describe('--api-key over the agent token EverMe\'s installer wrote', () => {
     expect(data.apiKeyNotUsed).toBeUndefined();
   });
 });
+
+describe('uninstall --purge gives back an everme.env install appended to byte for byte', () => {
+  const KEY = 'emk_a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
+  const BASE = '# EverMe\nEVERME_API_BASE=https://api.everme.evermind.ai';
+
+  it('with or without a final newline, LF or CRLF, also after an uninstall without --purge', async () => {
+    for (const before of [BASE, `${BASE}\n`, BASE.replace(/\n/g, '\r\n'), `${BASE.replace(/\n/g, '\r\n')}\r\n`]) {
+      for (const keepFirst of [false, true]) {
+        const at = home();
+        const env = path.join(at.data, 'everme.env');
+        writeFileSync(env, before, { mode: 0o600 });
+        const install = await everme(at, 'install', '--api-key', KEY);
+        expect(install.code, install.stderr).toBe(0);
+        expect(readFileSync(env, 'utf8')).toContain(`EVERME_API_KEY=${KEY}`);
+        // Without --purge the key stays (and the record remembers it), then --purge takes it out.
+        if (keepFirst) expect((await everme(at, 'uninstall')).code).toBe(0);
+        const purge = await everme(at, 'uninstall', '--purge');
+        expect(purge.code, purge.stderr).toBe(0);
+        expect(JSON.stringify(readFileSync(env, 'utf8')), `${JSON.stringify(before)} keepFirst=${keepFirst}`).toBe(JSON.stringify(before));
+      }
+    }
+  }, 240_000);
+});

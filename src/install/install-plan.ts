@@ -106,7 +106,7 @@ function officialPluginWarning(detection: OfficialPluginDetection): InstallWarni
  * plain-http base the user opted in for gets the opt-in beside it: the hook, which MiniMax Code
  * gives a reduced environment, reads it from this file or refuses the base at every event.
  */
-function envStep(envFile: string, options: InstallOptions, insecureBase: boolean, dryRun: boolean): InstallStep & { appended: string[]; keysSet: string[] } {
+function envStep(envFile: string, options: InstallOptions, insecureBase: boolean, dryRun: boolean): InstallStep & { appended: string[]; keysSet: string[]; noFinalNewline: boolean } {
   const updates: EnvUpdates = {};
   if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey;
   if (options.apiBase !== undefined) updates.EVERME_API_BASE = options.apiBase.trim();
@@ -116,7 +116,7 @@ function envStep(envFile: string, options: InstallOptions, insecureBase: boolean
     ...env.keysSet.map((key) => (key === 'EVERME_API_KEY' ? `${key} set (${maskKey(updates.EVERME_API_KEY ?? '')})` : `${key} set`)),
     ...(env.tightened ? ['permissions set to 600'] : []),
   ];
-  return { step: 'env', path: envFile, status: env.status, appended: env.appended, keysSet: env.keysSet, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
+  return { step: 'env', path: envFile, status: env.status, appended: env.appended, keysSet: env.keysSet, noFinalNewline: env.noFinalNewline, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
 }
 
 /** A step of install, and the warning it ends with when it had to leave something untouched. */
@@ -206,7 +206,7 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
   steps.push({ step: 'runtime', path: runtime, status: staged.status, note: `everme ${staged.version}, ${staged.files} files, node ${node}` });
 
   tx?.at(envFilePath(dataDir));
-  const { appended: envKeysAppended, keysSet: envKeysSet, ...envDone } = envStep(envFilePath(dataDir), options, insecureBase, dryRun);
+  const { appended: envKeysAppended, keysSet: envKeysSet, noFinalNewline: envNoFinalNewline, ...envDone } = envStep(envFilePath(dataDir), options, insecureBase, dryRun);
   steps.push(envDone);
 
   const runJs = path.join(runtime, 'bin', 'run.js');
@@ -245,7 +245,9 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
     const envKeysAdded = [...(previous?.envKeysAdded ?? []), ...(created.includes('everme.env') ? envKeysSet : envKeysAppended)];
     tx?.at(installRecordPath(dataDir));
     // An upgrade over a record that never listed the keys of the file it created keeps saying so.
-    writeInstallRecord(dataDir, created, envKeysAdded, created.includes('everme.env') && envKeysUnrecorded(previous));
+    // A file that had no final newline before install appended to it gets it back without one.
+    const noFinalNewline = !created.includes('everme.env') && (previous?.envNoFinalNewline === true || envNoFinalNewline);
+    writeInstallRecord(dataDir, created, envKeysAdded, created.includes('everme.env') && envKeysUnrecorded(previous), noFinalNewline);
   }
   return { version: staged.version, hookCommand: command, steps, warnings, officialPlugin };
 }
