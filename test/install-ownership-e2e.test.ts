@@ -327,3 +327,56 @@ describe('EVERME_STATE_DIR set under a file', () => {
     expect(existsSync(path.join(plugin(at.data), 'hooks', 'hooks.json'))).toBe(false);
   });
 });
+
+describe('--api-key over the agent token EverMe\'s installer wrote', () => {
+  const KEY = 'emk_a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
+  const EVERME_ENV = '# EverMe\nEVERME_API_BASE=https://api.everme.evermind.ai\nEVERME_AGENT_ID=agt_1\nEVERME_AGENT_TOKEN=evt_0f1e2d3c4b5a69788796a5b4c3d2e1f0\n';
+
+  it('says the key given is written but NOT the one in use, and what to do, in text and --json', async () => {
+    const at = home();
+    writeFileSync(path.join(at.data, 'everme.env'), EVERME_ENV, { mode: 0o600 });
+    const text = await everme(at, 'install', '--api-key', KEY);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('The API key you gave is written to everme.env but NOT used: EVERME_AGENT_TOKEN in everme.env comes first.');
+    expect(text.stdout).toContain('remove the EVERME_AGENT_TOKEN and EVERME_AGENT_ID lines from everme.env');
+    expect(text.stdout + text.stderr).not.toContain(KEY);
+
+    const json = await everme(at, 'install', '--json', '--api-key', KEY);
+    expect(json.code, json.stderr).toBe(0);
+    const data = envelopeOf(json).data as { apiKey: string; apiKeyNotUsed?: unknown };
+    expect(data.apiKey).toBe('kept');
+    expect(data.apiKeyNotUsed).toEqual({ inUse: 'EVERME_AGENT_TOKEN', source: 'everme.env' });
+  });
+
+  it('says nothing of the kind when the key given is the one in use', async () => {
+    const at = home();
+    const json = await everme(at, 'install', '--json', '--api-key', KEY);
+    expect(json.code, json.stderr).toBe(0);
+    const data = envelopeOf(json).data as { apiKey: string; apiKeyNotUsed?: unknown };
+    expect(data.apiKey).toBe('set');
+    expect(data.apiKeyNotUsed).toBeUndefined();
+  });
+});
+
+describe('uninstall --purge gives back an everme.env install appended to byte for byte', () => {
+  const KEY = 'emk_a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
+  const BASE = '# EverMe\nEVERME_API_BASE=https://api.everme.evermind.ai';
+
+  it('with or without a final newline, LF or CRLF, also after an uninstall without --purge', async () => {
+    for (const before of [BASE, `${BASE}\n`, BASE.replace(/\n/g, '\r\n'), `${BASE.replace(/\n/g, '\r\n')}\r\n`]) {
+      for (const keepFirst of [false, true]) {
+        const at = home();
+        const env = path.join(at.data, 'everme.env');
+        writeFileSync(env, before, { mode: 0o600 });
+        const install = await everme(at, 'install', '--api-key', KEY);
+        expect(install.code, install.stderr).toBe(0);
+        expect(readFileSync(env, 'utf8')).toContain(`EVERME_API_KEY=${KEY}`);
+        // Without --purge the key stays (and the record remembers it), then --purge takes it out.
+        if (keepFirst) expect((await everme(at, 'uninstall')).code).toBe(0);
+        const purge = await everme(at, 'uninstall', '--purge');
+        expect(purge.code, purge.stderr).toBe(0);
+        expect(JSON.stringify(readFileSync(env, 'utf8')), `${JSON.stringify(before)} keepFirst=${keepFirst}`).toBe(JSON.stringify(before));
+      }
+    }
+  }, 240_000);
+});

@@ -9,6 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GET_PAGE_CHARS } from '../src/recall/open-messages.js';
+import { GET_ANSWER_CHARS } from '../src/recall/get-budget.js';
 import { cleanEnv, ensureBuilt, runJs } from './recall-cli.js';
 import { cliEnv, runCli } from './support/cli-process.js';
 import { jsonl, makeSession, tempDir } from './transcript-helpers.js';
@@ -16,6 +17,9 @@ import { jsonl, makeSession, tempDir } from './transcript-helpers.js';
 const T = Date.UTC(2026, 8, 20, 10, 0, 0);
 /** A Write of a ~2.6 MB file: stored whole in the tool call's arguments. */
 const FILE_BODY = 'ostrich data '.repeat(200_000);
+
+/** Six Writes in one message, 45,000 characters each: at one offset, far past one answer's budget. */
+const EMU_BODIES = Array.from({ length: 6 }, (_, i) => `emu${i} data `.repeat(4_500));
 
 let root: string;
 let dataDir: string;
@@ -58,6 +62,19 @@ beforeAll(async () => {
           },
         },
         { message_id: 'a3', turn_id: 't1', message: { role: 'toolResult', toolCallId: 'call_1', toolName: 'write', content: [{ type: 'text', text: 'ok' }], isError: false, timestamp: T + 2000 } },
+        {
+          message_id: 'a4',
+          turn_id: 't1',
+          message: {
+            role: 'assistant',
+            content: [
+              { type: 'text', text: 'Writing the emu files now.' },
+              ...EMU_BODIES.map((body, i) => ({ type: 'toolCall', id: `call_e${i}`, name: 'write', arguments: { path: `emu${i}.txt`, content: body } })),
+            ],
+            stopReason: 'toolUse',
+            timestamp: T + 3000,
+          },
+        },
       ]),
     },
   });
@@ -117,5 +134,58 @@ describe('MCP answers stay bounded', () => {
     expect(Array.from(structured.query).length).toBeLessThanOrEqual(121);
     expect(JSON.stringify(result.structured).length).toBeLessThan(5_000);
     expect(result.text.length).toBeLessThan(5_000);
+  });
+});
+
+describe('one mem_get answer stays within its budget, and names the rest', () => {
+  it('ten ids and a message of many huge tool calls: every answer bounded, nothing dropped, every call whole across pages', async () => {
+    const found = await call('mem_search', { query: 'writing the emu files' });
+    const emu = (found.structured as { hits: Array<{ id: string; role: string }> }).hits.find((h) => h.role === 'assistant')!.id;
+    const around = await call('mem_timeline', { id: emu, before: 5, after: 0 });
+    const all = (around.structured as { entries: Array<{ id: string }> }).entries.map((e) => e.id);
+    expect(all).toHaveLength(4);
+    // The emu message first: alone it is over the budget, so the others wait for another call.
+    const ids = [emu, ...all.filter((id) => id !== emu)];
+    const first = await call('mem_get', { ids });
+    expect(first.isError).toBe(false);
+    expect(first.text.length).toBeLessThan(GET_ANSWER_CHARS + 2_000);
+    expect(JSON.stringify(first.structured).length).toBeLessThan(GET_ANSWER_CHARS + 2_000);
+    const structured = first.structured as { messages: Array<Opened & { id: string }>; notShown?: string[] };
+    expect(structured.messages.map((m) => m.id)).toEqual([emu]);
+    expect(structured.notShown).toEqual(ids.slice(1));
+    expect(first.text).toContain(`Not shown, to keep this answer within`);
+    expect(first.text).toContain(ids.slice(1).join(', '));
+
+    // Paging the emu message by its nextOffset gives each call whole, every answer bounded.
+    const args = EMU_BODIES.map(() => '');
+    let offset: number | undefined = 0;
+    while (offset !== undefined) {
+      const page = await call('mem_get', { ids: [emu], offset });
+      expect(page.text.length).toBeLessThan(GET_ANSWER_CHARS + 2_000);
+      expect(JSON.stringify(page.structured).length).toBeLessThan(GET_ANSWER_CHARS + 2_000);
+      const [message] = (page.structured as { messages: Opened[] }).messages;
+      message!.toolCalls!.forEach((c, i) => (args[i] += c.arguments));
+      offset = message!.nextOffset;
+    }
+    expect(args).toEqual(EMU_BODIES.map((content, i) => JSON.stringify({ path: `emu${i}.txt`, content })));
+
+    // The ids not shown, asked for again, come in one bounded answer.
+    const rest = await call('mem_get', { ids: ids.slice(1) });
+    expect((rest.structured as { messages: Array<{ id: string }> }).messages.map((m) => m.id).length + ((rest.structured as { notShown?: string[] }).notShown?.length ?? 0)).toBe(3);
+    expect(JSON.stringify(rest.structured).length).toBeLessThan(GET_ANSWER_CHARS + 2_000);
+  }, 120_000);
+});
+
+describe('MCP tool errors are masked like the CLI\'s error words', () => {
+  it('a credential pasted as a mem_get id reaches the model masked by the full rule table', async () => {
+    const github = `ghp_${'A1b2C3d4E5'.repeat(3)}ZyXwVu`;
+    const anthropic = `sk-ant-api03-${'Qw3rTy7UiOp9'.repeat(3)}`;
+    for (const id of [github, anthropic]) {
+      const result = await call('mem_get', { ids: [id] });
+      expect(result.isError).toBe(true);
+      expect(result.text).toContain('mem_get failed (invalid_args)');
+      expect(result.text).not.toContain(id.slice(0, 24));
+      expect(result.text).toMatch(/REDACTED/);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { EvermeError, exitCodeFor, stdoutUnwritable } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
-import { redactText } from '../core/redact.js';
+import { printableWords } from '../core/printable-words.js';
 import { stripControls } from '../core/terminal-controls.js';
 
 /**
@@ -89,18 +89,6 @@ export interface ErrorEnvelope {
 
 export function successEnvelope(data: unknown, meta?: Record<string, unknown>): SuccessEnvelope {
   return meta === undefined ? { ok: true, data } : { ok: true, data, meta };
-}
-
-/**
- * An error's words as printed, in either mode: they repeat what the user typed (`show <id>`, a bad
- * `--since` or `--port`), and a key pasted there by mistake (`sk-ant-…`, `ghp_…`) is masked by the
- * full rule table, as stored text is, not only by the EverMe-token masking every printed line gets.
- * Word by word: the table's rules that read context (`--api-key <value>`) would take the word after
- * a flag the message names (`--api-key is empty`) for its value. Terminal controls go too, also from
- * the JSON envelope, whose reader may print the message.
- */
-function printableWords(text: string): string {
-  return stripControls(text).replace(/\S+/g, (word) => redactText(word));
 }
 
 export function errorEnvelope(err: EvermeError): ErrorEnvelope {

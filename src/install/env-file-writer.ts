@@ -168,18 +168,24 @@ export function isHeaderOnly(text: string): boolean {
 /**
  * A file install did not create, with what install put into it taken out again: our header lines
  * (earlier versions prepended them to any file) and the assignments of `keys`. Every other byte,
- * line endings and a missing final newline included, stays as it is.
+ * line endings and a missing final newline included, stays as it is. `finalNewline: false` says the
+ * file had none before install appended to it (planEnvFile ends its last line, then appends): when
+ * what comes out is the file's tail, the line break install added before it comes out too.
  */
-export function stripInstallAdditions(text: string, keys: readonly string[]): string {
+export function stripInstallAdditions(text: string, keys: readonly string[], { finalNewline = true }: { finalNewline?: boolean } = {}): string {
   const parts = text.split(/(\r?\n)/);
   const kept: string[] = [];
+  let tailRemoved = false;
   for (let i = 0; i < parts.length; i += 2) {
     const line = parts[i] ?? '';
     const key = ASSIGNMENT.exec(line)?.[2];
     const ours = isHeaderLine(line) || (key !== undefined && keys.includes(key));
     if (!ours) kept.push(line, parts[i + 1] ?? '');
+    // The empty piece after a final line break neither ends nor keeps the tail.
+    if (line !== '' || i < parts.length - 1) tailRemoved = ours;
   }
-  return kept.join('');
+  const out = kept.join('');
+  return !finalNewline && tailRemoved ? out.replace(/\r?\n$/, '') : out;
 }
 
 export interface EnvFileResult {
@@ -189,6 +195,8 @@ export interface EnvFileResult {
   keysSet: Array<keyof EnvUpdates>;
   /** Keys appended to a file that existed before (install records them, so uninstall can take them out). */
   appended: string[];
+  /** That file had no final newline: appending gave its last line one, which uninstall takes out again. */
+  noFinalNewline: boolean;
 }
 
 /** Refuses, naming the path, an everme.env that is not a file: nothing could be read from or written to it. */
@@ -216,7 +224,8 @@ export function writeEnvFile(file: string, updates: EnvUpdates, dryRun: boolean)
   const keysSet = UPDATE_KEYS.filter((k) => updates[k] !== undefined);
   const tightened = mode !== undefined && mode !== ENV_FILE_MODE;
   const appended = existing === undefined ? [] : next.appended;
-  if (existing === next.text && !tightened) return { status: 'unchanged', tightened: false, keysSet, appended };
+  const noFinalNewline = existing !== undefined && existing.trim() !== '' && !existing.endsWith('\n') && appended.length > 0;
+  if (existing === next.text && !tightened) return { status: 'unchanged', tightened: false, keysSet, appended, noFinalNewline };
   if (!dryRun) writeFileAtomic(file, next.text, { mode: ENV_FILE_MODE });
-  return { status: existing === undefined ? 'created' : 'updated', tightened, keysSet, appended };
+  return { status: existing === undefined ? 'created' : 'updated', tightened, keysSet, appended, noFinalNewline };
 }

@@ -50,6 +50,12 @@ export interface InstallResult {
   apiKey: 'set' | 'kept' | 'environment' | 'none';
   /** everme.env holds a credential: what the hooks use, since MiniMax Code runs them without this environment. */
   credentialInFile: boolean;
+  /**
+   * Set when --api-key was given but an agent token wins over it (settings' chooseCredential: EverMe's
+   * installer rotates the token, so it comes first): the key is written, not used. Names where the
+   * token comes from, never the token.
+   */
+  apiKeyNotUsed?: { inUse: 'EVERME_AGENT_TOKEN'; source: 'everme.env' | 'environment' };
   next: string[];
 }
 
@@ -100,7 +106,7 @@ function officialPluginWarning(detection: OfficialPluginDetection): InstallWarni
  * plain-http base the user opted in for gets the opt-in beside it: the hook, which MiniMax Code
  * gives a reduced environment, reads it from this file or refuses the base at every event.
  */
-function envStep(envFile: string, options: InstallOptions, insecureBase: boolean, dryRun: boolean): InstallStep & { appended: string[]; keysSet: string[] } {
+function envStep(envFile: string, options: InstallOptions, insecureBase: boolean, dryRun: boolean): InstallStep & { appended: string[]; keysSet: string[]; noFinalNewline: boolean } {
   const updates: EnvUpdates = {};
   if (options.apiKey !== undefined) updates.EVERME_API_KEY = options.apiKey;
   if (options.apiBase !== undefined) updates.EVERME_API_BASE = options.apiBase.trim();
@@ -110,7 +116,7 @@ function envStep(envFile: string, options: InstallOptions, insecureBase: boolean
     ...env.keysSet.map((key) => (key === 'EVERME_API_KEY' ? `${key} set (${maskKey(updates.EVERME_API_KEY ?? '')})` : `${key} set`)),
     ...(env.tightened ? ['permissions set to 600'] : []),
   ];
-  return { step: 'env', path: envFile, status: env.status, appended: env.appended, keysSet: env.keysSet, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
+  return { step: 'env', path: envFile, status: env.status, appended: env.appended, keysSet: env.keysSet, noFinalNewline: env.noFinalNewline, ...(envNotes.length ? { note: envNotes.join(', ') } : {}) };
 }
 
 /** A step of install, and the warning it ends with when it had to leave something untouched. */
@@ -200,7 +206,7 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
   steps.push({ step: 'runtime', path: runtime, status: staged.status, note: `everme ${staged.version}, ${staged.files} files, node ${node}` });
 
   tx?.at(envFilePath(dataDir));
-  const { appended: envKeysAppended, keysSet: envKeysSet, ...envDone } = envStep(envFilePath(dataDir), options, insecureBase, dryRun);
+  const { appended: envKeysAppended, keysSet: envKeysSet, noFinalNewline: envNoFinalNewline, ...envDone } = envStep(envFilePath(dataDir), options, insecureBase, dryRun);
   steps.push(envDone);
 
   const runJs = path.join(runtime, 'bin', 'run.js');
@@ -239,7 +245,9 @@ async function runSteps(ctx: InstallContext, tx?: InstallTransaction): Promise<S
     const envKeysAdded = [...(previous?.envKeysAdded ?? []), ...(created.includes('everme.env') ? envKeysSet : envKeysAppended)];
     tx?.at(installRecordPath(dataDir));
     // An upgrade over a record that never listed the keys of the file it created keeps saying so.
-    writeInstallRecord(dataDir, created, envKeysAdded, created.includes('everme.env') && envKeysUnrecorded(previous));
+    // A file that had no final newline before install appended to it gets it back without one.
+    const noFinalNewline = !created.includes('everme.env') && (previous?.envNoFinalNewline === true || envNoFinalNewline);
+    writeInstallRecord(dataDir, created, envKeysAdded, created.includes('everme.env') && envKeysUnrecorded(previous), noFinalNewline);
   }
   return { version: staged.version, hookCommand: command, steps, warnings, officialPlugin };
 }
@@ -257,7 +265,7 @@ function insecureHttpOptedIn(dataDir: string): boolean {
  * one import and sync will use (the agent token file-first, EVERME_API_KEY environment-first), never
  * a rule of its own. A dry run wrote no key: the one --api-key gives stands where the file's would.
  */
-function credentialSummary(dataDir: string, options: InstallOptions, dryRun: boolean): Pick<InstallResult, 'apiKey' | 'credentialInFile'> {
+function credentialSummary(dataDir: string, options: InstallOptions, dryRun: boolean): Pick<InstallResult, 'apiKey' | 'credentialInFile' | 'apiKeyNotUsed'> {
   const given = options.apiKey !== undefined;
   const inUse = loadSettings(dataDir, {}, options.env ?? process.env).credential;
   // The file alone, as the hooks read it (no environment).
@@ -265,7 +273,9 @@ function credentialSummary(dataDir: string, options: InstallOptions, dryRun: boo
   const fileKeyInUse = inUse === undefined ? dryRun : inUse.source === 'everme.env' && inUse.variable === 'EVERME_API_KEY';
   if (given && fileKeyInUse) return { apiKey: 'set', credentialInFile };
   if (inUse === undefined) return { apiKey: 'none', credentialInFile };
-  return { apiKey: inUse.source === 'env' ? 'environment' : 'kept', credentialInFile };
+  // "A credential is configured" would read as the key just given being the one in use.
+  const notUsed = given && inUse.variable === 'EVERME_AGENT_TOKEN' ? { apiKeyNotUsed: { inUse: 'EVERME_AGENT_TOKEN' as const, source: inUse.source === 'env' ? ('environment' as const) : ('everme.env' as const) } } : {};
+  return { apiKey: inUse.source === 'env' ? 'environment' : 'kept', credentialInFile, ...notUsed };
 }
 
 /**

@@ -24,6 +24,12 @@ export const InstallRecord = z.object({
    * `envKeysAdded` covered a created file): see `UNRECORDED_INSTALL_KEYS`.
    */
   envKeysUnrecorded: z.literal(true).optional(),
+  /**
+   * The everme.env install appended keys to (one it did not create) had no final newline, so
+   * `uninstall --purge` gives it back without one. Absent in older records: the file keeps a final
+   * newline, as before.
+   */
+  envNoFinalNewline: z.literal(true).optional(),
 });
 export type InstallRecord = z.infer<typeof InstallRecord>;
 
@@ -75,18 +81,18 @@ export function envKeysUnrecorded(record: InstallRecord | undefined): boolean {
   return record.envKeysUnrecorded === true || (record.created.includes('everme.env') && record.envKeysAdded === undefined);
 }
 
-export function renderInstallRecord(created: Iterable<string>, envKeysAdded: Iterable<string> = [], unrecorded = false): string {
+export function renderInstallRecord(created: Iterable<string>, envKeysAdded: Iterable<string> = [], unrecorded = false, envNoFinalNewline = false): string {
   const keys = [...new Set(envKeysAdded)].sort();
   const paths = [...new Set(created)].sort();
   // Listed, even empty, for a file install created: its absence marks a record from before.
   const listed = keys.length > 0 || paths.includes('everme.env');
-  const record: InstallRecord = { schemaVersion: 1, created: paths, ...(listed ? { envKeysAdded: keys } : {}), ...(unrecorded ? { envKeysUnrecorded: true as const } : {}) };
+  const record: InstallRecord = { schemaVersion: 1, created: paths, ...(listed ? { envKeysAdded: keys } : {}), ...(unrecorded ? { envKeysUnrecorded: true as const } : {}), ...(envNoFinalNewline ? { envNoFinalNewline: true as const } : {}) };
   return `${JSON.stringify(record, null, 2)}\n`;
 }
 
 /** Writes the record only when it changes; returns whether it did. */
-export function writeInstallRecord(dataDir: string, created: Iterable<string>, envKeysAdded: Iterable<string> = [], unrecorded = false): boolean {
-  const next = renderInstallRecord(created, envKeysAdded, unrecorded);
+export function writeInstallRecord(dataDir: string, created: Iterable<string>, envKeysAdded: Iterable<string> = [], unrecorded = false, envNoFinalNewline = false): boolean {
+  const next = renderInstallRecord(created, envKeysAdded, unrecorded, envNoFinalNewline);
   const file = installRecordPath(dataDir);
   let current: string | undefined;
   try {

@@ -35,6 +35,21 @@ function apiKeyLine(result: InstallResult): string {
   return 'A credential is configured in everme.env: memories go to the EverMe gateway.';
 }
 
+/**
+ * --api-key over an agent token: the key is written but the token stays the one in use (it comes
+ * first, as EverMe's installer rotates it), which "a credential is configured" did not say.
+ */
+function apiKeyNotUsedLine(result: InstallResult): string | undefined {
+  const unused = result.apiKeyNotUsed;
+  if (unused === undefined) return undefined;
+  const where = unused.source === 'everme.env' ? 'in everme.env' : 'in this environment';
+  const todo =
+    unused.source === 'everme.env'
+      ? 'To use the key instead, remove the EVERME_AGENT_TOKEN and EVERME_AGENT_ID lines from everme.env (EverMe\'s own installer wrote them, and writes them again if it runs).'
+      : 'To use the key instead, unset EVERME_AGENT_TOKEN in this environment.';
+  return `The API key you gave ${result.dryRun ? 'would be' : 'is'} written to everme.env but NOT used: EVERME_AGENT_TOKEN ${where} comes first. ${todo}`;
+}
+
 /** The human rendering of an install: one line per step, then the next thing to run. Warnings go to stderr separately. */
 export function renderInstall(result: InstallResult): string {
   const lines = [
@@ -42,6 +57,7 @@ export function renderInstall(result: InstallResult): string {
     ...table(result.steps, result.dryRun),
     '',
     apiKeyLine(result),
+    ...[apiKeyNotUsedLine(result)].filter((line): line is string => line !== undefined),
     `Official EverMe plugin: ${result.officialPlugin.message}.`,
   ];
   if (!result.dryRun) {

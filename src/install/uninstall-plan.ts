@@ -104,6 +104,8 @@ interface UninstallRun {
   envRemembered?: { created: string[]; envKeysAdded: string[] };
   /** The record predates listing the keys of an everme.env install created (`envKeysUnrecorded`). */
   envKeysUnrecorded: boolean;
+  /** The env file install appended to had no final newline (`envNoFinalNewline`). */
+  envNoFinalNewline: boolean;
   steps: UninstallStep[];
   warnings: UninstallWarning[];
   /** Removes a file or directory (nothing under --dry-run). */
@@ -264,7 +266,7 @@ function restoreForeignEnvFile(run: UninstallRun, envFile: string): void {
     return;
   }
   const present = run.envKeysAdded.filter((key) => parseEnvText(text).has(key));
-  const next = stripInstallAdditions(text, run.purge ? present : []);
+  const next = stripInstallAdditions(text, run.purge ? present : [], { finalNewline: !run.envNoFinalNewline });
   const foreign = 'not created by `everme install`';
   if (!run.purge && present.length) run.envRemembered = { created: [], envKeysAdded: present };
   if (next === text) {
@@ -289,7 +291,7 @@ function removeStore(run: UninstallRun): void {
     return;
   }
   const remembered = run.envRemembered;
-  if (!dryRun && remembered) writeInstallRecord(dataDir, remembered.created, remembered.envKeysAdded, run.envKeysUnrecorded && remembered.created.includes('everme.env'));
+  if (!dryRun && remembered) writeInstallRecord(dataDir, remembered.created, remembered.envKeysAdded, run.envKeysUnrecorded && remembered.created.includes('everme.env'), run.envNoFinalNewline && !remembered.created.includes('everme.env'));
   else if (!dryRun) rmSync(installRecordPath(dataDir), { force: true });
   if (!existsSync(state)) return;
   const leftovers = readdirSync(state).filter((name) => name !== 'install.json' && !(dryRun && name === 'runtime'));
@@ -327,6 +329,7 @@ export function runUninstall(options: UninstallOptions): UninstallResult {
     created: new Set(record?.created ?? []),
     envKeysAdded: record?.envKeysAdded ?? [],
     envKeysUnrecorded: envKeysUnrecorded(record),
+    envNoFinalNewline: record?.envNoFinalNewline === true,
     steps: [],
     warnings: [],
     remove: (target) => {

@@ -5,6 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
+import { printableWords } from '../core/printable-words.js';
 import { stripControls } from '../core/terminal-controls.js';
 import { redactText } from '../core/redact.js';
 import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
@@ -14,11 +15,11 @@ import {
   GET_PAGE_CHARS,
   MAX_GET_IDS,
   MAX_TIMELINE_SPAN,
-  openedMessage,
   renderOpened,
   renderTimeline,
   timelineEntry,
 } from '../recall/open-messages.js';
+import { GET_ANSWER_CHARS, notShownNote, openWithinBudget } from '../recall/get-budget.js';
 import { PACKAGE_VERSION } from '../core/package-root.js';
 import { renderContextIndex } from '../recall/context-index.js';
 import { UnavailableRecall } from '../recall/unavailable-recall.js';
@@ -49,8 +50,13 @@ function answer({ text, structured }: ToolAnswer): CallToolResult {
   return { content: [{ type: 'text', text: toModel(text) }], ...(structured ? { structuredContent: toModelData(structured) } : {}) };
 }
 
+/**
+ * A tool error's words reach the model masked as the CLI's error words are (printableWords): they may
+ * echo an argument (an id, a query) into which a key was pasted, and the model's context is no place
+ * for it. redactOutput after, for the printed-output masks (a URL's password, an S3 signature).
+ */
 function toolError(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: redactOutput(message) }], isError: true };
+  return { content: [{ type: 'text', text: redactOutput(printableWords(message)) }], isError: true };
 }
 
 /** A blank query is invalid input for a tool, not "search for nothing". */
@@ -234,15 +240,22 @@ function registerGet(server: McpServer, kit: ToolKit): void {
     'mem_get',
     {
       title: 'Open memories by id',
-      description: `Whole messages by the ids mem_search, mem_context or mem_timeline named (at most ${MAX_GET_IDS}), each with its conversation and time. A long message (or long tool call arguments) comes a page of ${withThousands(GET_PAGE_CHARS)} characters at a time: pass the nextOffset it names as offset for the rest.`,
+      description: `Whole messages by the ids mem_search, mem_context or mem_timeline named (at most ${MAX_GET_IDS}), each with its conversation and time. A long message (or long tool call arguments) comes a page of ${withThousands(GET_PAGE_CHARS)} characters at a time (narrower when one message's many calls would pass the answer's ${withThousands(GET_ANSWER_CHARS)}): pass the nextOffset it names as offset for the rest; ids an answer had no room for are named in notShown.`,
       inputSchema: getInput,
-      outputSchema: { messages: z.array(openedShape) },
+      outputSchema: {
+        messages: z.array(openedShape),
+        notShown: z
+          .array(z.string())
+          .optional()
+          .describe(`Ids this answer had no room for (at most ${withThousands(GET_ANSWER_CHARS)} characters per answer): open them with mem_get, with the same offset.`),
+      },
       annotations: kit.localAnnotations,
     },
     async ({ ids, offset }) =>
       kit.guarded('mem_get', () => {
-        const messages = kit.local('mem_get').get(ids).map((m) => openedMessage(m, offset ?? 0));
-        return { text: renderOpened(messages), structured: { messages } };
+        const { messages, notShown } = openWithinBudget(kit.local('mem_get').get(ids), offset ?? 0);
+        const note = notShown.length > 0 ? `\n\n${notShownNote(notShown, offset ?? 0)}` : '';
+        return { text: `${renderOpened(messages)}${note}`, structured: { messages, ...(notShown.length > 0 ? { notShown } : {}) } };
       }),
   );
 }

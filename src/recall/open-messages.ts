@@ -64,10 +64,10 @@ function isoTime(timestamp: number): string {
 }
 
 /** Cuts at a code point boundary so a page never splits a surrogate pair. */
-function page(text: string, offset: number): { content: string; from: number; next?: number } {
+function page(text: string, offset: number, window = GET_PAGE_CHARS): { content: string; from: number; next?: number } {
   let from = Math.min(Math.max(0, offset), text.length);
   if (from > 0 && from < text.length && isLowSurrogate(text.charCodeAt(from))) from--;
-  let to = Math.min(text.length, from + GET_PAGE_CHARS);
+  let to = Math.min(text.length, from + Math.max(2, window));
   if (to < text.length && isLowSurrogate(text.charCodeAt(to))) to--;
   return { content: text.slice(from, to), from, ...(to < text.length ? { next: to } : {}) };
 }
@@ -81,15 +81,19 @@ function isLowSurrogate(code: number): boolean {
  * content cap is the text's), and handed over whole it flooded the model's context from one
  * `mem_get`. The same offset pages both, so the agent reads the rest the way it reads a long message.
  */
-function openedCall(call: { name: string; arguments: string }, offset: number): { call: OpenedToolCall; next?: number } {
-  const { content, next } = page(call.arguments, offset);
+function openedCall(call: { name: string; arguments: string }, offset: number, window: number): { call: OpenedToolCall; next?: number } {
+  const { content, next } = page(call.arguments, offset, window);
   const whole = content.length === call.arguments.length;
   return { call: { name: call.name, arguments: content, ...(whole ? {} : { argumentsChars: call.arguments.length }) }, ...(next === undefined ? {} : { next }) };
 }
 
-export function openedMessage(m: StoredMessage, offset = 0): OpenedMessage {
-  const { content, from, next: contentNext } = page(m.content, offset);
-  const calls = m.toolCalls?.map((c) => openedCall(c, offset));
+/**
+ * One message from `offset`, a page of `window` characters of its content and of each tool call's
+ * arguments (GET_PAGE_CHARS; narrower when mem_get's answer budget says so, get-budget.ts).
+ */
+export function openedMessage(m: StoredMessage, offset = 0, window = GET_PAGE_CHARS): OpenedMessage {
+  const { content, from, next: contentNext } = page(m.content, offset, window);
+  const calls = m.toolCalls?.map((c) => openedCall(c, offset, window));
   // The earliest place any of them goes on from (a surrogate pair may move one back by one), so no
   // character of any is skipped.
   const nexts = [contentNext, ...(calls ?? []).map((c) => c.next)].filter((n): n is number => n !== undefined);

@@ -1,0 +1,14 @@
+import { redactText } from './redact.js';
+import { stripControls } from './terminal-controls.js';
+
+/**
+ * An error's words as shown to a person or an agent: they repeat what was typed (`show <id>`, a bad
+ * `--since`, a `mem_get` id), and a key pasted there by mistake (`sk-ant-…`, `ghp_…`) is masked by the
+ * full rule table, as stored text is, not only by the EverMe-token masking every printed line gets.
+ * Word by word: the table's rules that read context (`--api-key <value>`) would take the word after
+ * a flag the message names (`--api-key is empty`) for its value. Terminal controls go too. Here in
+ * core so the CLI's output (cli/output.ts) and the MCP server's tool errors share one masking.
+ */
+export function printableWords(text: string): string {
+  return stripControls(text).replace(/\S+/g, (word) => redactText(word));
+}
