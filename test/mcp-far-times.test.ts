@@ -5,11 +5,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, ensureBuilt, runJs } from './recall-cli.js';
+import { ensureBuilt } from './recall-cli.js';
+import { connectMcp } from './support/mcp-client.js';
 import { cliEnv, runCli } from './support/cli-process.js';
 import { jsonl, makeSession, tempDir } from './transcript-helpers.js';
 
@@ -18,7 +18,7 @@ const FAR = 8_700_000_000_000_000;
 
 let root: string;
 let client: Client;
-const stderr: string[] = [];
+let stderr: string[] = [];
 
 beforeAll(async () => {
   ensureBuilt('mcp');
@@ -36,10 +36,7 @@ beforeAll(async () => {
   });
   const imported = await runCli(['import', '--data-dir', dataDir, '--since', '2026-01-01', '--sink', 'local'], cliEnv(root, { EVERME_STATE_DIR: stateDir }));
   expect(imported.code, imported.stderr).toBe(0);
-  const transport = new StdioClientTransport({ command: process.execPath, args: [runJs, 'mcp', '--data-dir', dataDir], cwd: root, env: cleanEnv({ EVERME_STATE_DIR: stateDir }), stderr: 'pipe' });
-  transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
-  client = new Client({ name: 'everme-test', version: '0.0.0' });
-  await client.connect(transport);
+  ({ client, stderr } = await connectMcp({ dataDir, stateDir, cwd: root }));
 }, 300_000);
 
 afterAll(async () => {

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, ensureBuilt, runJs } from './recall-cli.js';
+import { ensureBuilt } from './recall-cli.js';
+import { connectMcp } from './support/mcp-client.js';
 import { buildStore, corpus, type BuiltStore } from './recall-store-fixture.js';
 import { tempDir } from './transcript-helpers.js';
 
@@ -16,15 +16,7 @@ let store: BuiltStore;
 const clients: Client[] = [];
 
 async function contextFrom(cwd: string, pwd: string): Promise<string> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [runJs, 'mcp', '--data-dir', store.dataDir],
-    cwd,
-    env: cleanEnv({ EVERME_STATE_DIR: store.stateDir, PWD: pwd }),
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'everme-test', version: '0.0.0' });
-  await client.connect(transport);
+  const { client } = await connectMcp({ dataDir: store.dataDir, stateDir: store.stateDir, cwd, env: { PWD: pwd } });
   clients.push(client);
   const result = (await client.callTool({ name: 'mem_context', arguments: {} })) as CallToolResult;
   const first = result.content[0];

@@ -5,12 +5,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, ensureBuilt, runJs } from './recall-cli.js';
 import { buildStore, sessionIdFor, type BuiltStore } from './recall-store-fixture.js';
+import { connectMcp } from './support/mcp-client.js';
 import { indexRecord, writeSessionIndex } from './support/session-index-host.js';
 import { tempDir } from './transcript-helpers.js';
 
@@ -35,15 +35,7 @@ beforeAll(async () => {
   writeSessionIndex(store.dataDir, 'newest', [indexRecord(sessionIdFor(1), { title: LONG_TITLE })]);
   const sync = spawnSync(process.execPath, [runJs, 'sync', '--data-dir', store.dataDir], { cwd: root, env: cleanEnv({ EVERME_STATE_DIR: store.stateDir }), encoding: 'utf8' });
   expect(sync.status, sync.stderr).toBe(0);
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [runJs, 'mcp', '--data-dir', store.dataDir],
-    cwd: root,
-    env: cleanEnv({ EVERME_STATE_DIR: store.stateDir }),
-    stderr: 'pipe',
-  });
-  client = new Client({ name: 'everme-test', version: '0.0.0' });
-  await client.connect(transport);
+  ({ client } = await connectMcp({ dataDir: store.dataDir, stateDir: store.stateDir, cwd: root }));
 }, 300_000);
 
 afterAll(async () => {
