@@ -1,18 +1,6 @@
 import { EvermeError, exitCodeFor, stdoutUnwritable } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
-import { printableWords } from '../core/printable-words.js';
-import { stripControls } from '../core/terminal-controls.js';
-
-/**
- * Text for a terminal: what the host supplied (a workspace path from its session index or a hook's
- * cwd, a project name) may hold ESC or C1 controls, which would recolour, move or clear the user's
- * terminal; they go here, in the one place every text-mode line passes. What is stored keeps the
- * path as the host wrote it, so EVERME_EXCLUDE still matches it.
- */
-function terminalText(text: string): string {
-  const safe = stripControls(text);
-  return redactOutput(safe.endsWith('\n') ? safe : `${safe}\n`);
-}
+import { printableLine, printableWords } from '../core/printable-words.js';
 
 /**
  * A JSON document: the same value, with DEL and the C1 controls (which JSON.stringify leaves raw)
@@ -26,7 +14,7 @@ function jsonText(json: string): string {
 
 /** stdout carries results only; everything for humans that is not the result goes to stderr. */
 export function writeStdout(text: string): void {
-  process.stdout.write(terminalText(text));
+  process.stdout.write(printableLine(text));
 }
 
 /** A JSON result (an envelope) on stdout, one line. */
@@ -73,7 +61,7 @@ export function guardStdout(): void {
 }
 
 export function writeStderr(text: string): void {
-  process.stderr.write(terminalText(text));
+  process.stderr.write(printableLine(text));
 }
 
 export interface SuccessEnvelope {

@@ -1,3 +1,4 @@
+import { redactOutput } from './redact-output.js';
 import { redactText } from './redact.js';
 import { stripControls } from './terminal-controls.js';
 
@@ -11,4 +12,16 @@ import { stripControls } from './terminal-controls.js';
  */
 export function printableWords(text: string): string {
   return stripControls(text).replace(/\S+/g, (word) => redactText(word));
+}
+
+/**
+ * One line for a terminal or a log, ending in a newline: what the host supplied (a workspace path, a
+ * project name) may hold ESC or C1 controls, which would recolour, move or clear the user's terminal,
+ * so they go here, where the line is printed (what is stored keeps the path as the host wrote it, so
+ * EVERME_EXCLUDE still matches it); then the masking every printed line gets. The CLI's stdout and
+ * stderr (cli/output.ts) and the MCP server's own stderr log write through it.
+ */
+export function printableLine(text: string): string {
+  const safe = stripControls(text);
+  return redactOutput(safe.endsWith('\n') ? safe : `${safe}\n`);
 }

@@ -5,8 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { EvermeError, toEvermeError } from '../core/errors.js';
 import { redactOutput } from '../core/redact-output.js';
-import { printableWords } from '../core/printable-words.js';
-import { stripControls } from '../core/terminal-controls.js';
+import { printableLine, printableWords } from '../core/printable-words.js';
 import { redactText } from '../core/redact.js';
 import { defaultSink, type Settings, type SinkName } from '../config/settings.js';
 import { MAX_RECALL_LIMIT, openRecall, parseMessageId, type LocalRecall, type Recall, type RecallHit } from '../recall/recall.js';
@@ -182,9 +181,9 @@ interface ToolKit {
 }
 
 function toolKit(recall: Recall, opts: RecallServerOptions): ToolKit {
-  // Masked and without terminal controls, as every line the CLI prints (output.ts): a failing
-  // tool's message can name a path or a value the host or the agent supplied.
-  const log = opts.log ?? ((line: string) => process.stderr.write(`${redactOutput(stripControls(line))}\n`));
+  // As every line the CLI prints (output.ts): a failing tool's message can name a path or a value
+  // the host or the agent supplied.
+  const log = opts.log ?? ((line: string) => process.stderr.write(printableLine(line)));
   return {
     recall,
     ...(opts.project === undefined ? {} : { project: opts.project }),
